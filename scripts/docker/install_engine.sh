@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Make sure a Docker engine answers on this machine.
+#
+# Idempotent: if `docker info` already answers, nothing is done.
+# Otherwise (as root) it installs Debian's docker.io (and debootstrap, which
+# scripts/docker/build_base_image.sh needs) when missing, starts
+# `dockerd --storage-driver=vfs` in the background, and waits (bounded) until
+# `docker info` answers. Works non-interactively (CI=true, no stdin).
+#
+# Environment knobs:
+#   OPENENV_DOCKER_WAIT_S          seconds to wait for the engine (default 60)
+#   OPENENV_DOCKERD_LOG            dockerd log file (default /tmp/dockerd.log)
+#   OPENENV_DOCKER_STORAGE_DRIVER  storage driver (default vfs; overlay2 needs
+#                                  a kernel/filesystem that allows it)
+#   OPENENV_SKIP_DEBOOTSTRAP=1     do not install debootstrap
+set -euo pipefail
+
+WAIT_S="${OPENENV_DOCKER_WAIT_S:-60}"
+LOG="${OPENENV_DOCKERD_LOG:-/tmp/dockerd.log}"
+DRIVER="${OPENENV_DOCKER_STORAGE_DRIVER:-vfs}"
+
+log() { printf '[install_engine] %s\n' "$*" >&2; }
+die() { printf '[install_engine] ERROR: %s\n' "$*" >&2; exit 1; }
+
+engine_answers() {
+    command -v docker >/dev/null 2>&1 || return 1
+    timeout 10 docker info >/dev/null 2>&1 < /dev/null
+}
+
+apt_install() {
+    # apt_install PKG...: install Debian packages non-interactively.
+    [ "$(id -u)" -eq 0 ] || die "need root to apt-get install $* (run as root)"
+    command -v apt-get >/dev/null 2>&1 || die "apt-get not found: install $* by hand"
+    export DEBIAN_FRONTEND=noninteractive
+    log "apt-get install $*"
+    if ! apt-get install -y -q --no-install-recommends "$@" </dev/null >/tmp/openenv-apt.log 2>&1; then
+        log "install failed; running apt-get update and retrying"
+        apt-get update -q </dev/null >>/tmp/openenv-apt.log 2>&1 \
+            || { tail -n 20 /tmp/openenv-apt.log >&2; die "apt-get update failed"; }
+        apt-get install -y -q --no-install-recommends "$@" </dev/null >>/tmp/openenv-apt.log 2>&1 \
+            || { tail -n 20 /tmp/openenv-apt.log >&2; die "apt-get install $* failed (log: /tmp/openenv-apt.log)"; }
+    fi
+}
+
+# --- packages ---------------------------------------------------------------
+need=()
+command -v dockerd >/dev/null 2>&1 || need+=(docker.io)
+if [ "${OPENENV_SKIP_DEBOOTSTRAP:-0}" != 1 ] && ! command -v debootstrap >/dev/null 2>&1; then
+    need+=(debootstrap)
+fi
+
+if engine_answers; then
+    log "engine already answers ($(docker version --format '{{.Server.Version}}' 2>/dev/null || echo '?'))"
+    [ "${#need[@]}" -eq 0 ] || apt_install "${need[@]}"
+    exit 0
+fi
+
+[ "${#need[@]}" -eq 0 ] || apt_install "${need[@]}"
+command -v dockerd >/dev/null 2>&1 || die "dockerd still not found after installing docker.io"
+command -v docker >/dev/null 2>&1 || die "docker CLI not found after installing docker.io"
+
+# --- start dockerd ------------------------------------------------------------
+[ "$(id -u)" -eq 0 ] || die "no engine answers and starting dockerd needs root"
+
+if pid="$(pgrep -x dockerd 2>/dev/null | head -n1)" && [ -n "$pid" ]; then
+    log "dockerd already running (pid $pid) but not answering yet; waiting for it"
+else
+    # A pid file left by a dead dockerd makes the next one refuse to start.
+    if [ -f /var/run/docker.pid ] && ! kill -0 "$(cat /var/run/docker.pid 2>/dev/null)" 2>/dev/null; then
+        rm -f /var/run/docker.pid
+    fi
+    log "starting dockerd --storage-driver=$DRIVER (log: $LOG)"
+    # setsid + nohup: the daemon outlives this script and its session.
+    setsid nohup dockerd --storage-driver="$DRIVER" </dev/null >>"$LOG" 2>&1 &
+    pid=$!
+fi
+
+# --- wait, bounded ---------------------------------------------------------
+start=$(date +%s)
+while :; do
+    if engine_answers; then
+        log "engine answers after $(( $(date +%s) - start ))s ($(docker version --format '{{.Server.Version}}' 2>/dev/null || echo '?'))"
+        exit 0
+    fi
+    if ! kill -0 "$pid" 2>/dev/null; then
+        tail -n 30 "$LOG" >&2 || true
+        die "dockerd (pid $pid) exited; see $LOG"
+    fi
+    if [ $(( $(date +%s) - start )) -ge "$WAIT_S" ]; then
+        tail -n 30 "$LOG" >&2 || true
+        die "engine did not answer within ${WAIT_S}s; see $LOG (dockerd pid $pid left running)"
+    fi
+    sleep 1
+done
