@@ -1,0 +1,73 @@
+"""openenv: typed environments for RL on LLM agents, served over HTTP and WebSocket.
+
+Importing this package loads the models, the env base classes and the clients only;
+the server (``openenv.server``) is imported when used.
+"""
+
+from ._env import AsyncEnvironment, Environment, Execution
+from ._exceptions import (
+    CapacityReached,
+    ConnectError,
+    ConnectionClosed,
+    ErrorCode,
+    ExecutionError,
+    FactoryError,
+    FrameTooLarge,
+    InvalidJSON,
+    OpenEnvError,
+    RequestTimeout,
+    ResetRequired,
+    SessionClosed,
+    SessionError,
+    SessionNotFound,
+    TransportError,
+    UnknownMessageType,
+    ValidationFailed,
+    WireError,
+)
+from ._models import (
+    GENERIC_MODELS,
+    Action,
+    EnvironmentMetadata,
+    EnvModels,
+    Observation,
+    State,
+    StepResult,
+)
+from .client import AsyncEnvClient, EnvClient
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "GENERIC_MODELS",
+    "Action",
+    "AsyncEnvClient",
+    "AsyncEnvironment",
+    "CapacityReached",
+    "ConnectError",
+    "ConnectionClosed",
+    "EnvClient",
+    "EnvModels",
+    "Environment",
+    "EnvironmentMetadata",
+    "ErrorCode",
+    "ExecutionError",
+    "Execution",
+    "FactoryError",
+    "FrameTooLarge",
+    "InvalidJSON",
+    "Observation",
+    "OpenEnvError",
+    "RequestTimeout",
+    "ResetRequired",
+    "SessionClosed",
+    "SessionError",
+    "SessionNotFound",
+    "State",
+    "StepResult",
+    "TransportError",
+    "UnknownMessageType",
+    "ValidationFailed",
+    "WireError",
+    "__version__",
+]

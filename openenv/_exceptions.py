@@ -1,0 +1,202 @@
+"""One exception tree for server, client and tools.
+
+    OpenEnvError                      root: catch this to catch everything below
+    ├── WireError                     an error with a wire code; raised by the server,
+    │   │                             sent as {"type": "error"}, re-raised by the client
+    │   ├── InvalidJSON               INVALID_JSON       frame is not JSON / msgpack
+    │   ├── UnknownMessageType        UNKNOWN_TYPE       no such message "type"
+    │   ├── ValidationFailed          VALIDATION_ERROR   message or action fails its model
+    │   ├── ExecutionError            EXECUTION_ERROR    the env raised in reset/step/state
+    │   ├── CapacityReached           CAPACITY_REACHED   no free session slot
+    │   ├── FactoryError              FACTORY_ERROR      the env could not be constructed
+    │   ├── SessionError              SESSION_ERROR      session-level failure
+    │   │   ├── ResetRequired         RESET_REQUIRED     step/state before the first reset
+    │   │   ├── SessionClosed         SESSION_CLOSED     use after close, idle reap or crash
+    │   │   └── SessionNotFound       SESSION_NOT_FOUND  unknown HTTP session id
+    │   └── FrameTooLarge             FRAME_TOO_LARGE    frame over the server's limit
+    └── TransportError                client side: the connection itself failed
+        ├── ConnectError              could not connect or handshake
+        ├── ConnectionClosed          the socket closed (carries the close code)
+        └── RequestTimeout            no reply within the timeout
+
+The first seven codes are upstream OpenEnv's; the rest are our additions. Upstream
+clients turn any error frame into a ``RuntimeError`` with the code in its text, so
+new codes never break them.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+
+class ErrorCode(StrEnum):
+    """Error codes carried in ``{"type": "error", "data": {"code": ...}}``."""
+
+    INVALID_JSON = "INVALID_JSON"
+    UNKNOWN_TYPE = "UNKNOWN_TYPE"
+    VALIDATION_ERROR = "VALIDATION_ERROR"
+    EXECUTION_ERROR = "EXECUTION_ERROR"
+    CAPACITY_REACHED = "CAPACITY_REACHED"
+    FACTORY_ERROR = "FACTORY_ERROR"
+    SESSION_ERROR = "SESSION_ERROR"
+    RESET_REQUIRED = "RESET_REQUIRED"
+    SESSION_CLOSED = "SESSION_CLOSED"
+    SESSION_NOT_FOUND = "SESSION_NOT_FOUND"
+    FRAME_TOO_LARGE = "FRAME_TOO_LARGE"
+
+
+class OpenEnvError(Exception):
+    """Root of every error this package raises."""
+
+
+class WireError(OpenEnvError):
+    """An error that travels on the wire with a code, a message and extra fields."""
+
+    code: ErrorCode = ErrorCode.SESSION_ERROR
+    http_status: int = 500
+
+    def __init__(self, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+    def to_wire(self) -> dict[str, Any]:
+        """The ``data`` object of an error frame."""
+        return {"message": self.message, "code": self.code.value, **self.details}
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.message!r}, code={self.code.value})"
+
+
+class InvalidJSON(WireError):
+    """The frame could not be decoded."""
+
+    code = ErrorCode.INVALID_JSON
+    http_status = 400
+
+
+class UnknownMessageType(WireError):
+    """The message ``type`` is not one the server knows."""
+
+    code = ErrorCode.UNKNOWN_TYPE
+    http_status = 400
+
+
+class ValidationFailed(WireError):
+    """A message or action failed validation; ``details["errors"]`` lists why."""
+
+    code = ErrorCode.VALIDATION_ERROR
+    http_status = 422
+
+
+class ExecutionError(WireError):
+    """The environment raised while handling the request."""
+
+    code = ErrorCode.EXECUTION_ERROR
+    http_status = 500
+
+
+class CapacityReached(WireError):
+    """Every session slot is taken."""
+
+    code = ErrorCode.CAPACITY_REACHED
+    http_status = 503
+
+
+class FactoryError(WireError):
+    """The environment could not be constructed for a new session."""
+
+    code = ErrorCode.FACTORY_ERROR
+    http_status = 500
+
+
+class SessionError(WireError):
+    """A session-level failure."""
+
+    code = ErrorCode.SESSION_ERROR
+    http_status = 409
+
+
+class ResetRequired(SessionError):
+    """``step`` or ``state`` was called before the first ``reset``."""
+
+    code = ErrorCode.RESET_REQUIRED
+    http_status = 409
+
+
+class SessionClosed(SessionError):
+    """The session was closed (by the client, the idle reaper or a crash)."""
+
+    code = ErrorCode.SESSION_CLOSED
+    http_status = 410
+
+
+class SessionNotFound(SessionError):
+    """No session has this id."""
+
+    code = ErrorCode.SESSION_NOT_FOUND
+    http_status = 404
+
+
+class FrameTooLarge(WireError):
+    """A frame exceeded the size limit."""
+
+    code = ErrorCode.FRAME_TOO_LARGE
+    http_status = 413
+
+
+class TransportError(OpenEnvError):
+    """The connection to the server failed."""
+
+
+class ConnectError(TransportError):
+    """The connection or the WebSocket handshake failed."""
+
+
+class ConnectionClosed(TransportError):
+    """The connection closed; ``code`` and ``reason`` are the WebSocket close frame's."""
+
+    def __init__(self, message: str, code: int | None = None, reason: str = "") -> None:
+        super().__init__(message)
+        self.code = code
+        self.reason = reason
+
+
+class RequestTimeout(TransportError):
+    """No reply arrived within the timeout."""
+
+
+WIRE_ERRORS: dict[ErrorCode, type[WireError]] = {
+    cls.code: cls
+    for cls in (
+        InvalidJSON,
+        UnknownMessageType,
+        ValidationFailed,
+        ExecutionError,
+        CapacityReached,
+        FactoryError,
+        SessionError,
+        ResetRequired,
+        SessionClosed,
+        SessionNotFound,
+        FrameTooLarge,
+    )
+}
+
+
+def error_from_wire(data: dict[str, Any]) -> WireError:
+    """Rebuild the typed error from an error frame's ``data``.
+
+    An unknown code (a newer server) becomes a plain ``WireError`` that keeps the code.
+    """
+    fields = dict(data)
+    message = str(fields.pop("message", "server error"))
+    raw_code = fields.pop("code", None)
+    try:
+        cls = WIRE_ERRORS[ErrorCode(raw_code)]
+    except ValueError:
+        err = WireError(message, **fields)
+        err.details["code"] = raw_code
+        return err
+    return cls(message, **fields)

@@ -1,0 +1,262 @@
+"""The wire protocol: every message as a pydantic model tagged by a ``Literal`` type.
+
+Upstream OpenEnv 0.10's ``/ws`` messages are kept field for field. Our additions are
+all optional, so an upstream peer never sends or sees them:
+
+* ``id`` on any request, echoed on its reply, so a late reply after a client timeout
+  is recognised and dropped instead of being read as the answer to the next request;
+* ``session`` on any request, to run several sessions over one connection;
+* ``batch``, several requests in one frame, answered by one ``batch`` frame;
+* msgpack binary frames (a binary frame in, a binary frame back);
+* ``truncated`` on observation replies.
+
+A server sends the additions only on a connection whose client asked for them with
+the ``openenv.v1`` WebSocket subprotocol (``openenv._types.SUBPROTOCOL``).
+
+``rfcs/0001-env-protocol.md`` is the prose form of this module.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Generic, Literal, TypeVar
+
+import msgpack
+import orjson
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic_core import to_jsonable_python
+
+from ._exceptions import InvalidJSON, UnknownMessageType, ValidationFailed, WireError
+from ._models import Observation
+
+from ._types import RequestId
+ActT = TypeVar("ActT")
+
+
+class _Request(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: RequestId | None = None
+    session: str | None = Field(default=None, max_length=128)
+
+
+class ResetData(BaseModel):
+    """``reset``'s ``data``: ``seed``, ``episode_id``; any other key goes to ``options``."""
+
+    model_config = ConfigDict(extra="allow")
+
+    seed: int | None = Field(default=None, ge=0)
+    episode_id: str | None = Field(default=None, max_length=255)
+
+
+class ResetMessage(_Request):
+    type: Literal["reset"]
+    data: ResetData = Field(default_factory=ResetData)
+
+
+class StepMessage(_Request, Generic[ActT]):
+    """``data`` is the action itself, not wrapped (as upstream)."""
+
+    type: Literal["step"]
+    data: ActT
+
+
+class StateMessage(_Request):
+    type: Literal["state"]
+
+
+class CloseMessage(_Request):
+    """Ends the session. Upstream sends no reply; with an ``id`` we reply ``closed``."""
+
+    type: Literal["close"]
+
+
+class McpMessage(_Request):
+    """A JSON-RPC request routed to the session's MCP handler."""
+
+    type: Literal["mcp"]
+    data: dict[str, Any]
+
+
+class BatchMessage(_Request, Generic[ActT]):
+    """Several requests, each for its own ``session``, answered in one ``batch`` frame."""
+
+    type: Literal["batch"]
+    messages: list[
+        Annotated[
+            ResetMessage | StepMessage[ActT] | StateMessage | CloseMessage,
+            Field(discriminator="type"),
+        ]
+    ] = Field(max_length=4096)
+
+
+# --- replies (server -> client) -------------------------------------------------
+
+
+class _Reply(BaseModel):
+    id: RequestId | None = None
+    session: str | None = None
+
+
+class ObservationData(BaseModel):
+    observation: dict[str, Any]
+    reward: bool | int | float | None = None
+    done: bool = False
+    truncated: bool = False
+    metadata: dict[str, Any] | None = None
+
+
+class ObservationReply(_Reply):
+    type: Literal["observation"]
+    data: ObservationData
+
+
+class StateReply(_Reply):
+    type: Literal["state"]
+    data: dict[str, Any]
+
+
+class ErrorData(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    message: str
+    code: str
+
+
+class ErrorReply(_Reply):
+    type: Literal["error"]
+    data: ErrorData
+
+
+class ClosedReply(_Reply):
+    type: Literal["closed"]
+
+
+class McpReply(_Reply):
+    type: Literal["mcp"]
+    data: dict[str, Any]
+
+
+class BatchReply(_Reply):
+    type: Literal["batch"]
+    data: list[
+        Annotated[
+            ObservationReply | StateReply | ErrorReply | ClosedReply, Field(discriminator="type")
+        ]
+    ]
+
+
+ServerMessage = Annotated[
+    ObservationReply | StateReply | ErrorReply | ClosedReply | McpReply | BatchReply,
+    Field(discriminator="type"),
+]
+SERVER_MESSAGE: TypeAdapter[Any] = TypeAdapter(ServerMessage)
+
+AnyRequest = (
+    ResetMessage
+    | StepMessage[Any]
+    | StateMessage
+    | CloseMessage
+    | McpMessage
+    | BatchMessage[Any]
+)
+BatchItem = ResetMessage | StepMessage[Any] | StateMessage | CloseMessage
+
+
+def request_adapter(action_model: type[Any]) -> TypeAdapter[Any]:
+    """The parser for one env's client messages, built once per app.
+
+    ``step`` messages are typed by the env's action model, so a frame is decoded and
+    its action validated in one pass.
+    """
+    union = Annotated[
+        ResetMessage
+        | StepMessage[action_model]  # type: ignore[valid-type]
+        | StateMessage
+        | CloseMessage
+        | McpMessage
+        | BatchMessage[action_model],  # type: ignore[valid-type]
+        Field(discriminator="type"),
+    ]
+    return TypeAdapter(union)
+
+
+# --- codec ----------------------------------------------------------------------
+
+
+def decode_request(adapter: TypeAdapter[Any], frame: str | bytes, binary: bool) -> AnyRequest:
+    """Decode and validate one client frame; raise a ``WireError`` with a wire code."""
+    try:
+        if binary:
+            try:
+                obj = msgpack.unpackb(frame, raw=False)
+            except Exception as exc:
+                raise InvalidJSON(f"Invalid msgpack frame: {exc}") from None
+            return adapter.validate_python(obj)  # type: ignore[no-any-return]
+        return adapter.validate_json(frame)  # type: ignore[no-any-return]
+    except ValidationError as exc:
+        raise classify_validation_error(exc) from None
+
+
+def classify_validation_error(exc: ValidationError) -> WireError:
+    errors = exc.errors(include_url=False, include_context=False, include_input=False)
+    first = errors[0] if errors else {"type": "", "msg": str(exc)}
+    kind = first["type"]
+    if kind == "json_invalid":
+        return InvalidJSON(f"Invalid JSON: {first['msg']}")
+    if kind in ("union_tag_invalid", "union_tag_not_found"):
+        return UnknownMessageType(f"Unknown or missing message type: {first['msg']}")
+    return ValidationFailed(f"Invalid message: {first['msg']}", errors=_json_safe(errors))
+
+
+def _json_safe(errors: list[Any]) -> list[dict[str, Any]]:
+    return [{"type": e["type"], "loc": list(e["loc"]), "msg": e["msg"]} for e in errors]
+
+
+def salvage_request_id(frame: str | bytes, binary: bool) -> tuple[RequestId | None, str | None]:
+    """Best-effort ``(id, session)`` of a frame that failed validation (error path only)."""
+    try:
+        obj = msgpack.unpackb(frame, raw=False) if binary else orjson.loads(frame)
+    except Exception:
+        return None, None
+    if not isinstance(obj, dict):
+        return None, None
+    rid, session = obj.get("id"), obj.get("session")
+    return (
+        rid if isinstance(rid, str | int) and not isinstance(rid, bool) else None,
+        session if isinstance(session, str) else None,
+    )
+
+
+def encode(message: dict[str, Any], binary: bool) -> str | bytes:
+    """Encode a reply dict: compact JSON text, or msgpack bytes."""
+    if binary:
+        return msgpack.packb(message, use_bin_type=True, default=to_jsonable_python)  # type: ignore[no-any-return]
+    return orjson.dumps(message, default=to_jsonable_python).decode()
+
+
+_REPLY_EXCLUDE = frozenset({"reward", "done", "truncated"})
+
+
+def observation_data(obs: Observation, binary: bool, extended: bool) -> dict[str, Any]:
+    """The ``data`` of an observation reply.
+
+    As upstream: ``observation`` holds the model without ``reward``/``done``, and
+    ``metadata`` is repeated at the top level only when non-empty. ``truncated`` is
+    added on extended connections only.
+    """
+    body = obs.model_dump(mode="python" if binary else "json", exclude=_REPLY_EXCLUDE)
+    data: dict[str, Any] = {"observation": body, "reward": obs.reward, "done": obs.done}
+    if obs.metadata:
+        data["metadata"] = body["metadata"]
+    if extended:
+        data["truncated"] = obs.truncated
+    return data
+
+
+def error_message(err: WireError, rid: RequestId | None, session: str | None) -> dict[str, Any]:
+    msg: dict[str, Any] = {"type": "error", "data": err.to_wire()}
+    if rid is not None:
+        msg["id"] = rid
+    if session is not None:
+        msg["session"] = session
+    return msg

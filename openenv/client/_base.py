@@ -1,0 +1,195 @@
+"""Everything the sync and async clients share: all but the I/O.
+
+Building request frames, matching replies by id, turning replies into typed results
+and error frames into typed exceptions all live here, so ``EnvClient`` and
+``AsyncEnvClient`` only send and receive.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, Generic, TypeVar
+
+import msgpack
+import orjson
+from pydantic import BaseModel
+
+from .._exceptions import OpenEnvError, ValidationFailed, WireError, error_from_wire
+from .._models import GENERIC_MODELS, EnvModels, StepResult
+from .._types import SUBPROTOCOL
+
+ActT = TypeVar("ActT")
+ObsT = TypeVar("ObsT")
+StateT = TypeVar("StateT")
+
+DEFAULT_TIMEOUT_S = 60.0
+DEFAULT_CONNECT_TIMEOUT_S = 10.0
+DEFAULT_MAX_FRAME_BYTES = 100 * 1024 * 1024
+_SIGNALS = ("reward", "done", "truncated")
+
+
+def ws_url(base_url: str) -> str:
+    """``http(s)://host[:port][/prefix]`` or ``ws(s)://...`` -> the ``/ws`` endpoint."""
+    url = base_url.rstrip("/")
+    if url.startswith("http://"):
+        url = "ws://" + url[7:]
+    elif url.startswith("https://"):
+        url = "wss://" + url[8:]
+    elif not url.startswith(("ws://", "wss://")):
+        raise ValueError(f"base_url must start with http://, https://, ws:// or wss://: {base_url!r}")
+    return url if url.endswith("/ws") else url + "/ws"
+
+
+class BaseEnvClient(Generic[ActT, ObsT, StateT]):
+    """Configuration, encoding and decoding shared by both clients."""
+
+    def __init__(
+        self,
+        base_url: str,
+        models: EnvModels[ActT, ObsT, StateT] = GENERIC_MODELS,  # type: ignore[assignment]
+        *,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
+        max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
+        headers: Mapping[str, str] | None = None,
+        binary: bool = False,
+        extensions: bool = True,
+    ) -> None:
+        """Args:
+        base_url: the server, ``http://host:8000`` (``/ws`` is appended).
+        models: the env's models (``EnvModels``); the default gives dicts.
+        timeout_s: seconds to wait for each reply.
+        connect_timeout_s: seconds to wait for the connection and handshake.
+        max_frame_bytes: largest frame accepted from the server.
+        headers: extra handshake headers (e.g. ``Authorization``).
+        binary: send msgpack binary frames (needs a server with our extensions).
+        extensions: offer the ``openenv.v1`` subprotocol (ids, sessions, batch).
+        """
+        self.base_url = base_url
+        self.url = ws_url(base_url)
+        self.models = models
+        self.timeout_s = timeout_s
+        self.connect_timeout_s = connect_timeout_s
+        self.max_frame_bytes = max_frame_bytes
+        self.headers = dict(headers or {})
+        self.binary = binary
+        self.subprotocols = [SUBPROTOCOL] if extensions else []
+        #: True once connected to a server that accepted the ``openenv.v1`` subprotocol.
+        self.extended = False
+        self._next_id = 0
+        obs = models.observation
+        self._obs_model: type[BaseModel] | None = obs if _is_model(obs) else None
+        self._obs_signals = tuple(
+            k for k in _SIGNALS if self._obs_model and k in self._obs_model.model_fields
+        )
+        self._state_model: type[BaseModel] | None = models.state if _is_model(models.state) else None
+
+    # --- frames -------------------------------------------------------------------
+
+    def _frame(self, message: dict[str, Any]) -> tuple[str | bytes, int | None]:
+        """Encode a request, adding an id on extended connections."""
+        rid: int | None = None
+        if self.extended:
+            self._next_id += 1
+            rid = message["id"] = self._next_id
+        if self.binary:
+            return msgpack.packb(message, use_bin_type=True), rid
+        return orjson.dumps(message).decode(), rid
+
+    def _decode(self, raw: str | bytes) -> dict[str, Any]:
+        try:
+            msg = msgpack.unpackb(raw, raw=False) if isinstance(raw, bytes) and self.binary else orjson.loads(raw)
+        except Exception as exc:
+            raise OpenEnvError(f"server sent an undecodable frame: {exc}") from None
+        if not isinstance(msg, dict) or not isinstance(msg.get("type"), str):
+            raise OpenEnvError(f"server sent a frame that is not a message: {str(msg)[:200]}")
+        return msg
+
+    @staticmethod
+    def _is_reply_to(msg: dict[str, Any], rid: int | None) -> bool:
+        """False for a late reply to a request we already gave up on."""
+        return rid is None or msg.get("id") == rid
+
+    def _action_payload(self, action: Any) -> Any:
+        if isinstance(action, BaseModel):
+            return action.model_dump(mode="python" if self.binary else "json", exclude_unset=True)
+        if isinstance(action, Mapping):
+            return dict(action)
+        raise TypeError(f"action must be a pydantic model or a mapping, not {type(action).__name__}")
+
+    def _reset_message(self, seed: int | None, episode_id: str | None, options: dict[str, Any],
+                       session: str | None) -> dict[str, Any]:
+        data = dict(options)
+        if seed is not None:
+            data["seed"] = seed
+        if episode_id is not None:
+            data["episode_id"] = episode_id
+        return self._with_session({"type": "reset", "data": data}, session)
+
+    def _step_message(self, action: Any, session: str | None) -> dict[str, Any]:
+        return self._with_session({"type": "step", "data": self._action_payload(action)}, session)
+
+    def _with_session(self, message: dict[str, Any], session: str | None) -> dict[str, Any]:
+        if session is not None:
+            if not self.extended:
+                raise OpenEnvError("named sessions need a server that speaks the openenv.v1 extensions")
+            message["session"] = session
+        return message
+
+    def _batch_message(self, messages: Iterable[dict[str, Any]]) -> dict[str, Any]:
+        if not self.extended:
+            raise OpenEnvError("batch needs a server that speaks the openenv.v1 extensions")
+        return {"type": "batch", "messages": list(messages)}
+
+    # --- replies ------------------------------------------------------------------
+
+    @staticmethod
+    def _raise_if_error(msg: dict[str, Any]) -> None:
+        if msg["type"] == "error":
+            data = msg.get("data")
+            raise error_from_wire(data if isinstance(data, dict) else {"message": str(data)})
+
+    def _result(self, msg: dict[str, Any]) -> StepResult[ObsT]:
+        self._raise_if_error(msg)
+        if msg["type"] != "observation":
+            raise OpenEnvError(f"expected an observation reply, got {msg['type']!r}")
+        data = msg["data"]
+        body = data["observation"]
+        done = bool(data.get("done", False))
+        truncated = bool(data.get("truncated", False))
+        reward = data.get("reward")
+        metadata = data.get("metadata") or body.get("metadata") or {}
+        observation: Any = body
+        if self._obs_model is not None:
+            values = {"reward": reward, "done": done, "truncated": truncated}
+            for key in self._obs_signals:
+                body[key] = values[key]
+            try:
+                observation = self._obs_model.model_validate(body)
+            except Exception as exc:
+                raise ValidationFailed(f"observation does not match {self._obs_model.__name__}: {exc}") from None
+        return StepResult(observation, reward, done and not truncated, truncated, metadata)
+
+    def _state(self, msg: dict[str, Any]) -> StateT:
+        self._raise_if_error(msg)
+        if msg["type"] != "state":
+            raise OpenEnvError(f"expected a state reply, got {msg['type']!r}")
+        if self._state_model is not None:
+            return self._state_model.model_validate(msg["data"])  # type: ignore[return-value]
+        return msg["data"]  # type: ignore[no-any-return]
+
+    def _batch_results(self, msg: dict[str, Any], kind: str, return_exceptions: bool) -> list[Any]:
+        self._raise_if_error(msg)
+        out: list[Any] = []
+        for item in msg["data"]:
+            try:
+                out.append(self._result(item) if kind == "observation" else self._state(item))
+            except WireError as err:
+                if not return_exceptions:
+                    raise
+                out.append(err)
+        return out
+
+
+def _is_model(cls: Any) -> bool:
+    return isinstance(cls, type) and issubclass(cls, BaseModel)

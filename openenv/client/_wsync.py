@@ -1,0 +1,179 @@
+"""A blocking WebSocket connection: websockets' sans-I/O protocol on a plain socket.
+
+No threads and no event loop: ``recv`` reads the socket in the caller's thread, with
+the caller's timeout. Pings from the server are answered while reading.
+"""
+
+from __future__ import annotations
+
+import socket
+import ssl
+import time
+from collections import deque
+from collections.abc import Mapping
+
+from websockets.client import ClientProtocol
+from websockets.datastructures import Headers
+from websockets.exceptions import InvalidHandshake, InvalidURI
+from websockets.frames import Opcode
+from websockets.http11 import Response
+from websockets.typing import Subprotocol
+from websockets.uri import parse_uri
+
+from .._exceptions import ConnectError, ConnectionClosed, FrameTooLarge, RequestTimeout
+
+_READ = 256 * 1024
+
+
+class SyncWebSocket:
+    """One client WebSocket; ``send``/``recv`` block the calling thread."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        subprotocols: list[str],
+        headers: Mapping[str, str],
+        max_size: int,
+        connect_timeout_s: float,
+    ) -> None:
+        try:
+            uri = parse_uri(url)
+        except InvalidURI as exc:
+            raise ConnectError(f"invalid URL {url!r}: {exc}") from None
+        self._proto = ClientProtocol(
+            uri, subprotocols=[Subprotocol(s) for s in subprotocols] or None, max_size=max_size
+        )
+        self._messages: deque[str | bytes] = deque()
+        self._fragments: list[bytes] = []
+        self._fragment_text = False
+        deadline = time.monotonic() + connect_timeout_s
+        try:
+            sock = socket.create_connection((uri.host, uri.port), timeout=connect_timeout_s)
+        except OSError as exc:
+            raise ConnectError(f"cannot connect to {url}: {exc}") from None
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if uri.secure:
+            sock = ssl.create_default_context().wrap_socket(sock, server_hostname=uri.host)
+        self._sock = sock
+        request = self._proto.connect()
+        if headers:
+            request.headers.update(Headers(headers))
+        self._proto.send_request(request)
+        try:
+            self._flush()
+            response = self._handshake(deadline)
+        except BaseException:
+            sock.close()
+            raise
+        if self._proto.handshake_exc is not None:
+            sock.close()
+            raise ConnectError(f"handshake with {url} failed: {self._proto.handshake_exc}")
+        self.response = response
+        self.subprotocol: str | None = self._proto.subprotocol
+
+    def _handshake(self, deadline: float) -> Response:
+        while True:
+            self._read(deadline, connecting=True)
+            for event in self._proto.events_received():
+                if isinstance(event, Response):
+                    if self._proto.handshake_exc is not None:
+                        raise ConnectError(f"handshake failed: {self._proto.handshake_exc}")
+                    return event
+                self._on_frame(event)
+            if self._proto.handshake_exc is not None:
+                raise ConnectError(f"handshake failed: {self._proto.handshake_exc}")
+
+    def _flush(self) -> None:
+        for chunk in self._proto.data_to_send():
+            if chunk:
+                self._sock.sendall(chunk)
+            else:  # the protocol asks us to half-close after a close frame
+                try:
+                    self._sock.shutdown(socket.SHUT_WR)
+                except OSError:
+                    pass
+
+    def _read(self, deadline: float, connecting: bool = False) -> None:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise (ConnectError("handshake timed out") if connecting else RequestTimeout("no reply in time"))
+        self._sock.settimeout(remaining)
+        try:
+            data = self._sock.recv(_READ)
+        except TimeoutError:
+            raise (ConnectError("handshake timed out") if connecting else RequestTimeout("no reply in time")) from None
+        except OSError as exc:
+            raise ConnectionClosed(f"connection lost: {exc}") from None
+        if data:
+            self._proto.receive_data(data)
+        else:
+            self._proto.receive_eof()
+        if isinstance(self._proto.parser_exc, InvalidHandshake):
+            raise ConnectError(f"handshake failed: {self._proto.parser_exc}")
+
+    def _on_frame(self, frame: object) -> None:
+        opcode = frame.opcode  # type: ignore[attr-defined]
+        data: bytes = frame.data  # type: ignore[attr-defined]
+        if opcode is Opcode.TEXT or opcode is Opcode.BINARY:
+            if frame.fin:  # type: ignore[attr-defined]
+                self._messages.append(data.decode() if opcode is Opcode.TEXT else bytes(data))
+            else:
+                self._fragments, self._fragment_text = [bytes(data)], opcode is Opcode.TEXT
+        elif opcode is Opcode.CONT:
+            self._fragments.append(bytes(data))
+            if frame.fin:  # type: ignore[attr-defined]
+                whole = b"".join(self._fragments)
+                self._fragments = []
+                self._messages.append(whole.decode() if self._fragment_text else whole)
+
+    def send(self, message: str | bytes) -> None:
+        self._raise_if_closed()
+        if isinstance(message, str):
+            self._proto.send_text(message.encode())
+        else:
+            self._proto.send_binary(message)
+        try:
+            self._flush()
+        except OSError as exc:
+            raise ConnectionClosed(f"connection lost: {exc}") from None
+
+    def recv(self, timeout_s: float) -> str | bytes:
+        """The next message, or ``RequestTimeout``/``ConnectionClosed``."""
+        if self._messages:
+            return self._messages.popleft()
+        deadline = time.monotonic() + timeout_s
+        while True:
+            self._raise_if_closed()
+            self._read(deadline)
+            for event in self._proto.events_received():
+                self._on_frame(event)
+            self._flush()  # pongs and close replies
+            if self._messages:
+                return self._messages.popleft()
+
+    def _raise_if_closed(self) -> None:
+        proto = self._proto
+        if proto.close_rcvd is not None or proto.state.name == "CLOSED":
+            if self._messages:
+                return
+            rcvd = proto.close_rcvd
+            code = rcvd.code if rcvd else None
+            reason = rcvd.reason if rcvd else ""
+            if code == 1009:
+                raise FrameTooLarge("the server closed the connection: frame too large (1009)")
+            raise ConnectionClosed(f"connection closed (code {code}{': ' + reason if reason else ''})",
+                                   code, reason)
+        if proto.parser_exc is not None:
+            raise ConnectionClosed(f"protocol error: {proto.parser_exc}")
+
+    def close(self, code: int = 1000) -> None:
+        """Send a close frame (if still open) and close the socket. Never raises."""
+        try:
+            if self._proto.state.name == "OPEN":
+                self._proto.send_close(code)
+                self._flush()
+        except OSError:
+            pass
+        finally:
+            self._sock.close()

@@ -1,0 +1,84 @@
+"""``create_app``: wire the routes, the WebSocket endpoint and the session manager."""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import logging
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route, WebSocketRoute
+
+from .._env import AnyEnv, AsyncEnvironment, EnvClass, Environment
+from .._exceptions import WireError
+from .._protocol import request_adapter
+from ._http import HttpApi, handle_wire_error, json_response
+from ._openapi import build_openapi
+from ._runner import EnvRunner
+from ._sessions import SessionManager
+from ._settings import ServerSettings
+from ._ws import make_ws_endpoint
+
+log = logging.getLogger("openenv.server")
+
+
+def create_app(
+    env: EnvClass | Callable[[], AnyEnv],
+    *,
+    env_class: EnvClass | None = None,
+    settings: ServerSettings | None = None,
+) -> Starlette:
+    """Build the ASGI app serving one environment.
+
+    Args:
+        env: the env class (called with no arguments per session), or a factory.
+        env_class: the class a factory returns; required when ``env`` is not a class.
+        settings: server settings; default ``ServerSettings.from_env()``.
+
+    The app exposes ``app.state.sessions`` (the ``SessionManager``) for tests and tools.
+    """
+    if inspect.isclass(env):
+        if not issubclass(env, Environment | AsyncEnvironment):
+            raise TypeError(f"{env.__name__} is not an Environment or AsyncEnvironment subclass")
+        env_class = env_class or env
+    elif not callable(env):
+        raise TypeError(
+            "create_app() takes an env class or a factory, not an instance: each session "
+            "gets its own env"
+        )
+    if env_class is None:
+        raise TypeError("create_app(factory) needs env_class= to know the env's models")
+    settings = settings or ServerSettings.from_env()
+
+    runner = EnvRunner(env_class, env, slow_call_s=settings.slow_call_s,
+                       thread_workers=settings.thread_workers)
+    manager = SessionManager(runner, settings.max_sessions, settings.idle_timeout_s)
+    api = HttpApi(env_class, manager)
+    openapi: dict[str, Any] = {}
+
+    async def openapi_json(request: Request) -> Response:
+        if not openapi:
+            openapi.update(build_openapi(env_class, api.step_model))
+        return json_response(openapi)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        manager.start()
+        try:
+            yield
+        finally:
+            await manager.shutdown()
+
+    routes = [
+        *api.routes(),
+        Route("/openapi.json", openapi_json, methods=["GET"]),
+        WebSocketRoute("/ws", make_ws_endpoint(manager, request_adapter(env_class.action_model))),
+    ]
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={WireError: handle_wire_error})
+    app.state.sessions = manager
+    app.state.settings = settings
+    return app

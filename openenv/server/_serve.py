@@ -1,0 +1,119 @@
+"""Run an env app under uvicorn, in one process or ``workers`` processes.
+
+An env is named by a target, resolved once:
+
+* ``package.module:Class`` - an import path;
+* a folder holding a ``pyproject.toml`` with an ``[project.entry-points."openenv.envs"]``
+  table (the folder is put on ``sys.path`` when the package is not installed);
+* a name registered in the ``openenv.envs`` entry-point group by an installed package.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import importlib.util
+import os
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from .._env import AsyncEnvironment, EnvClass, Environment
+from ._settings import ServerSettings
+
+ENTRY_POINT_GROUP = "openenv.envs"
+_ENV_VAR = "OPENENV_ENV"
+_PATH_VAR = "OPENENV_ENV_PATH"
+
+
+class EnvNotFound(LookupError):
+    """The target names no environment."""
+
+
+def resolve_target(target: str) -> tuple[str, str | None]:
+    """Turn a target into ``("module:Class", folder-to-import-from or None)``."""
+    folder = Path(target)
+    if folder.is_dir():
+        pyproject = folder / "pyproject.toml"
+        if not pyproject.is_file():
+            raise EnvNotFound(f"{target} is a folder without pyproject.toml")
+        with pyproject.open("rb") as f:
+            project = tomllib.load(f).get("project", {})
+        entries = project.get("entry-points", {}).get(ENTRY_POINT_GROUP, {})
+        if not entries:
+            raise EnvNotFound(f'{pyproject} has no [project.entry-points."{ENTRY_POINT_GROUP}"] table')
+        spec = next(iter(entries.values()))
+        return spec, str(folder.resolve())
+    if ":" in target:
+        return target, None
+    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name == target:
+            return ep.value, None
+    known = sorted(ep.name for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP))
+    raise EnvNotFound(
+        f"no environment {target!r}: give module:Class, an env folder, or one of {known or 'no installed envs'}"
+    )
+
+
+def load_env_class(spec: str, path: str | None = None) -> EnvClass:
+    """Import ``module:Class``; ``path`` is tried first when the module is not installed."""
+    module_name, _, attr = spec.partition(":")
+    if path and importlib.util.find_spec(module_name.split(".")[0]) is None:
+        sys.path.insert(0, path)
+    obj: Any = importlib.import_module(module_name)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    if not (isinstance(obj, type) and issubclass(obj, Environment | AsyncEnvironment)):
+        raise EnvNotFound(f"{spec} is not an Environment or AsyncEnvironment class")
+    return obj
+
+
+def app_from_environ() -> Any:
+    """uvicorn factory for worker processes: the env and settings come from variables."""
+    from ._app import create_app
+
+    env_class = load_env_class(os.environ[_ENV_VAR], os.environ.get(_PATH_VAR) or None)
+    return create_app(env_class, settings=ServerSettings.from_env())
+
+
+def uvicorn_options(settings: ServerSettings) -> dict[str, Any]:
+    """The fastest uvicorn stack installed, compression off, sizes and pings set."""
+    have = importlib.util.find_spec
+    return {
+        "host": settings.host,
+        "port": settings.port,
+        "loop": "uvloop" if have("uvloop") else "asyncio",
+        "http": "httptools" if have("httptools") else "h11",
+        "ws": "websockets-sansio",
+        "ws_max_size": settings.max_frame_bytes,
+        "ws_ping_interval": settings.ping_interval_s or None,
+        "ws_ping_timeout": settings.ping_timeout_s or None,
+        "ws_per_message_deflate": False,
+        "access_log": False,
+        "log_level": settings.log_level,
+        "lifespan": "on",
+        "timeout_graceful_shutdown": 5,
+    }
+
+
+def serve(target: str | EnvClass, settings: ServerSettings | None = None) -> None:
+    """Serve an env until interrupted. ``settings.workers > 1`` forks worker processes."""
+    import uvicorn
+
+    settings = settings or ServerSettings.from_env()
+    options = uvicorn_options(settings)
+    if isinstance(target, str):
+        spec, path = resolve_target(target)
+        env_class = load_env_class(spec, path)
+    else:
+        env_class, spec, path = target, f"{target.__module__}:{target.__qualname__}", None
+    if settings.workers == 1:
+        from ._app import create_app
+
+        uvicorn.run(create_app(env_class, settings=settings), **options)
+        return
+    os.environ.update(settings.to_env())
+    os.environ[_ENV_VAR] = spec
+    os.environ[_PATH_VAR] = path or ""
+    uvicorn.run("openenv.server._serve:app_from_environ", factory=True, workers=settings.workers, **options)

@@ -1,0 +1,205 @@
+"""Sessions: one env instance each, a lifecycle, a slot, and idle reaping.
+
+A session is owned by a WebSocket connection (closed with it) or by nobody (an HTTP
+session, closed by ``DELETE`` or by the reaper). The reaper never leaves a socket
+open on a reaped session: it asks the owner to close the socket.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from enum import Enum
+from typing import Any, Protocol
+
+from .._exceptions import (
+    CapacityReached,
+    ExecutionError,
+    FactoryError,
+    ResetRequired,
+    SessionClosed,
+    SessionNotFound,
+    WireError,
+)
+from .._models import Observation, State
+from .._protocol import ResetData
+from ._runner import EnvHandle, EnvRunner
+
+log = logging.getLogger("openenv.server")
+
+
+class SessionState(Enum):
+    """``READY`` until the first reset, then ``ACTIVE``; ``CLOSED`` is final."""
+
+    READY = "ready"
+    ACTIVE = "active"
+    CLOSED = "closed"
+
+
+class Owner(Protocol):
+    """What owns sessions and can be told to shut down (a WebSocket connection)."""
+
+    async def reap(self, sessions: list[Session], reason: str) -> None:
+        """Close these idle sessions; close the socket if nothing live is left on it."""
+
+
+class Session:
+    """One env instance and its lifecycle."""
+
+    __slots__ = ("_handle", "busy", "closed_reason", "id", "last_active", "manager", "owner", "state")
+
+    def __init__(self, manager: SessionManager, handle: EnvHandle, owner: Owner | None) -> None:
+        self.id = uuid.uuid4().hex
+        self.manager = manager
+        self._handle = handle
+        self.owner = owner
+        self.state = SessionState.READY
+        self.last_active = time.monotonic()
+        self.busy = False
+        self.closed_reason = ""
+
+    def _check(self, need_reset: bool) -> None:
+        if self.state is SessionState.CLOSED:
+            raise SessionClosed(f"session {self.id} is closed ({self.closed_reason})")
+        if need_reset and self.state is SessionState.READY:
+            raise ResetRequired("call reset before step or state")
+
+    async def _run(self, what: str, call: Any) -> Any:
+        self.busy = True
+        try:
+            return await call
+        except WireError:
+            raise
+        except Exception as exc:
+            log.warning("env %s raised in %s", type(self._handle.env).__name__, what, exc_info=True)
+            raise ExecutionError(f"{what} failed: {type(exc).__name__}: {exc}", exception=type(exc).__name__) from exc
+        finally:
+            self.busy = False
+            self.last_active = time.monotonic()
+
+    async def reset(self, data: ResetData) -> Observation:
+        self._check(need_reset=False)
+        extra = data.model_extra
+        obs = await self._run("reset", self._handle.reset(data.seed, data.episode_id, extra or None))
+        self._expect(obs, "reset")
+        self.state = SessionState.ACTIVE
+        return obs  # type: ignore[no-any-return]
+
+    async def step(self, action: Any) -> Observation:
+        if self.state is not SessionState.ACTIVE:
+            self._check(need_reset=True)
+        obs = await self._run("step", self._handle.step(action))
+        self._expect(obs, "step")
+        return obs  # type: ignore[no-any-return]
+
+    async def get_state(self) -> State:
+        self._check(need_reset=True)
+        state = await self._run("state", self._handle.state())
+        if not isinstance(state, State):
+            raise ExecutionError(f"state() returned {type(state).__name__}, not a State model")
+        return state
+
+    def _expect(self, obs: Any, what: str) -> None:
+        if not isinstance(obs, Observation):
+            raise ExecutionError(f"{what}() returned {type(obs).__name__}, not an Observation model")
+
+    async def close(self, reason: str = "closed by client") -> None:
+        """Close the env and free the slot. Idempotent."""
+        if self.state is SessionState.CLOSED:
+            return
+        self.state = SessionState.CLOSED
+        self.closed_reason = reason
+        self.manager._release(self)
+        await self._handle.close()
+
+
+class SessionManager:
+    """Admits sessions up to a limit, finds HTTP sessions by id, reaps idle ones."""
+
+    def __init__(self, runner: EnvRunner, max_sessions: int, idle_timeout_s: float) -> None:
+        limit = runner.env_class.max_sessions
+        self.runner = runner
+        self.max_sessions = min(max_sessions, limit) if limit else max_sessions
+        self.idle_timeout_s = idle_timeout_s
+        self.sessions: dict[str, Session] = {}
+        self._pending = 0
+        self._reaper: asyncio.Task[None] | None = None
+
+    @property
+    def active(self) -> int:
+        return len(self.sessions) + self._pending
+
+    async def open(self, owner: Owner | None) -> Session:
+        """Reserve a slot, then build the env. Raises CapacityReached or FactoryError."""
+        if self.active >= self.max_sessions:
+            raise CapacityReached(
+                f"Server at capacity: {self.active}/{self.max_sessions} sessions active. "
+                "Cannot accept new connections.",
+                active_sessions=self.active,
+                max_sessions=self.max_sessions,
+            )
+        self._pending += 1  # reserved before any await: no over-admission
+        try:
+            handle = await self.runner.open()
+        except Exception as exc:
+            log.warning("constructing %s failed", self.runner.env_class.__name__, exc_info=True)
+            raise FactoryError(
+                f"could not construct {self.runner.env_class.__name__}: {type(exc).__name__}: {exc}",
+                factory_name=self.runner.env_class.__name__,
+            ) from exc
+        finally:
+            self._pending -= 1
+        session = Session(self, handle, owner)
+        self.sessions[session.id] = session
+        return session
+
+    def get(self, session_id: str) -> Session:
+        try:
+            return self.sessions[session_id]
+        except KeyError:
+            raise SessionNotFound(f"no session {session_id!r} (closed, reaped or never opened)") from None
+
+    def _release(self, session: Session) -> None:
+        self.sessions.pop(session.id, None)
+
+    def stats(self) -> dict[str, Any]:
+        return {"active_sessions": self.active, "max_sessions": self.max_sessions}
+
+    # --- reaping ------------------------------------------------------------------
+
+    def start(self) -> None:
+        if self.idle_timeout_s > 0 and self._reaper is None:
+            self._reaper = asyncio.create_task(self._reap_loop(), name="openenv-reaper")
+
+    async def _reap_loop(self) -> None:
+        interval = min(max(self.idle_timeout_s / 4, 0.05), 5.0)
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                await self.reap_idle()
+            except Exception:
+                log.exception("reaper pass failed")
+
+    async def reap_idle(self) -> int:
+        """Close every session idle past the timeout; returns how many."""
+        deadline = time.monotonic() - self.idle_timeout_s
+        idle = [s for s in self.sessions.values() if not s.busy and s.last_active < deadline]
+        by_owner: dict[int, tuple[Owner, list[Session]]] = {}
+        for session in idle:
+            if session.owner is None:
+                await session.close("idle timeout")
+            else:
+                by_owner.setdefault(id(session.owner), (session.owner, []))[1].append(session)
+        for owner, sessions in by_owner.values():
+            await owner.reap(sessions, "idle timeout")
+        return len(idle)
+
+    async def shutdown(self) -> None:
+        if self._reaper is not None:
+            self._reaper.cancel()
+            self._reaper = None
+        for session in list(self.sessions.values()):
+            await session.close("server shutdown")
+        self.runner.shutdown()

@@ -1,0 +1,220 @@
+"""The ``/ws`` loop: receive a frame, parse it once, dispatch, reply. Nothing else.
+
+A plain connection (no subprotocol) behaves exactly like upstream OpenEnv: one session
+built at connect, a capacity error sent after accept and then the socket closed,
+``close`` answered by closing the socket. A connection that negotiated ``openenv.v1``
+also gets request ids, several named sessions, ``batch`` and msgpack frames.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+
+from pydantic import TypeAdapter
+from starlette.websockets import WebSocket, WebSocketState
+
+from .._exceptions import ExecutionError, ResetRequired, SessionClosed, WireError
+from .._protocol import (
+    BatchMessage,
+    CloseMessage,
+    McpMessage,
+    ResetMessage,
+    StateMessage,
+    StepMessage,
+    decode_request,
+    encode,
+    error_message,
+    observation_data,
+    salvage_request_id,
+)
+from .._types import SUBPROTOCOL
+from ._jsonrpc import mcp_not_supported
+from ._sessions import Session, SessionManager
+
+log = logging.getLogger("openenv.server")
+
+#: Close codes we send (4000-4999 are application codes).
+CLOSE_NORMAL = 1000
+CLOSE_CAPACITY = 1013  # "try again later"
+CLOSE_IDLE = 4408
+
+
+class Connection:
+    """One WebSocket and the sessions it owns."""
+
+    def __init__(self, ws: WebSocket, manager: SessionManager, adapter: TypeAdapter[Any], extended: bool) -> None:
+        self.ws = ws
+        self.manager = manager
+        self.adapter = adapter
+        self.extended = extended
+        self.sessions: dict[str | None, Session] = {}
+        self.closing = False
+
+    # --- lifecycle ----------------------------------------------------------------
+
+    async def run(self) -> None:
+        ws = self.ws
+        if not self.extended:
+            try:
+                self.sessions[None] = await self.manager.open(self)
+            except WireError as err:
+                await self._send(error_message(err, None, None), False)
+                await self._close_socket(CLOSE_CAPACITY if err.details.get("max_sessions") else CLOSE_NORMAL)
+                return
+        receive = ws.receive
+        try:
+            while not self.closing:
+                message = await receive()
+                if message["type"] == "websocket.disconnect":
+                    break
+                text = message.get("text")
+                if text is not None:
+                    reply = await self.handle(text, False)
+                    binary = False
+                else:
+                    reply = await self.handle(message["bytes"], True)
+                    binary = True
+                if reply is not None and not await self._send(reply, binary):
+                    break
+        except Exception:
+            # A disconnect surfacing as an exception, or a bug: either way this
+            # connection ends here and only here.
+            log.debug("connection loop ended by an exception", exc_info=True)
+        finally:
+            await self.close_sessions("connection closed")
+            await self._close_socket(CLOSE_NORMAL)
+
+    async def _send(self, reply: dict[str, Any], binary: bool) -> bool:
+        try:
+            if binary:
+                await self.ws.send({"type": "websocket.send", "bytes": encode(reply, True)})
+            else:
+                await self.ws.send({"type": "websocket.send", "text": encode(reply, False)})
+        except Exception:
+            return False
+        return True
+
+    async def _close_socket(self, code: int, reason: str = "") -> None:
+        self.closing = True
+        if self.ws.application_state is WebSocketState.CONNECTED:
+            try:
+                await self.ws.close(code, reason)
+            except Exception:
+                log.debug("closing socket failed", exc_info=True)
+
+    async def close_sessions(self, reason: str) -> None:
+        sessions, self.sessions = list(self.sessions.values()), {}
+        for session in sessions:
+            await session.close(reason)
+
+    async def reap(self, sessions: list[Session], reason: str) -> None:
+        for session in sessions:
+            await session.close(reason)
+        if not any(s.state.value != "closed" for s in self.sessions.values()):
+            await self.close_sessions(reason)
+            await self._close_socket(CLOSE_IDLE, reason)
+
+    # --- dispatch -----------------------------------------------------------------
+
+    async def handle(self, frame: str | bytes, binary: bool) -> dict[str, Any] | None:
+        """Answer one frame; returns the reply (None when there is none to send)."""
+        try:
+            msg = decode_request(self.adapter, frame, binary)
+        except WireError as err:
+            rid, key = salvage_request_id(frame, binary) if self.extended else (None, None)
+            return error_message(err, rid, key)
+        if isinstance(msg, BatchMessage):
+            replies = await self._batch(msg.messages, binary)
+            return self._tag({"type": "batch", "data": replies}, msg.id, None)
+        return await self._one(msg, binary)
+
+    async def _one(self, msg: Any, binary: bool) -> dict[str, Any] | None:
+        key = msg.session
+        try:
+            if isinstance(msg, StepMessage):
+                obs = await self._session(key).step(msg.data)
+                reply: dict[str, Any] = {
+                    "type": "observation",
+                    "data": observation_data(obs, binary, self.extended),
+                }
+            elif isinstance(msg, ResetMessage):
+                session = self.sessions.get(key)
+                if session is None or session.state.value == "closed":
+                    session = self.sessions[key] = await self.manager.open(self)
+                obs = await session.reset(msg.data)
+                reply = {"type": "observation", "data": observation_data(obs, binary, self.extended)}
+            elif isinstance(msg, StateMessage):
+                state = await self._session(key).get_state()
+                reply = {"type": "state", "data": state.model_dump(mode="python" if binary else "json")}
+            elif isinstance(msg, CloseMessage):
+                return await self._close_one(key, msg.id)
+            elif isinstance(msg, McpMessage):
+                reply = {"type": "mcp", "data": mcp_not_supported(msg.data)}
+            else:  # pragma: no cover - the adapter admits nothing else
+                raise ExecutionError(f"unhandled message {type(msg).__name__}")
+        except WireError as err:
+            return error_message(err, msg.id, key)
+        except Exception as exc:  # a bug in the runtime, never the env (Session wraps those)
+            log.exception("internal error handling %s", msg.type)
+            return error_message(ExecutionError(f"internal server error: {exc}"), msg.id, key)
+        return self._tag(reply, msg.id, key)
+
+    def _tag(self, reply: dict[str, Any], rid: Any, key: str | None) -> dict[str, Any]:
+        if rid is not None:
+            reply["id"] = rid
+        if key is not None:
+            reply["session"] = key
+        return reply
+
+    def _session(self, key: str | None) -> Session:
+        session = self.sessions.get(key)
+        if session is None:
+            if key is None and not self.extended:
+                raise SessionClosed("the session of this connection is closed")
+            raise ResetRequired(f"no session {key!r} on this connection: send reset first")
+        return session
+
+    async def _close_one(self, key: str | None, rid: Any) -> dict[str, Any] | None:
+        session = self.sessions.pop(key, None)
+        if session is not None:
+            await session.close("closed by client")
+        if key is None and not self.extended:
+            # Upstream: no reply, the server closes the socket.
+            await self.close_sessions("closed by client")
+            await self._close_socket(CLOSE_NORMAL)
+            return None
+        return self._tag({"type": "closed"}, rid, key) if rid is not None or key is not None else None
+
+    async def _batch(self, messages: list[Any], binary: bool) -> list[dict[str, Any]]:
+        """Run each session's requests in order, different sessions concurrently."""
+        groups: dict[str | None, list[int]] = {}
+        for i, m in enumerate(messages):
+            groups.setdefault(m.session, []).append(i)
+        replies: list[dict[str, Any]] = [{}] * len(messages)
+
+        async def run_group(indices: list[int]) -> None:
+            for i in indices:
+                m = messages[i]
+                reply = await self._one(m, binary)
+                replies[i] = reply if reply is not None else self._tag({"type": "closed"}, m.id, m.session)
+
+        if len(groups) == 1:
+            await run_group(next(iter(groups.values())))
+        else:
+            await asyncio.gather(*(run_group(ix) for ix in groups.values()))
+        return replies
+
+
+def make_ws_endpoint(manager: SessionManager, adapter: TypeAdapter[Any]) -> Any:
+    async def ws_endpoint(websocket: WebSocket) -> None:
+        extended = SUBPROTOCOL in websocket.scope.get("subprotocols", ())
+        await websocket.accept(subprotocol=SUBPROTOCOL if extended else None)
+        conn = Connection(websocket, manager, adapter, extended)
+        started = time.monotonic()
+        await conn.run()
+        log.debug("connection closed after %.1f s", time.monotonic() - started)
+
+    return ws_endpoint
