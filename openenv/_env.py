@@ -106,7 +106,7 @@ class Environment(_EnvBase[ActT, ObsT, StateT], abc.ABC):
     def state(self) -> StateT:
         """The current episode state."""
 
-    def close(self) -> None:  # noqa: B027 - optional hook
+    def close(self) -> None:
         """Release resources. Called once when the session ends, on every path."""
 
 
@@ -133,7 +133,7 @@ class AsyncEnvironment(_EnvBase[ActT, ObsT, StateT], abc.ABC):
     async def state(self) -> StateT:
         """The current episode state."""
 
-    async def close(self) -> None:  # noqa: B027 - optional hook
+    async def close(self) -> None:
         """Release resources. Called once when the session ends, on every path."""
 
 

@@ -75,9 +75,7 @@ class EnvModels(Generic[ActT, ObsT, StateT]):
     state: type[StateT]
 
 
-GENERIC_MODELS: EnvModels[dict[str, Any], dict[str, Any], dict[str, Any]] = EnvModels(
-    dict, dict, dict
-)
+GENERIC_MODELS: EnvModels[dict[str, Any], dict[str, Any], dict[str, Any]] = EnvModels(dict, dict, dict)
 
 
 @dataclass(slots=True)

@@ -27,8 +27,8 @@ from pydantic_core import to_jsonable_python
 
 from ._exceptions import InvalidJSON, UnknownMessageType, ValidationFailed, WireError
 from ._models import Observation
-
 from ._types import RequestId
+
 ActT = TypeVar("ActT")
 
 
@@ -139,9 +139,7 @@ class McpReply(_Reply):
 class BatchReply(_Reply):
     type: Literal["batch"]
     data: list[
-        Annotated[
-            ObservationReply | StateReply | ErrorReply | ClosedReply, Field(discriminator="type")
-        ]
+        Annotated[ObservationReply | StateReply | ErrorReply | ClosedReply, Field(discriminator="type")]
     ]
 
 
@@ -151,14 +149,7 @@ ServerMessage = Annotated[
 ]
 SERVER_MESSAGE: TypeAdapter[Any] = TypeAdapter(ServerMessage)
 
-AnyRequest = (
-    ResetMessage
-    | StepMessage[Any]
-    | StateMessage
-    | CloseMessage
-    | McpMessage
-    | BatchMessage[Any]
-)
+AnyRequest = ResetMessage | StepMessage[Any] | StateMessage | CloseMessage | McpMessage | BatchMessage[Any]
 BatchItem = ResetMessage | StepMessage[Any] | StateMessage | CloseMessage
 
 
@@ -234,7 +225,7 @@ def encode(message: dict[str, Any], binary: bool) -> str | bytes:
     return orjson.dumps(message, default=to_jsonable_python).decode()
 
 
-_REPLY_EXCLUDE = frozenset({"reward", "done", "truncated"})
+_REPLY_EXCLUDE = {"reward", "done", "truncated"}
 
 
 def observation_data(obs: Observation, binary: bool, extended: bool) -> dict[str, Any]:

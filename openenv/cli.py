@@ -12,8 +12,12 @@ def _serve(args: argparse.Namespace) -> int:
     from .server._serve import EnvNotFound
 
     settings = ServerSettings.from_env(
-        host=args.host, port=args.port, workers=args.workers, max_sessions=args.max_sessions,
-        idle_timeout_s=args.idle_timeout, log_level=args.log_level,
+        host=args.host,
+        port=args.port,
+        workers=args.workers,
+        max_sessions=args.max_sessions,
+        idle_timeout_s=args.idle_timeout,
+        log_level=args.log_level,
     )
     try:
         serve(args.env, settings)

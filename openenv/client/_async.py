@@ -77,8 +77,9 @@ class AsyncEnvClient(BaseEnvClient[ActT, ObsT, StateT]):
                 raise FrameTooLarge("the server closed the connection: frame too large (1009)") from None
             code = rcvd.code if rcvd else None
             reason = rcvd.reason if rcvd else ""
-            raise ConnectionClosed(f"connection closed (code {code}{': ' + reason if reason else ''})",
-                                   code, reason) from None
+            raise ConnectionClosed(
+                f"connection closed (code {code}{': ' + reason if reason else ''})", code, reason
+            ) from None
 
     async def _drop(self) -> None:
         ws, self._ws = self._ws, None
@@ -86,16 +87,23 @@ class AsyncEnvClient(BaseEnvClient[ActT, ObsT, StateT]):
         if ws is not None:
             await ws.close()
 
-    async def reset(self, *, seed: int | None = None, episode_id: str | None = None,
-                    session: str | None = None, timeout_s: float | None = None,
-                    **options: Any) -> StepResult[ObsT]:
+    async def reset(
+        self,
+        *,
+        seed: int | None = None,
+        episode_id: str | None = None,
+        session: str | None = None,
+        timeout_s: float | None = None,
+        **options: Any,
+    ) -> StepResult[ObsT]:
         """Start an episode. Extra keyword arguments reach the env as reset options."""
         await self.connect()
         msg = self._reset_message(seed, episode_id, options, session)
         return self._result(await self._call(msg, timeout_s))
 
-    async def step(self, action: ActT, *, session: str | None = None,
-                   timeout_s: float | None = None) -> StepResult[ObsT]:
+    async def step(
+        self, action: ActT, *, session: str | None = None, timeout_s: float | None = None
+    ) -> StepResult[ObsT]:
         await self.connect()
         return self._result(await self._call(self._step_message(action, session), timeout_s))
 
@@ -103,17 +111,26 @@ class AsyncEnvClient(BaseEnvClient[ActT, ObsT, StateT]):
         await self.connect()
         return self._state(await self._call(self._with_session({"type": "state"}, session), timeout_s))
 
-    async def reset_batch(self, sessions: Iterable[str], *, seed: int | None = None,
-                          return_exceptions: bool = False, **options: Any) -> list[StepResult[ObsT]]:
+    async def reset_batch(
+        self,
+        sessions: Iterable[str],
+        *,
+        seed: int | None = None,
+        return_exceptions: bool = False,
+        **options: Any,
+    ) -> list[StepResult[ObsT]]:
         """Reset several named sessions in one frame; ``seed`` (if any) is offset per session."""
         await self.connect()
-        msgs = [self._reset_message(None if seed is None else seed + i, None, options, key)
-                for i, key in enumerate(sessions)]
+        msgs = [
+            self._reset_message(None if seed is None else seed + i, None, options, key)
+            for i, key in enumerate(sessions)
+        ]
         reply = await self._call(self._batch_message(msgs))
         return self._batch_results(reply, "observation", return_exceptions)
 
-    async def step_batch(self, actions: Mapping[str, ActT], *,
-                         return_exceptions: bool = False) -> list[StepResult[ObsT]]:
+    async def step_batch(
+        self, actions: Mapping[str, ActT], *, return_exceptions: bool = False
+    ) -> list[StepResult[ObsT]]:
         """Step several named sessions in one frame; results in ``actions`` order."""
         await self.connect()
         msgs = [self._step_message(action, key) for key, action in actions.items()]
@@ -141,6 +158,7 @@ class AsyncEnvClient(BaseEnvClient[ActT, ObsT, StateT]):
     async def __aenter__(self) -> Self:
         return await self.connect()
 
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         await self.close()

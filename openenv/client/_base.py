@@ -78,11 +78,13 @@ class BaseEnvClient(Generic[ActT, ObsT, StateT]):
         self.extended = False
         self._next_id = 0
         obs = models.observation
-        self._obs_model: type[BaseModel] | None = obs if _is_model(obs) else None
+        self._obs_model: type[BaseModel] | None = obs if _is_model(obs) else None  # type: ignore[assignment]
         self._obs_signals = tuple(
             k for k in _SIGNALS if self._obs_model and k in self._obs_model.model_fields
         )
-        self._state_model: type[BaseModel] | None = models.state if _is_model(models.state) else None
+        self._state_model: type[BaseModel] | None = (
+            models.state if _is_model(models.state) else None  # type: ignore[assignment]
+        )
 
     # --- frames -------------------------------------------------------------------
 
@@ -98,7 +100,11 @@ class BaseEnvClient(Generic[ActT, ObsT, StateT]):
 
     def _decode(self, raw: str | bytes) -> dict[str, Any]:
         try:
-            msg = msgpack.unpackb(raw, raw=False) if isinstance(raw, bytes) and self.binary else orjson.loads(raw)
+            msg = (
+                msgpack.unpackb(raw, raw=False)
+                if isinstance(raw, bytes) and self.binary
+                else orjson.loads(raw)
+            )
         except Exception as exc:
             raise OpenEnvError(f"server sent an undecodable frame: {exc}") from None
         if not isinstance(msg, dict) or not isinstance(msg.get("type"), str):
@@ -117,8 +123,9 @@ class BaseEnvClient(Generic[ActT, ObsT, StateT]):
             return dict(action)
         raise TypeError(f"action must be a pydantic model or a mapping, not {type(action).__name__}")
 
-    def _reset_message(self, seed: int | None, episode_id: str | None, options: dict[str, Any],
-                       session: str | None) -> dict[str, Any]:
+    def _reset_message(
+        self, seed: int | None, episode_id: str | None, options: dict[str, Any], session: str | None
+    ) -> dict[str, Any]:
         data = dict(options)
         if seed is not None:
             data["seed"] = seed
@@ -167,7 +174,9 @@ class BaseEnvClient(Generic[ActT, ObsT, StateT]):
             try:
                 observation = self._obs_model.model_validate(body)
             except Exception as exc:
-                raise ValidationFailed(f"observation does not match {self._obs_model.__name__}: {exc}") from None
+                raise ValidationFailed(
+                    f"observation does not match {self._obs_model.__name__}: {exc}"
+                ) from None
         return StepResult(observation, reward, done and not truncated, truncated, metadata)
 
     def _state(self, msg: dict[str, Any]) -> StateT:

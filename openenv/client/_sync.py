@@ -69,15 +69,22 @@ class EnvClient(BaseEnvClient[ActT, ObsT, StateT]):
             self._ws = None
         self._closed = True
 
-    def reset(self, *, seed: int | None = None, episode_id: str | None = None,
-              session: str | None = None, timeout_s: float | None = None,
-              **options: Any) -> StepResult[ObsT]:
+    def reset(
+        self,
+        *,
+        seed: int | None = None,
+        episode_id: str | None = None,
+        session: str | None = None,
+        timeout_s: float | None = None,
+        **options: Any,
+    ) -> StepResult[ObsT]:
         """Start an episode. Extra keyword arguments reach the env as reset options."""
         self.connect()
         return self._result(self._call(self._reset_message(seed, episode_id, options, session), timeout_s))
 
-    def step(self, action: ActT, *, session: str | None = None,
-             timeout_s: float | None = None) -> StepResult[ObsT]:
+    def step(
+        self, action: ActT, *, session: str | None = None, timeout_s: float | None = None
+    ) -> StepResult[ObsT]:
         self.connect()
         return self._result(self._call(self._step_message(action, session), timeout_s))
 
@@ -85,16 +92,25 @@ class EnvClient(BaseEnvClient[ActT, ObsT, StateT]):
         self.connect()
         return self._state(self._call(self._with_session({"type": "state"}, session), timeout_s))
 
-    def reset_batch(self, sessions: Iterable[str], *, seed: int | None = None,
-                    return_exceptions: bool = False, **options: Any) -> list[StepResult[ObsT]]:
+    def reset_batch(
+        self,
+        sessions: Iterable[str],
+        *,
+        seed: int | None = None,
+        return_exceptions: bool = False,
+        **options: Any,
+    ) -> list[StepResult[ObsT]]:
         """Reset several named sessions in one frame; ``seed`` (if any) is offset per session."""
         self.connect()
-        msgs = [self._reset_message(None if seed is None else seed + i, None, options, key)
-                for i, key in enumerate(sessions)]
+        msgs = [
+            self._reset_message(None if seed is None else seed + i, None, options, key)
+            for i, key in enumerate(sessions)
+        ]
         return self._batch_results(self._call(self._batch_message(msgs)), "observation", return_exceptions)
 
-    def step_batch(self, actions: Mapping[str, ActT], *,
-                   return_exceptions: bool = False) -> list[StepResult[ObsT]]:
+    def step_batch(
+        self, actions: Mapping[str, ActT], *, return_exceptions: bool = False
+    ) -> list[StepResult[ObsT]]:
         """Step several named sessions in one frame; results in ``actions`` order."""
         self.connect()
         msgs = [self._step_message(action, key) for key, action in actions.items()]
@@ -121,6 +137,7 @@ class EnvClient(BaseEnvClient[ActT, ObsT, StateT]):
     def __enter__(self) -> Self:
         return self.connect()
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.close()

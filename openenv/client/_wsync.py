@@ -6,6 +6,7 @@ the caller's timeout. Pings from the server are answered while reading.
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import ssl
 import time
@@ -89,10 +90,8 @@ class SyncWebSocket:
             if chunk:
                 self._sock.sendall(chunk)
             else:  # the protocol asks us to half-close after a close frame
-                try:
+                with contextlib.suppress(OSError):
                     self._sock.shutdown(socket.SHUT_WR)
-                except OSError:
-                    pass
 
     def _read(self, deadline: float, connecting: bool = False) -> None:
         remaining = deadline - time.monotonic()
@@ -102,7 +101,9 @@ class SyncWebSocket:
         try:
             data = self._sock.recv(_READ)
         except TimeoutError:
-            raise (ConnectError("handshake timed out") if connecting else RequestTimeout("no reply in time")) from None
+            raise (
+                ConnectError("handshake timed out") if connecting else RequestTimeout("no reply in time")
+            ) from None
         except OSError as exc:
             raise ConnectionClosed(f"connection lost: {exc}") from None
         if data:
@@ -162,8 +163,9 @@ class SyncWebSocket:
             reason = rcvd.reason if rcvd else ""
             if code == 1009:
                 raise FrameTooLarge("the server closed the connection: frame too large (1009)")
-            raise ConnectionClosed(f"connection closed (code {code}{': ' + reason if reason else ''})",
-                                   code, reason)
+            raise ConnectionClosed(
+                f"connection closed (code {code}{': ' + reason if reason else ''})", code, reason
+            )
         if proto.parser_exc is not None:
             raise ConnectionClosed(f"protocol error: {proto.parser_exc}")
 

@@ -47,15 +47,15 @@ def create_app(
         env_class = env_class or env
     elif not callable(env):
         raise TypeError(
-            "create_app() takes an env class or a factory, not an instance: each session "
-            "gets its own env"
+            "create_app() takes an env class or a factory, not an instance: each session gets its own env"
         )
     if env_class is None:
         raise TypeError("create_app(factory) needs env_class= to know the env's models")
     settings = settings or ServerSettings.from_env()
 
-    runner = EnvRunner(env_class, env, slow_call_s=settings.slow_call_s,
-                       thread_workers=settings.thread_workers)
+    runner = EnvRunner(
+        env_class, env, slow_call_s=settings.slow_call_s, thread_workers=settings.thread_workers
+    )
     manager = SessionManager(runner, settings.max_sessions, settings.idle_timeout_s)
     api = HttpApi(env_class, manager)
     openapi: dict[str, Any] = {}

@@ -23,8 +23,10 @@ def rpc_error(rid: Any, code: int, message: str) -> dict[str, Any]:
 
 def mcp_not_supported(request: Any) -> dict[str, Any]:
     """Answer one JSON-RPC request object for an env without MCP tools."""
-    if not isinstance(request, dict) or request.get("jsonrpc") != "2.0" or not isinstance(
-        request.get("method"), str
+    if (
+        not isinstance(request, dict)
+        or request.get("jsonrpc") != "2.0"
+        or not isinstance(request.get("method"), str)
     ):
         rid = request.get("id") if isinstance(request, dict) else None
         return rpc_error(rid, INVALID_REQUEST, "Invalid Request: expected a JSON-RPC 2.0 request")

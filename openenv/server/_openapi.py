@@ -22,8 +22,9 @@ def _ref(name: str) -> dict[str, Any]:
     return {"$ref": _REF.format(model=name)}
 
 
-def _op(summary: str, response: str | None, body: str | None = None, status: str = "200",
-        session: bool = False) -> dict[str, Any]:
+def _op(
+    summary: str, response: str | None, body: str | None = None, status: str = "200", session: bool = False
+) -> dict[str, Any]:
     op: dict[str, Any] = {"summary": summary, "responses": {status: {"description": "OK"}}}
     if response:
         op["responses"][status]["content"] = {"application/json": {"schema": _ref(response)}}
@@ -36,8 +37,13 @@ def _op(summary: str, response: str | None, body: str | None = None, status: str
 
 def build_openapi(env_class: EnvClass, step_model: type[BaseModel]) -> dict[str, Any]:
     models: list[type[BaseModel]] = [
-        env_class.action_model, env_class.observation_model, env_class.state_model,
-        EnvironmentMetadata, ResetData, ObservationData, step_model,
+        env_class.action_model,
+        env_class.observation_model,
+        env_class.state_model,
+        EnvironmentMetadata,
+        ResetData,
+        ObservationData,
+        step_model,
     ]
     _, defs = models_json_schema([(m, "validation") for m in models], ref_template=_REF)
     act, obs, state = (m.__name__ for m in models[:3])
@@ -55,7 +61,9 @@ def build_openapi(env_class: EnvClass, step_model: type[BaseModel]) -> dict[str,
             "get": _op("Session counts", None),
         },
         "/sessions/{sid}": {"delete": _op("Close a session", None, session=True)},
-        "/sessions/{sid}/reset": {"post": _op("Reset a session", "ObservationData", "ResetData", session=True)},
+        "/sessions/{sid}/reset": {
+            "post": _op("Reset a session", "ObservationData", "ResetData", session=True)
+        },
         "/sessions/{sid}/step": {"post": _op("Step a session", "ObservationData", step, session=True)},
         "/sessions/{sid}/state": {"get": _op("State of a session", state, session=True)},
     }

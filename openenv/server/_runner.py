@@ -14,7 +14,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from .._env import AnyEnv, AsyncEnvironment, Environment, EnvClass, Execution
+from .._env import AnyEnv, AsyncEnvironment, EnvClass, Environment, Execution
 
 log = logging.getLogger("openenv.server")
 
@@ -55,7 +55,10 @@ class EnvRunner:
             log.warning(
                 "%s.%s took %.1f ms on the event loop; running %s on worker threads from now "
                 "on (declare execution = Execution.THREAD or INLINE to choose)",
-                self.env_class.__name__, what, seconds * 1e3, self.env_class.__name__,
+                self.env_class.__name__,
+                what,
+                seconds * 1e3,
+                self.env_class.__name__,
             )
 
     async def open(self) -> EnvHandle:

@@ -42,7 +42,8 @@ def resolve_target(target: str) -> tuple[str, str | None]:
             project = tomllib.load(f).get("project", {})
         entries = project.get("entry-points", {}).get(ENTRY_POINT_GROUP, {})
         if not entries:
-            raise EnvNotFound(f'{pyproject} has no [project.entry-points."{ENTRY_POINT_GROUP}"] table')
+            table = f'[project.entry-points."{ENTRY_POINT_GROUP}"]'
+            raise EnvNotFound(f"{pyproject} has no {table} table")
         spec = next(iter(entries.values()))
         return spec, str(folder.resolve())
     if ":" in target:
@@ -52,7 +53,8 @@ def resolve_target(target: str) -> tuple[str, str | None]:
             return ep.value, None
     known = sorted(ep.name for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP))
     raise EnvNotFound(
-        f"no environment {target!r}: give module:Class, an env folder, or one of {known or 'no installed envs'}"
+        f"no environment {target!r}: give module:Class, an env folder, "
+        f"or one of {known or 'no installed envs'}"
     )
 
 

@@ -74,7 +74,9 @@ class Session:
             raise
         except Exception as exc:
             log.warning("env %s raised in %s", type(self._handle.env).__name__, what, exc_info=True)
-            raise ExecutionError(f"{what} failed: {type(exc).__name__}: {exc}", exception=type(exc).__name__) from exc
+            raise ExecutionError(
+                f"{what} failed: {type(exc).__name__}: {exc}", exception=type(exc).__name__
+            ) from exc
         finally:
             self.busy = False
             self.last_active = time.monotonic()

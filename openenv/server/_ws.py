@@ -45,7 +45,9 @@ CLOSE_IDLE = 4408
 class Connection:
     """One WebSocket and the sessions it owns."""
 
-    def __init__(self, ws: WebSocket, manager: SessionManager, adapter: TypeAdapter[Any], extended: bool) -> None:
+    def __init__(
+        self, ws: WebSocket, manager: SessionManager, adapter: TypeAdapter[Any], extended: bool
+    ) -> None:
         self.ws = ws
         self.manager = manager
         self.adapter = adapter
