@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Set up everything the tests need, then run them: lint, type check, pytest.
+#   .venv with the package and dev tools; .venv-upstream with upstream openenv 0.10.0
+#   (interop tests); a Docker engine, an offline base image and a wheelhouse
+#   (container tests). Each step is skipped when already done.
+# Pass pytest arguments through: bash scripts/test.sh -k ws
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+
+if [ ! -x .venv-upstream/bin/python ] || ! .venv-upstream/bin/python -c 'import openenv.core' 2>/dev/null; then
+  echo "test: installing upstream openenv==0.10.0 into .venv-upstream (interop tests)"
+  python3 -m venv .venv-upstream
+  .venv-upstream/bin/python -m pip install -q --disable-pip-version-check "openenv==0.10.0" \
+    || echo "test: upstream install failed; interop tests will say why they skip" >&2
+fi
+
+if [ -f scripts/docker/install_engine.sh ] && [ "${OPENENV_SKIP_DOCKER:-0}" != 1 ]; then
+  if bash scripts/docker/install_engine.sh; then
+    bash scripts/docker/build_base_image.sh
+  else
+    echo "test: no Docker engine could be started; container tests will skip with this reason" >&2
+  fi
+fi
+
+echo "test: ruff"
+.venv/bin/ruff check openenv envs tests examples bench
+echo "test: mypy"
+.venv/bin/mypy
+echo "test: pytest"
+.venv/bin/python -m pytest -q "$@"
