@@ -34,7 +34,7 @@ while [ $# -gt 0 ]; do
         --tag) TAG="$2"; shift ;;
         --keep-image) KEEP_IMAGE=1 ;;
         --no-cache) NO_CACHE=(--no-cache) ;;
-        -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
         *) echo "unknown argument: $1" >&2; exit 2 ;;
     esac
     shift
