@@ -14,10 +14,12 @@
     │   │   ├── SessionClosed         SESSION_CLOSED     use after close, idle reap or crash
     │   │   └── SessionNotFound       SESSION_NOT_FOUND  unknown HTTP session id
     │   └── FrameTooLarge             FRAME_TOO_LARGE    frame over the server's limit
-    └── TransportError                client side: the connection itself failed
-        ├── ConnectError              could not connect or handshake
-        ├── ConnectionClosed          the socket closed (carries the close code)
-        └── RequestTimeout            no reply within the timeout
+    ├── TransportError                client side: the connection itself failed
+    │   ├── ConnectError              could not connect or handshake
+    │   ├── ConnectionClosed          the socket closed (carries the close code)
+    │   └── RequestTimeout            no reply within the timeout
+    └── ProviderError                 starting or stopping a container / process failed
+        └── StartupFailed             it never became healthy (carries its last log lines)
 
 The first seven codes are upstream OpenEnv's; the rest are our additions. Upstream
 clients turn any error frame into a ``RuntimeError`` with the code in its text, so
@@ -165,6 +167,18 @@ class ConnectionClosed(TransportError):
 
 class RequestTimeout(TransportError):
     """No reply arrived within the timeout."""
+
+
+class ProviderError(OpenEnvError):
+    """A provider could not start, reach or stop an env server."""
+
+
+class StartupFailed(ProviderError):
+    """An env server did not become healthy; ``logs`` holds its last output lines."""
+
+    def __init__(self, message: str, logs: str = "") -> None:
+        super().__init__(f"{message}\n--- last log lines ---\n{logs}" if logs else message)
+        self.logs = logs
 
 
 WIRE_ERRORS: dict[ErrorCode, type[WireError]] = {

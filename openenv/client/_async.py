@@ -8,7 +8,7 @@ from types import TracebackType
 from typing import Any, Self, TypeVar
 
 from .._exceptions import ConnectError, ConnectionClosed, FrameTooLarge, RequestTimeout, SessionClosed
-from .._models import StepResult
+from .._models import GENERIC_MODELS, EnvModels, StepResult
 from ._base import BaseEnvClient
 
 ActT = TypeVar("ActT")
@@ -26,6 +26,53 @@ class AsyncEnvClient(BaseEnvClient[ActT, ObsT, StateT]):
 
     _ws: Any = None
     _closed = False
+
+    @classmethod
+    async def from_provider(
+        cls,
+        provider: Any,
+        models: EnvModels[ActT, ObsT, StateT] = GENERIC_MODELS,  # type: ignore[assignment]
+        **kwargs: Any,
+    ) -> AsyncEnvClient[ActT, ObsT, StateT]:
+        """Start a replica with ``provider`` (off the loop) and connect; ``close()`` stops it."""
+        replica = await asyncio.to_thread(provider.start)
+        try:
+            client = cls(replica.base_url, models, **kwargs)
+            client.on_close(replica.stop)
+            return await client.connect()
+        except BaseException:
+            await asyncio.to_thread(replica.stop)
+            raise
+
+    @classmethod
+    async def from_docker_image(
+        cls,
+        image: str,
+        models: EnvModels[ActT, ObsT, StateT] = GENERIC_MODELS,  # type: ignore[assignment]
+        *,
+        provider_options: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> AsyncEnvClient[ActT, ObsT, StateT]:
+        """Run ``image`` in a container (``DockerProvider``) and connect to it."""
+        from ..containers import DockerProvider
+
+        return await cls.from_provider(DockerProvider(image, **(provider_options or {})), models, **kwargs)
+
+    @classmethod
+    async def from_env(
+        cls,
+        target: str,
+        models: EnvModels[ActT, ObsT, StateT] = GENERIC_MODELS,  # type: ignore[assignment]
+        *,
+        provider_options: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> AsyncEnvClient[ActT, ObsT, StateT]:
+        """Serve ``target`` (what ``openenv serve`` takes) as a local process and connect."""
+        from ..containers import LocalProcessProvider
+
+        return await cls.from_provider(
+            LocalProcessProvider(target, **(provider_options or {})), models, **kwargs
+        )
 
     async def connect(self) -> Self:
         """Open the connection now (otherwise the first call opens it)."""
@@ -146,14 +193,17 @@ class AsyncEnvClient(BaseEnvClient[ActT, ObsT, StateT]):
         """End the session and the connection. Safe to call twice."""
         ws, self._ws = self._ws, None
         self._closed = True
-        if ws is None:
-            return
         try:
-            frame, _ = self._frame({"type": "close"})
-            await ws.send(frame)
-        except Exception:
-            pass
-        await ws.close()
+            if ws is not None:
+                try:
+                    frame, _ = self._frame({"type": "close"})
+                    await ws.send(frame)
+                except Exception:
+                    pass
+                await ws.close()
+        finally:
+            if self._on_close:
+                await asyncio.to_thread(self._run_close_callbacks)
 
     async def __aenter__(self) -> Self:
         return await self.connect()

@@ -7,7 +7,7 @@ and error frames into typed exceptions all live here, so ``EnvClient`` and
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Generic, TypeVar
 
 import msgpack
@@ -82,9 +82,19 @@ class BaseEnvClient(Generic[ActT, ObsT, StateT]):
         self._obs_signals = tuple(
             k for k in _SIGNALS if self._obs_model and k in self._obs_model.model_fields
         )
+        self._on_close: list[Callable[[], None]] = []
         self._state_model: type[BaseModel] | None = (
             models.state if _is_model(models.state) else None  # type: ignore[assignment]
         )
+
+    def on_close(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` when the client closes (stop a container, return a lease)."""
+        self._on_close.append(callback)
+
+    def _run_close_callbacks(self) -> None:
+        callbacks, self._on_close = self._on_close, []
+        for callback in reversed(callbacks):
+            callback()
 
     # --- frames -------------------------------------------------------------------
 

@@ -7,7 +7,7 @@ from types import TracebackType
 from typing import Any, Self, TypeVar
 
 from .._exceptions import ConnectionClosed, RequestTimeout, SessionClosed
-from .._models import StepResult
+from .._models import GENERIC_MODELS, EnvModels, StepResult
 from ._base import BaseEnvClient
 from ._wsync import SyncWebSocket
 
@@ -27,6 +27,55 @@ class EnvClient(BaseEnvClient[ActT, ObsT, StateT]):
 
     _ws: SyncWebSocket | None = None
     _closed = False
+
+    @classmethod
+    def from_provider(
+        cls,
+        provider: Any,
+        models: EnvModels[ActT, ObsT, StateT] = GENERIC_MODELS,  # type: ignore[assignment]
+        **kwargs: Any,
+    ) -> EnvClient[ActT, ObsT, StateT]:
+        """Start a replica with ``provider`` and connect; ``close()`` stops the replica."""
+        replica = provider.start()
+        try:
+            client = cls(replica.base_url, models, **kwargs)
+            client.on_close(replica.stop)
+            return client.connect()
+        except BaseException:
+            replica.stop()
+            raise
+
+    @classmethod
+    def from_docker_image(
+        cls,
+        image: str,
+        models: EnvModels[ActT, ObsT, StateT] = GENERIC_MODELS,  # type: ignore[assignment]
+        *,
+        provider_options: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> EnvClient[ActT, ObsT, StateT]:
+        """Run ``image`` in a container (``DockerProvider``) and connect to it.
+
+        ``provider_options`` go to ``DockerProvider`` (``env``, ``cpus``, ``memory``,
+        ``start_timeout_s``); the rest to the client. ``close()`` stops the container.
+        """
+        from ..containers import DockerProvider
+
+        return cls.from_provider(DockerProvider(image, **(provider_options or {})), models, **kwargs)
+
+    @classmethod
+    def from_env(
+        cls,
+        target: str,
+        models: EnvModels[ActT, ObsT, StateT] = GENERIC_MODELS,  # type: ignore[assignment]
+        *,
+        provider_options: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> EnvClient[ActT, ObsT, StateT]:
+        """Serve ``target`` (what ``openenv serve`` takes) as a local process and connect."""
+        from ..containers import LocalProcessProvider
+
+        return cls.from_provider(LocalProcessProvider(target, **(provider_options or {})), models, **kwargs)
 
     def connect(self) -> Self:
         """Open the connection now (otherwise the first call opens it)."""
@@ -125,14 +174,16 @@ class EnvClient(BaseEnvClient[ActT, ObsT, StateT]):
         """End the session and the connection. Safe to call twice."""
         ws, self._ws = self._ws, None
         self._closed = True
-        if ws is None:
-            return
         try:
-            frame, _ = self._frame({"type": "close"})
-            ws.send(frame)
-        except Exception:
-            pass
-        ws.close()
+            if ws is not None:
+                try:
+                    frame, _ = self._frame({"type": "close"})
+                    ws.send(frame)
+                except Exception:
+                    pass
+                ws.close()
+        finally:
+            self._run_close_callbacks()
 
     def __enter__(self) -> Self:
         return self.connect()

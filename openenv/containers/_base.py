@@ -1,0 +1,91 @@
+"""The provider interface: something that starts env servers and hands back URLs.
+
+A ``Provider`` starts ``Replica``s; a replica is one running server (a container or a
+process) with a ``base_url``, its recent logs, and ``stop()``. Readiness is a ``/health``
+poll with exponential backoff, never a fixed sleep; a replica that dies while starting
+fails at once with its last log lines.
+"""
+
+from __future__ import annotations
+
+import abc
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from types import TracebackType
+from typing import Self
+
+from .._exceptions import StartupFailed
+
+#: The port env servers listen on inside containers (upstream's convention).
+CONTAINER_PORT = 8000
+
+
+class Replica(abc.ABC):
+    """One running env server."""
+
+    base_url: str
+
+    @abc.abstractmethod
+    def alive(self) -> bool:
+        """Whether the server process/container is still running."""
+
+    @abc.abstractmethod
+    def logs(self, tail: int = 50) -> str:
+        """Its last ``tail`` lines of output."""
+
+    @abc.abstractmethod
+    def stop(self) -> None:
+        """Stop it and release its resources. Idempotent; never raises."""
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+
+class Provider(abc.ABC):
+    """Starts replicas of one env."""
+
+    @abc.abstractmethod
+    def start(self) -> Replica:
+        """Start one replica and return it once ``/health`` answers 200."""
+
+
+def wait_healthy(
+    base_url: str,
+    *,
+    timeout_s: float,
+    alive: Callable[[], bool],
+    logs: Callable[[], str],
+    what: str,
+) -> float:
+    """Poll ``/health`` (backoff 10 ms → 500 ms) until 200; returns seconds waited.
+
+    Raises ``StartupFailed`` with the last log lines if the server dies or the timeout
+    passes.
+    """
+    start = time.monotonic()
+    deadline = start + timeout_s
+    delay = 0.01
+    last_error = "no answer yet"
+    while True:
+        try:
+            with urllib.request.urlopen(f"{base_url}/health", timeout=2) as response:
+                if response.status == 200:
+                    return time.monotonic() - start
+                last_error = f"HTTP {response.status}"
+        except (urllib.error.URLError, OSError) as exc:
+            last_error = str(getattr(exc, "reason", exc))
+        if not alive():
+            raise StartupFailed(f"{what} exited before it became healthy", logs())
+        if time.monotonic() + delay > deadline:
+            raise StartupFailed(
+                f"{what} was not healthy at {base_url}/health within {timeout_s} s ({last_error})", logs()
+            )
+        time.sleep(delay)
+        delay = min(delay * 1.6, 0.5)

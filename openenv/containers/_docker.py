@@ -1,0 +1,235 @@
+"""Run env images as Docker containers through the ``docker`` SDK.
+
+Every container is labelled (``openenv.managed``, ``openenv.owner`` = host:pid,
+``openenv.image``), auto-removed when it stops, published on 127.0.0.1 only, and
+optionally CPU/memory limited. ``gc`` removes labelled containers whose owner process
+is gone (a crashed client), so nothing is orphaned for long.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import socket
+import threading
+import time
+import uuid
+import weakref
+from collections import deque
+from collections.abc import Mapping
+from typing import Any
+
+from .._exceptions import ProviderError, StartupFailed
+from ._base import CONTAINER_PORT, Provider, Replica, wait_healthy
+
+LABEL_MANAGED = "openenv.managed"
+LABEL_OWNER = "openenv.owner"
+LABEL_IMAGE = "openenv.image"
+
+_live: weakref.WeakSet[DockerReplica] = weakref.WeakSet()
+
+
+def _owner() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def docker_client() -> Any:
+    """A connected ``docker.DockerClient``; ``ProviderError`` if no engine answers."""
+    try:
+        import docker
+    except ImportError:
+        raise ProviderError("the docker SDK is missing: pip install 'openenv[docker]'") from None
+    try:
+        client = docker.from_env()
+        client.ping()
+    except Exception as exc:
+        raise ProviderError(f"no Docker engine answers ({exc}); is dockerd running?") from None
+    return client
+
+
+class DockerReplica(Replica):
+    """One env container; its output is followed into a ring buffer from the start."""
+
+    def __init__(self, container: Any, base_url: str) -> None:
+        self.container = container
+        self.id: str = container.id
+        self.base_url = base_url
+        self._lines: deque[str] = deque(maxlen=500)
+        self._exited = threading.Event()
+        self._stopped = False
+        self._follower = threading.Thread(
+            target=self._follow, name=f"openenv-logs-{self.id[:12]}", daemon=True
+        )
+        self._follower.start()
+        _live.add(self)
+
+    def _follow(self) -> None:
+        # Logs are read as they come, so they survive auto-removal of a dead container.
+        try:
+            pending = ""
+            for chunk in self.container.logs(stream=True, follow=True):
+                pending += chunk.decode(errors="replace")
+                *lines, pending = pending.split("\n")
+                self._lines.extend(lines)
+            if pending:
+                self._lines.append(pending)
+        except Exception:
+            pass
+        finally:
+            self._exited.set()
+
+    def alive(self) -> bool:
+        if self._exited.is_set():
+            return False
+        try:
+            self.container.reload()
+        except Exception:
+            return False
+        return bool(self.container.status in ("created", "running"))
+
+    def logs(self, tail: int = 50) -> str:
+        if not self._exited.is_set():
+            self._exited.wait(0.2)  # let the follower catch up with a dying container
+        return "\n".join(list(self._lines)[-tail:])
+
+    def stop(self) -> None:
+        if self._stopped:
+            return
+        self._stopped = True
+        _live.discard(self)
+        with contextlib.suppress(Exception):
+            self.container.stop(timeout=5)
+        with contextlib.suppress(Exception):  # auto-remove normally does this; make sure
+            self.container.remove(force=True)
+
+
+class DockerProvider(Provider):
+    """Start containers of one env image.
+
+    Args:
+        image: the image (local or pullable).
+        env: environment variables for the server (e.g. ``OPENENV_MAX_SESSIONS``).
+        cpus: CPU limit, e.g. ``1.5``.
+        memory: memory limit, e.g. ``"512m"``.
+        start_timeout_s: how long to wait for ``/health``.
+        labels: extra labels.
+        client: a ``docker.DockerClient`` (default: from the environment).
+    """
+
+    def __init__(
+        self,
+        image: str,
+        *,
+        env: Mapping[str, str] | None = None,
+        cpus: float | None = None,
+        memory: str | None = None,
+        start_timeout_s: float = 60.0,
+        labels: Mapping[str, str] | None = None,
+        client: Any = None,
+    ) -> None:
+        self.image = image
+        self.env = dict(env or {})
+        self.cpus = cpus
+        self.memory = memory
+        self.start_timeout_s = start_timeout_s
+        self.labels = dict(labels or {})
+        self._client = client
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            self._client = docker_client()
+        return self._client
+
+    def start(self) -> DockerReplica:
+        import docker.errors
+
+        name = f"openenv-{self.image.split('/')[-1].split(':')[0]}-{uuid.uuid4().hex[:8]}"
+        options: dict[str, Any] = {
+            "detach": True,
+            "auto_remove": True,
+            "name": name,
+            "labels": {LABEL_MANAGED: "1", LABEL_OWNER: _owner(), LABEL_IMAGE: self.image, **self.labels},
+            "environment": {"OPENENV_HOST": "0.0.0.0", "OPENENV_PORT": str(CONTAINER_PORT), **self.env},
+            "ports": {f"{CONTAINER_PORT}/tcp": ("127.0.0.1", None)},
+        }
+        if self.cpus:
+            options["nano_cpus"] = int(self.cpus * 1e9)
+        if self.memory:
+            options["mem_limit"] = self.memory
+        try:
+            container = self.client.containers.run(self.image, **options)
+        except docker.errors.ImageNotFound:
+            raise ProviderError(f"image {self.image!r} not found; build it with `openenv build`") from None
+        except docker.errors.APIError as exc:
+            raise ProviderError(f"docker could not start {self.image!r}: {exc.explanation or exc}") from None
+        replica = DockerReplica(container, "")
+        try:
+            replica.base_url = f"http://127.0.0.1:{self._host_port(container, replica)}"
+            wait_healthy(
+                replica.base_url,
+                timeout_s=self.start_timeout_s,
+                alive=replica.alive,
+                logs=replica.logs,
+                what=f"container {name} ({self.image})",
+            )
+        except BaseException:
+            replica.stop()
+            raise
+        return replica
+
+    def _host_port(self, container: Any, replica: DockerReplica) -> int:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            container.reload()
+            bindings = (container.attrs.get("NetworkSettings", {}).get("Ports") or {}).get(
+                f"{CONTAINER_PORT}/tcp"
+            )
+            if bindings:
+                return int(bindings[0]["HostPort"])
+            if container.status not in ("created", "running"):
+                break
+            time.sleep(0.02)
+        raise StartupFailed(
+            f"container {container.name} published no port for {CONTAINER_PORT}", replica.logs()
+        )
+
+
+def gc(*, all_owners: bool = False, client: Any = None) -> list[str]:
+    """Remove labelled containers whose owner process is gone; returns their names.
+
+    With ``all_owners`` every ``openenv.managed`` container is removed.
+    """
+    client = client or docker_client()
+    host = socket.gethostname()
+    removed: list[str] = []
+    for container in client.containers.list(all=True, filters={"label": f"{LABEL_MANAGED}=1"}):
+        owner = container.labels.get(LABEL_OWNER, "")
+        owner_host, _, pid = owner.rpartition(":")
+        if not all_owners and owner_host == host and pid.isdigit() and _pid_alive(int(pid)):
+            continue
+        if not all_owners and owner_host != host:
+            continue  # another machine's client: not ours to judge
+        try:
+            container.remove(force=True)
+            removed.append(container.name)
+        except Exception:
+            pass
+    return removed
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+@atexit.register
+def _stop_live_replicas() -> None:
+    for replica in list(_live):
+        replica.stop()
