@@ -27,6 +27,52 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run(args: argparse.Namespace) -> int:
+    import signal
+    import time
+
+    from ._exceptions import ProviderError
+    from .containers import DockerProvider
+
+    env = dict(item.split("=", 1) for item in args.env or [])
+    provider = DockerProvider(
+        args.image, env=env, cpus=args.cpus, memory=args.memory, start_timeout_s=args.start_timeout
+    )
+    try:
+        replica = provider.start()
+    except ProviderError as exc:
+        print(f"openenv run: {exc}", file=sys.stderr)
+        return 1
+    print(replica.base_url, flush=True)
+    if args.detach:
+        return 0
+    print(f"serving {args.image} (container {replica.id[:12]}); Ctrl-C stops it", file=sys.stderr)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    try:
+        while replica.alive():
+            time.sleep(1.0)
+    except (KeyboardInterrupt, SystemExit):
+        pass
+    finally:
+        replica.stop()
+    return 0
+
+
+def _gc(args: argparse.Namespace) -> int:
+    from ._exceptions import ProviderError
+    from .containers import gc
+
+    try:
+        removed = gc(all_owners=args.all)
+    except ProviderError as exc:
+        print(f"openenv gc: {exc}", file=sys.stderr)
+        return 1
+    for name in removed:
+        print(f"removed {name}")
+    print(f"{len(removed)} container(s) removed", file=sys.stderr)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="openenv", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -39,6 +85,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--idle-timeout", type=float, help="seconds before an idle session is closed; 0 = never")
     p.add_argument("--log-level", help="debug, info, warning (default), error")
     p.set_defaults(func=_serve)
+
+    p = sub.add_parser("run", help="run an env image as a container and print its URL")
+    p.add_argument("image")
+    p.add_argument("-e", "--env", action="append", metavar="KEY=VALUE", help="server environment variable")
+    p.add_argument("--cpus", type=float, help="CPU limit, e.g. 1.5")
+    p.add_argument("--memory", help="memory limit, e.g. 512m")
+    p.add_argument("--start-timeout", type=float, default=60.0, help="seconds to wait for /health")
+    p.add_argument("-d", "--detach", action="store_true", help="print the URL and leave it running")
+    p.set_defaults(func=_run)
+
+    p = sub.add_parser("gc", help="remove env containers left behind by crashed clients")
+    p.add_argument("--all", action="store_true", help="remove every openenv-managed container")
+    p.set_defaults(func=_gc)
     return parser
 
 
