@@ -1,0 +1,212 @@
+"""Drive an OpenEnv server with *upstream* OpenEnv's own client (sync form).
+
+Run with the upstream venv's interpreter (never our own):
+
+    .venv-upstream/bin/python tests/interop/upstream_side/drive.py \
+        --url http://127.0.0.1:P [--steps K] [--mode generic|typed] \
+        [--reset-kwargs '{"seed": 42}'] [--expect-capacity-error]
+
+Session run: reset -> K steps with messages "hello-<i>" (i = 0..K-1) ->
+state -> close, through ``GenericEnvClient`` (generic) or an upstream
+``EnvClient`` subclass for the echo models (typed).
+
+``--expect-capacity-error``: open ``--hold`` sessions (default 1) and keep
+them open (each does one reset), then open one more client and try a reset;
+record what upstream's client raised.  Start the server with
+``--max-sessions`` equal to ``--hold``.
+
+Prints exactly ONE JSON line to stdout.  Exit code 0 on success (for the
+capacity probe: success means an error was raised by the extra client).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import threading
+import time
+import traceback
+from typing import Any, Dict, List, Optional
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import _upstream_guard  # noqa: E402  (must precede any openenv import)
+
+UPSTREAM_VERSION = _upstream_guard.check()
+
+
+def _jsonable(value: Any) -> Any:
+    if hasattr(value, "model_dump"):
+        return value.model_dump()
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return repr(value)
+
+
+def _result(res: Any) -> Dict[str, Any]:
+    return {
+        "observation": _jsonable(res.observation),
+        "reward": res.reward,
+        "done": res.done,
+        "metadata": _jsonable(res.metadata),
+    }
+
+
+def _err(exc: BaseException) -> Dict[str, Any]:
+    return {
+        "error_type": type(exc).__name__,
+        "error_module": type(exc).__module__,
+        "error": str(exc),
+        "cause_type": type(exc.__cause__).__name__ if exc.__cause__ else None,
+    }
+
+
+def _make_client(url: str, mode: str, message_timeout_s: float):
+    kwargs = dict(base_url=url, connect_timeout_s=10, message_timeout_s=message_timeout_s)
+    if mode == "generic":
+        from openenv.core.generic_client import GenericEnvClient
+
+        return GenericEnvClient(**kwargs).sync()
+    from echo_models import EchoEnvClient
+
+    return EchoEnvClient(**kwargs).sync()
+
+
+def _make_action(mode: str, text: str):
+    if mode == "generic":
+        return {"message": text}
+    from echo_models import EchoAction
+
+    return EchoAction(message=text)
+
+
+def run_session(args) -> Dict[str, Any]:
+    out: Dict[str, Any] = {
+        "kind": "session",
+        "mode": args.mode,
+        "url": args.url,
+        "reset": None,
+        "steps": [],
+        "state": None,
+        "closed": False,
+        "error": None,
+    }
+    reset_kwargs = json.loads(args.reset_kwargs) if args.reset_kwargs else {}
+    client = _make_client(args.url, args.mode, args.message_timeout)
+    try:
+        with client:
+            out["reset"] = _result(client.reset(**reset_kwargs))
+            for i in range(args.steps):
+                res = client.step(_make_action(args.mode, f"{args.prefix}{i}"))
+                out["steps"].append(_result(res))
+            out["state"] = _jsonable(client.state())
+        out["closed"] = True
+    except BaseException as exc:  # noqa: BLE001 - report everything
+        out["error"] = _err(exc)
+        out["traceback_tail"] = traceback.format_exc().splitlines()[-6:]
+        try:
+            client.close()
+        except BaseException:  # noqa: BLE001
+            pass
+    out["ok"] = out["error"] is None
+    return out
+
+
+def run_capacity_probe(args) -> Dict[str, Any]:
+    out: Dict[str, Any] = {
+        "kind": "capacity_probe",
+        "mode": args.mode,
+        "url": args.url,
+        "held": [],
+        "extra_client": None,
+        "error": None,
+    }
+    holders: List[Any] = []
+    try:
+        for _ in range(args.hold):
+            c = _make_client(args.url, args.mode, args.message_timeout)
+            c.connect()
+            holders.append(c)
+            out["held"].append(_result(c.reset()))
+        extra = _make_client(args.url, args.mode, args.message_timeout)
+        t0 = time.monotonic()
+        try:
+            extra.connect()
+            out["extra_connect"] = "ok"  # upstream accepts the WS handshake first
+            res = extra.reset()
+            out["extra_client"] = {"raised": False, "result": _result(res)}
+        except BaseException as exc:  # noqa: BLE001
+            out["extra_client"] = {"raised": True, **_err(exc)}
+        out["extra_client"]["elapsed_s"] = round(time.monotonic() - t0, 4)
+        # Does the same client object work again once a slot frees up?
+        if args.retry_after_free and holders:
+            holders.pop().close()
+            time.sleep(0.3)
+            try:
+                res = extra.reset()
+                out["extra_after_free"] = {"raised": False, "result": _result(res)}
+            except BaseException as exc:  # noqa: BLE001
+                out["extra_after_free"] = {"raised": True, **_err(exc)}
+        try:
+            extra.close()
+        except BaseException as exc:  # noqa: BLE001
+            out["extra_close_error"] = _err(exc)
+    except BaseException as exc:  # noqa: BLE001
+        out["error"] = _err(exc)
+        out["traceback_tail"] = traceback.format_exc().splitlines()[-6:]
+    finally:
+        for c in holders:
+            try:
+                c.close()
+            except BaseException:  # noqa: BLE001
+                pass
+    out["ok"] = out["error"] is None and bool(
+        out["extra_client"] and out["extra_client"].get("raised")
+    )
+    return out
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description="drive a server with upstream's client")
+    ap.add_argument("--url", required=True)
+    ap.add_argument("--steps", type=int, default=3)
+    ap.add_argument("--mode", choices=["generic", "typed"], default="generic")
+    ap.add_argument("--prefix", default="hello-")
+    ap.add_argument("--reset-kwargs", default=None, help='JSON object, e.g. {"seed": 42}')
+    ap.add_argument("--expect-capacity-error", action="store_true")
+    ap.add_argument("--hold", type=int, default=1, help="sessions to hold open (probe)")
+    ap.add_argument("--retry-after-free", action="store_true")
+    ap.add_argument("--message-timeout", type=float, default=20.0)
+    ap.add_argument("--max-seconds", type=float, default=120.0)
+    args = ap.parse_args(argv)
+
+    def _die() -> None:
+        time.sleep(args.max_seconds)
+        sys.stdout.write(
+            json.dumps({"ok": False, "error": {"error_type": "DriveTimeout",
+                                                "error": f"drive.py exceeded {args.max_seconds}s"}})
+            + "\n"
+        )
+        sys.stdout.flush()
+        os._exit(3)
+
+    threading.Thread(target=_die, daemon=True).start()
+
+    if args.expect_capacity_error:
+        out = run_capacity_probe(args)
+    else:
+        out = run_session(args)
+    out["upstream_version"] = UPSTREAM_VERSION
+    sys.stdout.write(json.dumps(out, sort_keys=True) + "\n")
+    sys.stdout.flush()
+    return 0 if out.get("ok") else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
