@@ -81,8 +81,13 @@ trap 'rm -rf "$tmp"' EXIT
 local_wheels=()
 for d in "${local_dirs[@]}"; do
     log "pip wheel --no-deps $d"
-    rm -rf "$tmp/local" && mkdir -p "$tmp/local"
-    "$PY" -m pip wheel -q --no-deps --wheel-dir "$tmp/local" "$d" </dev/null \
+    rm -rf "$tmp/local" "$tmp/src" && mkdir -p "$tmp/local" "$tmp/src"
+    # Build from a clean copy: setuptools' in-tree build/ would otherwise be left in
+    # the project and reused (a deleted module would live on in later wheels).
+    tar -C "$d" --exclude-vcs --exclude='./.venv*' --exclude='./build' --exclude='./dist' \
+        --exclude='*.egg-info' --exclude='__pycache__' --exclude='./.wheelhouse' -cf - . \
+        | tar -C "$tmp/src" -xf - || die "copying $d failed"
+    "$PY" -m pip wheel -q --no-deps --wheel-dir "$tmp/local" "$tmp/src" </dev/null \
         || die "building a wheel of $d failed"
     for w in "$tmp/local"/*.whl; do
         [ -f "$w" ] || die "no wheel produced for $d"

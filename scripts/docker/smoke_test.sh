@@ -128,7 +128,7 @@ uid="$(docker exec "$CNAME" id -u 2>/dev/null || true)"
 [ "$uid" = 1000 ] && ok "runs as uid 1000" || bad "uid is '$uid', want 1000"
 case "$body" in *'"uid":1000'*) ok "server process uid 1000" ;; *) bad "server uid not 1000: $body" ;; esac
 
-pid1="$(docker exec "$CNAME" cat /proc/1/cmdline 2>/dev/null | tr '\0' ' ' | cut -c1-40 || true)"
+pid1="$(docker exec "$CNAME" cat /proc/1/cmdline 2>/dev/null | tr '\0\n' '  ' | cut -c1-40 || true)"
 case "$pid1" in /opt/venv/bin/dumb-init*) ok "PID 1 is dumb-init ($pid1)" ;; *) bad "PID 1 is '$pid1'" ;; esac
 
 t=$(now); health=""
