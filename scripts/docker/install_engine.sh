@@ -20,6 +20,14 @@ LOG="${OPENENV_DOCKERD_LOG:-/tmp/dockerd.log}"
 DRIVER="${OPENENV_DOCKER_STORAGE_DRIVER:-vfs}"
 
 log() { printf '[install_engine] %s\n' "$*" >&2; }
+# The daemon's own verdict, without its grpc chatter.
+show_log() {
+    if grep -qE 'level=(error|fatal)|failed to start' "$LOG" 2>/dev/null; then
+        grep -E 'level=(error|fatal)|failed to start' "$LOG" | tail -n 10 >&2
+    else
+        tail -n 20 "$LOG" >&2 2>/dev/null || true
+    fi
+}
 die() { printf '[install_engine] ERROR: %s\n' "$*" >&2; exit 1; }
 
 engine_answers() {
@@ -83,11 +91,11 @@ while :; do
         exit 0
     fi
     if ! kill -0 "$pid" 2>/dev/null; then
-        tail -n 30 "$LOG" >&2 || true
+        show_log
         die "dockerd (pid $pid) exited; see $LOG"
     fi
     if [ $(( $(date +%s) - start )) -ge "$WAIT_S" ]; then
-        tail -n 30 "$LOG" >&2 || true
+        show_log
         die "engine did not answer within ${WAIT_S}s; see $LOG (dockerd pid $pid left running)"
     fi
     sleep 1
