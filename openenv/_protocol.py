@@ -200,7 +200,21 @@ def classify_validation_error(exc: ValidationError) -> WireError:
 
 
 def _json_safe(errors: list[Any]) -> list[dict[str, Any]]:
-    return [{"type": e["type"], "loc": list(e["loc"]), "msg": e["msg"]} for e in errors]
+    return [{"type": e["type"], "loc": _relative_loc(e["loc"]), "msg": e["msg"]} for e in errors]
+
+
+def _relative_loc(loc: tuple[Any, ...]) -> list[Any]:
+    """Drop the union tag, and for a step's action also ``data``: upstream reports
+    action errors relative to the action (``["message"]``)."""
+    parts = list(loc)
+    if parts and parts[0] in _TAGS:
+        parts = parts[1:]
+        if loc[0] == "step" and parts[:1] == ["data"] and len(parts) > 1:
+            parts = parts[1:]
+    return parts
+
+
+_TAGS = frozenset({"reset", "step", "state", "close", "mcp", "batch"})
 
 
 def salvage_request_id(frame: str | bytes, binary: bool) -> tuple[RequestId | None, str | None]:

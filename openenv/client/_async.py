@@ -107,7 +107,18 @@ class AsyncEnvClient(BaseEnvClient[ActT, ObsT, StateT]):
         frame, rid = self._frame(message)
         timeout = self.timeout_s if timeout_s is None else timeout_s
         try:
-            await ws.send(frame)
+            try:
+                await ws.send(frame)
+            except WSClosed as closed:
+                # The server may have sent an error (CAPACITY_REACHED right after accept)
+                # and closed before reading our frame: raise that error if it is queued.
+                try:
+                    async with asyncio.timeout(1.0):
+                        queued = self._decode(await ws.recv())
+                except (WSClosed, TimeoutError):
+                    raise closed from None
+                self._raise_if_error(queued)
+                raise
             async with asyncio.timeout(timeout):
                 while True:
                     reply = self._decode(await ws.recv())

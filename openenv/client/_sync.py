@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
-from .._exceptions import ConnectionClosed, RequestTimeout, SessionClosed
+from .._exceptions import ConnectionClosed, FrameTooLarge, RequestTimeout, SessionClosed
 from .._models import GENERIC_MODELS, EnvModels, StepResult
 from ._base import BaseEnvClient
 from ._wsync import SyncWebSocket
@@ -96,9 +96,15 @@ class EnvClient(BaseEnvClient[ActT, ObsT, StateT]):
         ws = self.connect()._ws
         assert ws is not None
         frame, rid = self._frame(message)
-        ws.send(frame)
         timeout = self.timeout_s if timeout_s is None else timeout_s
         try:
+            try:
+                ws.send(frame)
+            except ConnectionClosed:
+                # The server may have sent an error (CAPACITY_REACHED right after accept)
+                # and closed before reading our frame: raise that error if it is queued.
+                self._raise_if_error(self._decode(ws.recv(1.0)))
+                raise
             while True:
                 reply = self._decode(ws.recv(timeout))
                 if self._is_reply_to(reply, rid):
@@ -108,7 +114,8 @@ class EnvClient(BaseEnvClient[ActT, ObsT, StateT]):
                 # Without ids a late reply would be read as the next answer: drop the socket.
                 self._drop()
             raise
-        except ConnectionClosed:
+        except (ConnectionClosed, FrameTooLarge):
+            # The socket is gone either way: close it and refuse later use (as AsyncEnvClient).
             self._drop()
             raise
 

@@ -18,7 +18,7 @@ _TOOL_METHODS = frozenset({"tools/list", "tools/call"})
 
 
 def rpc_error(rid: Any, code: int, message: str) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}
+    return {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message, "data": None}}
 
 
 def mcp_not_supported(request: Any) -> dict[str, Any]:
