@@ -1,0 +1,149 @@
+"""``openenv._exceptions``: the tree, the codes, and the wire round trip."""
+
+from __future__ import annotations
+
+import pytest
+
+import openenv
+from openenv._exceptions import (
+    WIRE_ERRORS,
+    CapacityReached,
+    ConnectError,
+    ConnectionClosed,
+    ErrorCode,
+    ExecutionError,
+    FactoryError,
+    FrameTooLarge,
+    InvalidJSON,
+    OpenEnvError,
+    RequestTimeout,
+    ResetRequired,
+    SessionClosed,
+    SessionError,
+    SessionNotFound,
+    TransportError,
+    UnknownMessageType,
+    ValidationFailed,
+    WireError,
+    error_from_wire,
+)
+
+EXPECTED = {
+    "INVALID_JSON": (InvalidJSON, 400),
+    "UNKNOWN_TYPE": (UnknownMessageType, 400),
+    "VALIDATION_ERROR": (ValidationFailed, 422),
+    "EXECUTION_ERROR": (ExecutionError, 500),
+    "CAPACITY_REACHED": (CapacityReached, 503),
+    "FACTORY_ERROR": (FactoryError, 500),
+    "SESSION_ERROR": (SessionError, 409),
+    "RESET_REQUIRED": (ResetRequired, 409),
+    "SESSION_CLOSED": (SessionClosed, 410),
+    "SESSION_NOT_FOUND": (SessionNotFound, 404),
+    "FRAME_TOO_LARGE": (FrameTooLarge, 413),
+}
+
+
+def test_every_code_has_exactly_one_class():
+    assert {c.value for c in ErrorCode} == set(EXPECTED)
+    assert set(WIRE_ERRORS) == set(ErrorCode)
+    assert len(set(WIRE_ERRORS.values())) == len(ErrorCode)
+
+
+@pytest.mark.parametrize("code", sorted(EXPECTED))
+def test_code_maps_to_class_and_http_status(code):
+    cls, status = EXPECTED[code]
+    assert WIRE_ERRORS[ErrorCode(code)] is cls
+    assert cls.code == ErrorCode(code)
+    assert cls.http_status == status
+
+
+@pytest.mark.parametrize("code", sorted(EXPECTED))
+def test_wire_round_trip(code):
+    cls, _ = EXPECTED[code]
+    err = cls(f"{code} happened", extra=1, errors=[{"loc": ["a"]}])
+    wire = err.to_wire()
+    assert wire == {"message": f"{code} happened", "code": code, "extra": 1,
+                    "errors": [{"loc": ["a"]}]}
+    back = error_from_wire(wire)
+    assert type(back) is cls
+    assert back.message == err.message
+    assert back.details == err.details
+    assert back.to_wire() == wire
+    assert str(back) == f"{code} happened"
+
+
+@pytest.mark.parametrize("code", sorted(EXPECTED))
+def test_round_trip_through_the_exception_class(code):
+    cls, _ = EXPECTED[code]
+    back = error_from_wire({"code": code, "message": "m"})
+    assert isinstance(back, cls)
+    assert back.code.value == code
+    assert error_from_wire(back.to_wire()).to_wire() == back.to_wire()
+
+
+def test_unknown_code_becomes_plain_wire_error_keeping_the_code():
+    err = error_from_wire({"code": "BRAND_NEW", "message": "from the future", "hint": "x"})
+    assert type(err) is WireError
+    assert err.message == "from the future"
+    assert err.details == {"hint": "x", "code": "BRAND_NEW"}
+
+
+def test_missing_code_and_message():
+    err = error_from_wire({})
+    assert type(err) is WireError
+    assert err.message == "server error"
+    assert err.details["code"] is None
+
+
+def test_error_from_wire_does_not_mutate_its_input():
+    data = {"code": "EXECUTION_ERROR", "message": "m", "exception": "KeyError"}
+    error_from_wire(data)
+    assert data == {"code": "EXECUTION_ERROR", "message": "m", "exception": "KeyError"}
+
+
+def test_message_is_stringified():
+    assert error_from_wire({"code": "INVALID_JSON", "message": 42}).message == "42"
+
+
+@pytest.mark.parametrize(
+    ("cls", "parents"),
+    [
+        (ResetRequired, (SessionError, WireError, OpenEnvError)),
+        (SessionClosed, (SessionError, WireError, OpenEnvError)),
+        (SessionNotFound, (SessionError, WireError, OpenEnvError)),
+        (FrameTooLarge, (WireError, OpenEnvError)),
+        (InvalidJSON, (WireError, OpenEnvError)),
+        (ConnectError, (TransportError, OpenEnvError)),
+        (ConnectionClosed, (TransportError, OpenEnvError)),
+        (RequestTimeout, (TransportError, OpenEnvError)),
+    ],
+)
+def test_hierarchy(cls, parents):
+    for parent in parents:
+        assert issubclass(cls, parent)
+
+
+def test_transport_errors_are_not_wire_errors():
+    for cls in (TransportError, ConnectError, ConnectionClosed, RequestTimeout):
+        assert not issubclass(cls, WireError)
+    assert issubclass(OpenEnvError, Exception)
+
+
+def test_connection_closed_carries_code_and_reason():
+    err = ConnectionClosed("closed", 4408, "idle timeout")
+    assert (err.code, err.reason, str(err)) == (4408, "idle timeout", "closed")
+    assert ConnectionClosed("x").code is None
+
+
+def test_repr_names_class_and_code():
+    assert repr(ResetRequired("go")) == "ResetRequired('go', code=RESET_REQUIRED)"
+
+
+def test_error_code_is_a_str_enum():
+    assert ErrorCode.INVALID_JSON == "INVALID_JSON"
+    assert f"{ErrorCode.FRAME_TOO_LARGE}" == "FRAME_TOO_LARGE"
+
+
+def test_exceptions_are_exported_from_the_package():
+    for cls, _ in EXPECTED.values():
+        assert getattr(openenv, cls.__name__) is cls
