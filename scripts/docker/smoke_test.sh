@@ -106,7 +106,9 @@ uvicorn.run(app, host=os.environ["OPENENV_HOST"], port=int(os.environ["OPENENV_P
             loop="uvloop", http="httptools", log_level="warning")
 '
 t=$(now)
-docker run -d --name "$CNAME" -p "127.0.0.1:$PORT:8000" "$TAG" python3 -c "$APP" >/dev/null
+if ! docker run -d --name "$CNAME" -p "127.0.0.1:$PORT:8000" "$TAG" python3 -c "$APP" >/dev/null; then
+    bad "docker run -p 127.0.0.1:$PORT:8000 failed"; finish; exit 1
+fi
 timings+=("docker run -d returned (container created+started): $(secs "$t" "$(now)")s")
 body=""
 for _ in $(seq 1 300); do   # <= 30 s
