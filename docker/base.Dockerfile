@@ -42,7 +42,7 @@ RUN set -eu; \
         --no-cache-dir --disable-pip-version-check \
         -r /wheels/requirements.txt ${OPENENV_PACKAGES}; \
     /opt/venv/bin/dumb-init --version; \
-    /opt/venv/bin/python3 -c "import fastapi, uvicorn, websockets, pydantic, httpx, orjson, msgpack, uvloop, httptools"
+    /opt/venv/bin/python3 -c "import uvicorn, websockets, pydantic, orjson, msgpack"
 
 # ---- runtime stage ------------------------------------------------------------
 # Metadata first, while the image is smallest: on the vfs storage driver every

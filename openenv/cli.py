@@ -58,6 +58,29 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _build(args: argparse.Namespace) -> int:
+    import os
+
+    from ._exceptions import ProviderError
+    from .containers import DEFAULT_BASE_IMAGE, build_env_image
+
+    base = args.base_image or os.environ.get("OPENENV_BASE_IMAGE") or DEFAULT_BASE_IMAGE
+    try:
+        tag = build_env_image(
+            args.env,
+            tag=args.tag,
+            base_image=base,
+            rebuild_base=args.rebuild_base,
+            no_cache=args.no_cache,
+            progress=lambda line: print(line, file=sys.stderr),
+        )
+    except ProviderError as exc:
+        print(f"openenv build: {exc}", file=sys.stderr)
+        return 1
+    print(tag)
+    return 0
+
+
 def _gc(args: argparse.Namespace) -> int:
     from ._exceptions import ProviderError
     from .containers import gc
@@ -85,6 +108,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--idle-timeout", type=float, help="seconds before an idle session is closed; 0 = never")
     p.add_argument("--log-level", help="debug, info, warning (default), error")
     p.set_defaults(func=_serve)
+
+    p = sub.add_parser("build", help="build the Docker image of an env folder (no network in the build)")
+    p.add_argument("env", help="the env folder (with pyproject.toml and Dockerfile)")
+    p.add_argument("-t", "--tag", help="image tag (default openenv-<name>)")
+    p.add_argument(
+        "--base-image", help="python image to build on (default python:3.11-slim; OPENENV_BASE_IMAGE)"
+    )
+    p.add_argument("--rebuild-base", action="store_true", help="rebuild the shared base image")
+    p.add_argument("--no-cache", action="store_true", help="do not use Docker's build cache")
+    p.set_defaults(func=_build)
 
     p = sub.add_parser("run", help="run an env image as a container and print its URL")
     p.add_argument("image")

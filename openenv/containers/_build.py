@@ -1,0 +1,172 @@
+"""``openenv build``: env folder -> Docker image, with no network inside the build.
+
+Two images, two Dockerfiles:
+
+* the shared base (``docker/base.Dockerfile``, tag ``openenv-base:<version>-<base>``):
+  a venv with ``openenv[server]`` and dumb-init, uid 1000, ``HEALTHCHECK``, port 8000;
+* the env image (``<env folder>/Dockerfile``, tag ``openenv-<name>``): ``FROM`` the
+  base, adds only that env's wheels, ``CMD ["openenv", "serve", "<name>"]``.
+
+Wheels are built on the host (``pip wheel``) into each build context, and every
+``RUN`` installs with ``--no-index``; builds run with ``network_mode="none"``. That is
+what makes them work offline (a local base image from debootstrap) and with the public
+``python:3.11-slim`` elsewhere alike.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from .._exceptions import ProviderError
+from ._docker import docker_client
+
+DEFAULT_BASE_IMAGE = "python:3.11-slim"
+Progress = Callable[[str], None]
+
+
+def source_root() -> Path:
+    """The openenv source tree (needed to build its wheel and find ``docker/``)."""
+    root = Path(__file__).resolve().parents[2]
+    if not (root / "pyproject.toml").is_file() or not (root / "docker" / "base.Dockerfile").is_file():
+        raise ProviderError(
+            f"openenv build needs the openenv source tree (pyproject.toml and docker/); not found at {root}"
+        )
+    return root
+
+
+def read_env_project(env_dir: Path) -> dict[str, Any]:
+    """Name, dependencies and served name of an env folder (its pyproject.toml)."""
+    pyproject = env_dir / "pyproject.toml"
+    if not pyproject.is_file():
+        raise ProviderError(f"{env_dir} has no pyproject.toml")
+    if not (env_dir / "Dockerfile").is_file():
+        raise ProviderError(f"{env_dir} has no Dockerfile (copy envs/echo_env/Dockerfile)")
+    with pyproject.open("rb") as f:
+        project = tomllib.load(f).get("project", {})
+    entries = project.get("entry-points", {}).get("openenv.envs", {})
+    if not entries:
+        raise ProviderError(f'{pyproject} has no [project.entry-points."openenv.envs"] table')
+    deps = [d for d in project.get("dependencies", []) if _dist_name(d) != "openenv"]
+    return {"name": project["name"], "serve_name": next(iter(entries)), "dependencies": deps}
+
+
+def _dist_name(requirement: str) -> str:
+    return re.split(r"[\s\[<>=!~;]", requirement, maxsplit=1)[0].lower().replace("_", "-")
+
+
+def _pip_wheel(args: list[str], dest: Path, progress: Progress) -> None:
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "wheel",
+        "--quiet",
+        "--disable-pip-version-check",
+        "--wheel-dir",
+        str(dest),
+        *args,
+    ]
+    progress(f"pip wheel {' '.join(args)}")
+    result = subprocess.run(cmd, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise ProviderError(f"pip wheel failed:\n{result.stderr[-3000:]}")
+
+
+def _docker_build(
+    client: Any, context: Path, tag: str, buildargs: dict[str, str], no_cache: bool, progress: Progress
+) -> None:
+    t0 = time.monotonic()
+    stream = client.api.build(
+        path=str(context),
+        dockerfile="Dockerfile",
+        tag=tag,
+        buildargs=buildargs,
+        rm=True,
+        forcerm=True,
+        nocache=no_cache,
+        network_mode="none",
+        decode=True,
+    )
+    for chunk in stream:
+        if "error" in chunk:
+            raise ProviderError(f"docker build of {tag} failed: {chunk['error'].strip()}")
+        line = str(chunk.get("stream", "")).strip()
+        if line.startswith("Step "):
+            progress(f"  {line[:110]}")
+    progress(f"built {tag} in {time.monotonic() - t0:.0f} s")
+
+
+def base_image_tag(base_image: str) -> str:
+    from .. import __version__
+
+    digest = hashlib.sha1(base_image.encode()).hexdigest()[:8]
+    return f"openenv-base:{__version__}-{digest}"
+
+
+def build_base(
+    base_image: str = DEFAULT_BASE_IMAGE,
+    *,
+    rebuild: bool = False,
+    no_cache: bool = False,
+    client: Any = None,
+    progress: Progress = print,
+) -> str:
+    """Build (or reuse) the shared base image; returns its tag."""
+    import docker.errors
+
+    client = client or docker_client()
+    tag = base_image_tag(base_image)
+    if not rebuild:
+        try:
+            client.images.get(tag)
+            progress(f"reusing {tag} (base {base_image})")
+            return tag
+        except docker.errors.ImageNotFound:
+            pass
+    root = source_root()
+    with tempfile.TemporaryDirectory(prefix="openenv-base-") as tmp:
+        ctx = Path(tmp)
+        _pip_wheel([f"{root}[server]", "dumb-init"], ctx, progress)
+        (ctx / "requirements.txt").write_text("openenv[server]\ndumb-init\n")
+        shutil.copy(root / "docker" / "base.Dockerfile", ctx / "Dockerfile")
+        _docker_build(client, ctx, tag, {"BASE_IMAGE": base_image}, no_cache, progress)
+    return tag
+
+
+def build_env_image(
+    env_dir: str | Path,
+    *,
+    tag: str | None = None,
+    base_image: str = DEFAULT_BASE_IMAGE,
+    rebuild_base: bool = False,
+    no_cache: bool = False,
+    client: Any = None,
+    progress: Progress = print,
+) -> str:
+    """Build the image of one env folder on the shared base; returns its tag."""
+    env_path = Path(env_dir).resolve()
+    project = read_env_project(env_path)
+    client = client or docker_client()
+    base_tag = build_base(
+        base_image, rebuild=rebuild_base, no_cache=no_cache, client=client, progress=progress
+    )
+    tag = tag or f"openenv-{project['serve_name'].replace('_', '-')}"
+    with tempfile.TemporaryDirectory(prefix="openenv-env-") as tmp:
+        ctx = Path(tmp)
+        (ctx / "wheels").mkdir()
+        _pip_wheel(["--no-deps", str(env_path)], ctx / "wheels", progress)
+        if project["dependencies"]:
+            _pip_wheel(project["dependencies"], ctx / "wheels", progress)
+        shutil.copy(env_path / "Dockerfile", ctx / "Dockerfile")
+        _docker_build(client, ctx, tag, {"OPENENV_BASE": base_tag}, no_cache, progress)
+    return tag
