@@ -1,8 +1,10 @@
 """openenv: typed environments for RL on LLM agents, served over HTTP and WebSocket.
 
-Importing this package loads the models, the env base classes and the clients only;
-the server (``openenv.server``) is imported when used.
+Importing this package loads the models, the env base classes and the sync client;
+``AsyncEnvClient`` loads on first use, the server (``openenv.server``) when imported.
 """
+
+from typing import TYPE_CHECKING, Any
 
 from ._env import AsyncEnvironment, Environment, Execution
 from ._exceptions import (
@@ -36,7 +38,10 @@ from ._models import (
     State,
     StepResult,
 )
-from .client import AsyncEnvClient, EnvClient
+from .client import EnvClient
+
+if TYPE_CHECKING:
+    from .client import AsyncEnvClient
 
 __version__ = "0.1.0"
 
@@ -75,3 +80,15 @@ __all__ = [
     "WireError",
     "__version__",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "AsyncEnvClient":
+        from .client._async import AsyncEnvClient
+
+        return AsyncEnvClient
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

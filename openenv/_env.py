@@ -15,7 +15,6 @@ its ``execution`` (see ``Execution``); async envs always run on the event loop.
 from __future__ import annotations
 
 import abc
-import inspect
 from enum import Enum
 from typing import Any, ClassVar, Generic, TypeVar, get_args, get_origin
 
@@ -73,10 +72,10 @@ class _EnvBase(Generic[ActT, ObsT, StateT]):
     @classmethod
     def metadata(cls) -> EnvironmentMetadata:
         """What ``GET /metadata`` returns for this env."""
-        doc = inspect.getdoc(cls) or ""
+        doc = (cls.__doc__ or "").strip()
         return EnvironmentMetadata(
             name=cls.env_name or cls.__name__,
-            description=cls.env_description or (doc.splitlines()[0] if doc else cls.__name__),
+            description=cls.env_description or (doc.splitlines()[0].strip() if doc else cls.__name__),
             version=cls.env_version,
             readme_content=None,
         )

@@ -1,7 +1,26 @@
-"""Clients: ``EnvClient`` (blocking) and ``AsyncEnvClient`` (asyncio), one model layer."""
+"""Clients: ``EnvClient`` (blocking) and ``AsyncEnvClient`` (asyncio), one model layer.
 
-from ._async import AsyncEnvClient
+``AsyncEnvClient`` is loaded on first use, so sync users never import asyncio.
+"""
+
+from typing import TYPE_CHECKING, Any
+
 from ._base import BaseEnvClient, ws_url
 from ._sync import EnvClient
 
+if TYPE_CHECKING:
+    from ._async import AsyncEnvClient
+
 __all__ = ["AsyncEnvClient", "BaseEnvClient", "EnvClient", "ws_url"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "AsyncEnvClient":
+        from ._async import AsyncEnvClient
+
+        return AsyncEnvClient
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
