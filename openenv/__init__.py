@@ -4,7 +4,7 @@ Importing this package loads the models, the env base classes and the sync clien
 ``AsyncEnvClient`` loads on first use, the server (``openenv.server``) when imported.
 """
 
-from typing import TYPE_CHECKING, Any
+import typing as _typing
 
 from ._env import AsyncEnvironment, Environment, Execution
 from ._exceptions import (
@@ -40,7 +40,7 @@ from ._models import (
 )
 from .client import EnvClient
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from .client import AsyncEnvClient
 
 __version__ = "0.1.0"
@@ -82,7 +82,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _typing.Any:
     if name == "AsyncEnvClient":
         from .client._async import AsyncEnvClient
 

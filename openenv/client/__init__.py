@@ -3,18 +3,18 @@
 ``AsyncEnvClient`` is loaded on first use, so sync users never import asyncio.
 """
 
-from typing import TYPE_CHECKING, Any
+import typing as _typing
 
 from ._base import BaseEnvClient, ws_url
 from ._sync import EnvClient
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from ._async import AsyncEnvClient
 
 __all__ = ["AsyncEnvClient", "BaseEnvClient", "EnvClient", "ws_url"]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _typing.Any:
     if name == "AsyncEnvClient":
         from ._async import AsyncEnvClient
 
