@@ -59,6 +59,8 @@ class Tracker:
         #: (instance number, method, thread ident) in call order
         self.calls: list[tuple[int, str, int]] = []
         self.closed = threading.Event()
+        #: thread ident -> thread name, for every thread that ran env code
+        self.names: dict[int, str] = {}
 
     def register(self, env: Any) -> int:
         with self.lock:
@@ -68,6 +70,7 @@ class Tracker:
     def record(self, no: int, what: str) -> None:
         with self.lock:
             self.calls.append((no, what, threading.get_ident()))
+            self.names[threading.get_ident()] = threading.current_thread().name
             if what == "close":
                 self.closed.set()
 

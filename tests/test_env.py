@@ -122,9 +122,8 @@ def test_metadata_uses_class_overrides():
 
 
 def test_metadata_without_docstring_uses_the_name():
-    Undocumented = type("Undocumented", (Documented,), {"__doc__": None})
-    # inspect.getdoc falls back to the parent's docstring
-    assert Undocumented.metadata().description == "First line of the docs."
+    undocumented = type("Undocumented", (Documented,), {"__doc__": None})
+    assert undocumented.metadata().description == "Undocumented"  # the parent's doc is not used
 
     class Bare(Environment[MyAction, MyObs, MyState]):
         def reset(self, **kw: Any) -> MyObs:
@@ -136,8 +135,13 @@ def test_metadata_without_docstring_uses_the_name():
         def state(self) -> MyState:
             return MyState()
 
-    Bare.__doc__ = None
-    assert Bare.metadata().description.startswith("A sync environment")
+    assert Bare.metadata().description == "Bare"
+    assert Bare.metadata().name == "Bare"
+
+
+def test_metadata_first_doc_line_is_stripped():
+    spaced = type("Spaced", (Documented,), {"__doc__": "\n    Indented first line.  \n\n    More.\n"})
+    assert spaced.metadata().description == "Indented first line."
 
 
 def test_execution_defaults_and_values():

@@ -24,11 +24,21 @@ def isort_key(name: str) -> tuple[int, list[object]]:
 
 
 def public_names(module: types.ModuleType) -> set[str]:
-    return {
+    names = {
         name for name, value in vars(module).items()
         if not name.startswith("_") and not isinstance(value, types.ModuleType)
         and name != "annotations"
     }
+    lazy = getattr(module, "__getattr__", None)  # PEP 562: names loaded on first use
+    if lazy is not None:
+        for name in module.__all__:
+            if name not in names:
+                try:
+                    lazy(name)
+                except AttributeError:
+                    continue
+                names.add(name)
+    return names
 
 
 @pytest.mark.parametrize("name", MODULES)
