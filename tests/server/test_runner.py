@@ -1,0 +1,244 @@
+"""Where env code runs: inline on the loop, on worker threads, on a dedicated thread."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import pytest
+
+from openenv import EnvClient
+from openenv._env import Execution
+from openenv.server._runner import EnvRunner
+
+from .._envs import MODELS, TAction, make_env
+from .._wire import call, connect
+
+
+def episode(server, steps: int = 2, session: str | None = None, ws=None):
+    """Reset, step and state over one connection; returns the tracker's instance number."""
+    own = ws is None
+    ws = ws or connect(server.ws_url, extended=True)
+    extra = {"session": session} if session else {}
+    no = call(ws, {"type": "reset", **extra})["data"]["observation"]["instance"]
+    for _ in range(steps):
+        call(ws, {"type": "step", "data": {}, **extra})
+    call(ws, {"type": "state", **extra})
+    if own:
+        ws.close()
+    return no
+
+
+def test_inline_env_runs_on_the_loop_thread_with_no_hop(serve):
+    server = serve(make_env(execution=Execution.INLINE))
+    with EnvClient(server.url, MODELS) as env:
+        reset = env.reset()
+        step = env.step(TAction())
+        state = env.state()
+    loop = server.loop_thread
+    assert reset.observation.thread == loop
+    assert step.observation.thread == loop
+    assert state.thread == loop
+    tracker = server.tracker
+    assert tracker.threads("reset") == tracker.threads("step") == tracker.threads("state") == {loop}
+    # construction and close may block, so they happen off the loop
+    server.wait_closes([1])
+    assert loop not in tracker.threads("init")
+    assert loop not in tracker.threads("close")
+
+
+def test_thread_env_runs_on_worker_threads(serve):
+    server = serve(make_env(execution=Execution.THREAD))
+    episode(server)
+    tracker = server.tracker
+    used = tracker.threads("reset") | tracker.threads("step") | tracker.threads("state")
+    assert server.loop_thread not in used
+    assert all(tracker.names[t].startswith("openenv-env") for t in used)
+
+
+def test_thread_env_calls_overlap_across_sessions(serve):
+    server = serve(make_env(execution=Execution.THREAD))
+    conns = [connect(server.ws_url) for _ in range(4)]
+    try:
+        for ws in conns:
+            call(ws, {"type": "reset"})
+        started = time.monotonic()
+        for ws in conns:
+            ws.send('{"type": "step", "data": {"sleep_s": 0.5}}')
+        for ws in conns:
+            reply = ws.recv(timeout=10)
+            assert '"observation"' in reply
+        took = time.monotonic() - started
+    finally:
+        for ws in conns:
+            ws.close()
+    assert took < 1.5, f"four 0.5 s steps took {took:.2f} s: they did not overlap"
+
+
+def test_dedicated_thread_env_keeps_one_thread_per_session(serve):
+    server = serve(make_env(execution=Execution.DEDICATED_THREAD))
+    with connect(server.ws_url, extended=True) as ws:
+        first = episode(server, session="a", ws=ws)
+        second = episode(server, session="b", ws=ws)
+        call(ws, {"type": "step", "session": "a", "data": {}})
+    server.wait_closes([1, 1])
+    tracker = server.tracker
+    threads = {}
+    for no in (first, second):
+        used = {what: tracker.threads(what, no) for what in ("init", "reset", "step", "state", "close")}
+        assert all(len(t) == 1 for t in used.values()), used
+        (thread,) = used["init"]
+        assert all(t == {thread} for t in used.values()), used
+        assert thread != server.loop_thread
+        assert tracker.names[thread].startswith("openenv-session")
+        threads[no] = thread
+    assert threads[first] != threads[second]
+
+
+def test_dedicated_thread_survives_env_errors(serve):
+    server = serve(make_env(execution=Execution.DEDICATED_THREAD))
+    with connect(server.ws_url) as ws:
+        call(ws, {"type": "reset"})
+        assert call(ws, {"type": "step", "data": {"fail": "x"}})["data"]["code"] == "EXECUTION_ERROR"
+        ok = call(ws, {"type": "step", "data": {}})
+    assert ok["data"]["observation"]["thread"] in server.tracker.threads("init")
+
+
+def test_auto_env_runs_inline_while_fast(serve):
+    server = serve(make_env(execution=Execution.AUTO), slow_call_s=5.0)
+    with EnvClient(server.url, MODELS) as env:
+        env.reset()
+        assert env.step(TAction()).observation.thread == server.loop_thread
+    assert server.manager.runner.execution is Execution.AUTO
+
+
+def test_auto_env_moves_to_threads_after_a_slow_call(serve, caplog):
+    server = serve(make_env(execution=Execution.AUTO), slow_call_s=0.05)
+    with caplog.at_level(logging.WARNING, logger="openenv.server"), EnvClient(server.url, MODELS) as env:
+        env.reset()
+        slow = env.step(TAction(sleep_s=0.15))
+        assert slow.observation.thread == server.loop_thread  # the slow call itself was inline
+        assert server.manager.runner.execution is Execution.THREAD
+        after = env.step(TAction())
+        assert after.observation.thread != server.loop_thread
+        assert server.tracker.names[after.observation.thread].startswith("openenv-env")
+    assert any("worker threads" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize("execution", [Execution.INLINE, Execution.THREAD])
+def test_explicit_execution_is_never_demoted(serve, execution):
+    server = serve(make_env(execution=execution), slow_call_s=0.01)
+    with EnvClient(server.url, MODELS) as env:
+        env.reset()
+        env.step(TAction(sleep_s=0.05))
+    assert server.manager.runner.execution is execution
+
+
+def test_async_env_runs_on_the_loop(serve):
+    server = serve(make_env("async"))
+    with EnvClient(server.url, MODELS) as env:
+        env.reset()
+        step = env.step(TAction())
+        state = env.state()
+    server.wait_closes([1])
+    loop = server.loop_thread
+    assert step.observation.thread == state.thread == loop
+    tracker = server.tracker
+    for what in ("init", "reset", "step", "state", "close"):
+        assert tracker.threads(what) == {loop}, what
+    assert server.manager.runner.is_async
+
+
+def test_async_env_slow_calls_do_not_block_other_sessions(serve):
+    server = serve(make_env("async"))
+    with connect(server.ws_url) as slow, connect(server.ws_url) as fast:
+        call(slow, {"type": "reset"})
+        call(fast, {"type": "reset"})
+        slow.send('{"type": "step", "data": {"sleep_s": 1.0}}')
+        started = time.monotonic()
+        assert call(fast, {"type": "step", "data": {}})["type"] == "observation"
+        assert time.monotonic() - started < 0.5
+        assert '"observation"' in slow.recv(timeout=10)
+
+
+# --- EnvRunner / EnvHandle units -------------------------------------------------------------------
+
+
+def test_runner_policy_flags():
+    sync_auto = EnvRunner(make_env(execution=Execution.AUTO), lambda: None, slow_call_s=1, thread_workers=1)
+    assert sync_auto.inline
+    assert not sync_auto.is_async
+    sync_thread = EnvRunner(make_env(), lambda: None, slow_call_s=1, thread_workers=1)
+    assert not sync_thread.inline
+    sync_thread.demote("step", 5.0)
+    assert sync_thread.execution is Execution.THREAD
+    async_runner = EnvRunner(make_env("async"), lambda: None, slow_call_s=1, thread_workers=1)
+    assert async_runner.is_async
+    assert async_runner.execution is Execution.INLINE
+
+
+def test_pool_is_created_lazily_and_shut_down():
+    runner = EnvRunner(make_env(), lambda: None, slow_call_s=1, thread_workers=2)
+    assert runner._pool is None
+    runner.shutdown()  # nothing to do
+    pool = runner.pool
+    assert runner.pool is pool
+    runner.shutdown()
+    with pytest.raises(RuntimeError):
+        pool.submit(print)
+
+
+@pytest.mark.parametrize("execution", list(Execution))
+async def test_handle_close_never_raises(execution, caplog):
+    env = make_env(execution=execution)
+
+    def bad_close(self):
+        raise OSError("cannot close")
+
+    env.close = bad_close
+    runner = EnvRunner(env, env, slow_call_s=1, thread_workers=2)
+    handle = await runner.open()
+    with caplog.at_level(logging.ERROR, logger="openenv.server"):
+        await handle.close()
+    assert any("closing" in r.getMessage() for r in caplog.records)
+    runner.shutdown()
+
+
+async def test_dedicated_thread_is_released_after_close():
+    env = make_env(execution=Execution.DEDICATED_THREAD)
+    runner = EnvRunner(env, env, slow_call_s=1, thread_workers=2)
+    handle = await runner.open()
+    assert handle.own_thread is not None
+    await handle.reset(None, None, None)
+    await handle.close()
+    with pytest.raises(RuntimeError):
+        handle.own_thread.submit(print)
+    assert env.tracker.close_counts() == [1]
+
+
+async def test_dedicated_thread_failing_constructor_releases_its_thread(monkeypatch):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from openenv.server import _runner
+
+    made: list[ThreadPoolExecutor] = []
+    shut: list[ThreadPoolExecutor] = []
+
+    class Recording(ThreadPoolExecutor):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+        def shutdown(self, *args, **kwargs):
+            shut.append(self)
+            super().shutdown(*args, **kwargs)
+
+    monkeypatch.setattr(_runner, "ThreadPoolExecutor", Recording)
+    env = make_env(execution=Execution.DEDICATED_THREAD, fail_on_init=True)
+    runner = EnvRunner(env, env, slow_call_s=1, thread_workers=2)
+    for _ in range(3):
+        with pytest.raises(RuntimeError, match="cannot build"):
+            await runner.open()
+    sessions = [p for p in made if p._thread_name_prefix.startswith("openenv-session")]
+    assert len(sessions) == 3
+    assert all(p in shut for p in sessions)

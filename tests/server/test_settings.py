@@ -1,0 +1,101 @@
+"""``ServerSettings``: defaults, ``OPENENV_*`` variables, overrides, validation."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from openenv.server import ServerSettings
+
+DEFAULTS = {
+    "host": "127.0.0.1",
+    "port": 8000,
+    "workers": 1,
+    "max_sessions": 1024,
+    "idle_timeout_s": 600.0,
+    "max_frame_bytes": 16 * 1024 * 1024,
+    "ping_interval_s": 20.0,
+    "ping_timeout_s": 20.0,
+    "slow_call_s": 0.002,
+    "thread_workers": 32,
+    "log_level": "warning",
+}
+
+
+def test_defaults():
+    assert dataclasses.asdict(ServerSettings()) == DEFAULTS
+
+
+def test_from_env_without_variables_is_the_defaults():
+    assert ServerSettings.from_env({}) == ServerSettings()
+
+
+def test_from_env_reads_and_converts_each_variable():
+    env = {
+        "OPENENV_HOST": "0.0.0.0",
+        "OPENENV_PORT": "9001",
+        "OPENENV_WORKERS": "3",
+        "OPENENV_MAX_SESSIONS": "5",
+        "OPENENV_IDLE_TIMEOUT_S": "1.5",
+        "OPENENV_MAX_FRAME_BYTES": "4096",
+        "OPENENV_PING_INTERVAL_S": "0",
+        "OPENENV_PING_TIMEOUT_S": "2.5",
+        "OPENENV_SLOW_CALL_S": "0.01",
+        "OPENENV_THREAD_WORKERS": "4",
+        "OPENENV_LOG_LEVEL": "debug",
+        "UNRELATED": "x",
+    }
+    s = ServerSettings.from_env(env)
+    assert dataclasses.asdict(s) == {
+        "host": "0.0.0.0", "port": 9001, "workers": 3, "max_sessions": 5, "idle_timeout_s": 1.5,
+        "max_frame_bytes": 4096, "ping_interval_s": 0.0, "ping_timeout_s": 2.5, "slow_call_s": 0.01,
+        "thread_workers": 4, "log_level": "debug",
+    }
+    assert isinstance(s.port, int)
+    assert isinstance(s.idle_timeout_s, float)
+
+
+def test_from_env_reads_os_environ_by_default(monkeypatch):
+    monkeypatch.setenv("OPENENV_MAX_SESSIONS", "17")
+    assert ServerSettings.from_env().max_sessions == 17
+
+
+def test_overrides_win_and_none_is_ignored():
+    s = ServerSettings.from_env({"OPENENV_PORT": "9001", "OPENENV_WORKERS": "2"}, port=7000, workers=None)
+    assert (s.port, s.workers) == (7000, 2)
+
+
+@pytest.mark.parametrize(("var", "raw"), [("OPENENV_PORT", "eighty"), ("OPENENV_IDLE_TIMEOUT_S", "soon")])
+def test_bad_variable_names_itself(var, raw):
+    with pytest.raises(ValueError, match=var):
+        ServerSettings.from_env({var: raw})
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [("max_sessions", 0, "max_sessions"), ("workers", 0, "workers"), ("max_frame_bytes", 1023, "1024")],
+)
+def test_validation(field, value, message):
+    with pytest.raises(ValueError, match=message):
+        ServerSettings(**{field: value}).validated()
+    with pytest.raises(ValueError, match=message):
+        ServerSettings.from_env({}, **{field: value})
+
+
+def test_validated_returns_itself():
+    s = ServerSettings(max_frame_bytes=1024)
+    assert s.validated() is s
+
+
+def test_settings_are_frozen():
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ServerSettings().port = 1  # type: ignore[misc]
+
+
+def test_to_env_round_trips():
+    s = ServerSettings(host="0.0.0.0", port=1234, workers=2, idle_timeout_s=0.0, log_level="info")
+    env = s.to_env()
+    assert set(env) == {f"OPENENV_{k.upper()}" for k in DEFAULTS}
+    assert all(isinstance(v, str) for v in env.values())
+    assert ServerSettings.from_env(env) == s
