@@ -76,14 +76,18 @@ class SyncWebSocket:
     def _handshake(self, deadline: float) -> Response:
         while True:
             self._read(deadline, connecting=True)
+            response: Response | None = None
             for event in self._proto.events_received():
                 if isinstance(event, Response):
-                    if self._proto.handshake_exc is not None:
-                        raise ConnectError(f"handshake failed: {self._proto.handshake_exc}")
-                    return event
-                self._on_frame(event)
+                    response = event
+                else:
+                    # Frames read together with the response are kept: a server may send
+                    # an error right after accepting, then close (upstream at capacity).
+                    self._on_frame(event)
             if self._proto.handshake_exc is not None:
                 raise ConnectError(f"handshake failed: {self._proto.handshake_exc}")
+            if response is not None:
+                return response
 
     def _flush(self) -> None:
         for chunk in self._proto.data_to_send():
@@ -129,7 +133,8 @@ class SyncWebSocket:
                 self._messages.append(whole.decode() if self._fragment_text else whole)
 
     def send(self, message: str | bytes) -> None:
-        self._raise_if_closed()
+        # A closing connection is not writable even with messages still to read.
+        self._raise_if_closed(unread_ok=False)
         if isinstance(message, str):
             self._proto.send_text(message.encode())
         else:
@@ -156,10 +161,10 @@ class SyncWebSocket:
             if self._messages:
                 return self._messages.popleft()
 
-    def _raise_if_closed(self) -> None:
+    def _raise_if_closed(self, unread_ok: bool = True) -> None:
         proto = self._proto
         if proto.close_rcvd is not None or proto.state.name == "CLOSED":
-            if self._messages:
+            if unread_ok and self._messages:
                 return
             rcvd = proto.close_rcvd
             code = rcvd.code if rcvd else None
