@@ -15,6 +15,20 @@ them open (each does one reset), then open one more client and try a reset;
 record what upstream's client raised.  Start the server with
 ``--max-sessions`` equal to ``--hold``.
 
+``--errors``: one generic session that records, call by call, what upstream's
+client raised or returned: an optional step before reset, a reset, each action
+in ``--bad-actions`` (a JSON list of raw action dicts), an upstream pydantic
+``EchoAction`` passed to ``GenericEnvClient.step`` (it sends ``metadata: {}``),
+one valid step (the socket must still be open) and state.
+
+``--plan JSON`` (or ``--plan @FILE``): run several scenarios in ONE process
+(upstream's import costs 6-10 s, so batch them).  JSON is a list of objects,
+each with a ``name`` and ``kind`` (``session`` | ``capacity`` | ``errors``) plus
+any option above under its dest name (``url``, ``mode``, ``steps``,
+``reset_kwargs`` (a dict), ``hold``, ``retry_after_free``, ``bad_actions`` (a
+list), ``step_before_reset``).  Output: ``{"kind": "plan", "results": [...],
+"ok": <all ok>}``; every result carries its ``name``.
+
 Prints exactly ONE JSON line to stdout.  Exit code 0 on success (for the
 capacity probe: success means an error was raised by the extra client).
 """
@@ -118,6 +132,87 @@ def run_session(args) -> Dict[str, Any]:
     return out
 
 
+def _open_holder(args, settle_s: float = 5.0):
+    """A connected client that did one reset.  A slot freed by an earlier scenario
+    may take a moment to be released server-side, so CAPACITY_REACHED is retried."""
+    deadline = time.monotonic() + settle_s
+    while True:
+        c = _make_client(args.url, args.mode, args.message_timeout)
+        c.connect()
+        try:
+            return c, c.reset()
+        except RuntimeError as exc:
+            try:
+                c.close()
+            except BaseException:  # noqa: BLE001
+                pass
+            if "CAPACITY_REACHED" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+
+
+def run_errors(args) -> Dict[str, Any]:
+    out: Dict[str, Any] = {"kind": "errors", "mode": args.mode, "url": args.url,
+                           "calls": [], "closed": False, "error": None}
+
+    def attempt(label: str, fn) -> None:
+        try:
+            out["calls"].append({"label": label, "raised": False, "result": fn()})
+        except Exception as exc:  # noqa: BLE001 - recorded, the session goes on
+            out["calls"].append({"label": label, "raised": True, **_err(exc)})
+
+    client = _make_client(args.url, args.mode, args.message_timeout)
+    try:
+        with client:
+            if args.step_before_reset:
+                attempt("step_before_reset",
+                        lambda: _result(client.step(_make_action(args.mode, "early"))))
+            attempt("reset", lambda: _result(client.reset()))
+            for i, raw in enumerate(args.bad_actions or []):
+                attempt(f"bad_action_{i}", lambda raw=raw: _result(client.step(raw)))
+            if args.mode == "generic":
+                from echo_models import EchoAction
+
+                attempt("model_action_into_generic",
+                        lambda: _result(client.step(EchoAction(message="typed-into-generic"))))
+            attempt("valid_step", lambda: _result(client.step(_make_action(args.mode, "still-open"))))
+            attempt("state", lambda: _jsonable(client.state()))
+        out["closed"] = True
+    except BaseException as exc:  # noqa: BLE001
+        out["error"] = _err(exc)
+        out["traceback_tail"] = traceback.format_exc().splitlines()[-6:]
+    out["ok"] = out["error"] is None
+    return out
+
+
+_RUNNERS = {"session": lambda a: run_session(a), "capacity": lambda a: run_capacity_probe(a),
+            "errors": lambda a: run_errors(a)}
+
+
+def run_plan(parser: argparse.ArgumentParser, plan_arg: str, base: argparse.Namespace) -> Dict[str, Any]:
+    text = open(plan_arg[1:]).read() if plan_arg.startswith("@") else plan_arg
+    results: List[Dict[str, Any]] = []
+    for spec in json.loads(text):
+        spec = dict(spec)
+        name, kind = spec.pop("name"), spec.pop("kind")
+        args = argparse.Namespace(**vars(base))
+        for key, value in spec.items():
+            if not hasattr(args, key):
+                parser.error(f"plan item {name!r}: unknown option {key!r}")
+            if key == "reset_kwargs" and value is not None:
+                value = json.dumps(value)  # run_session parses it like the CLI option
+            setattr(args, key, value)
+        t0 = time.monotonic()
+        try:
+            res = _RUNNERS[kind](args)
+        except BaseException as exc:  # noqa: BLE001
+            res = {"kind": kind, "ok": False, "error": _err(exc)}
+        res["name"] = name
+        res["elapsed_s"] = round(time.monotonic() - t0, 3)
+        results.append(res)
+    return {"kind": "plan", "results": results, "ok": all(r.get("ok") for r in results)}
+
+
 def run_capacity_probe(args) -> Dict[str, Any]:
     out: Dict[str, Any] = {
         "kind": "capacity_probe",
@@ -130,10 +225,9 @@ def run_capacity_probe(args) -> Dict[str, Any]:
     holders: List[Any] = []
     try:
         for _ in range(args.hold):
-            c = _make_client(args.url, args.mode, args.message_timeout)
-            c.connect()
+            c, res = _open_holder(args)
             holders.append(c)
-            out["held"].append(_result(c.reset()))
+            out["held"].append(_result(res))
         extra = _make_client(args.url, args.mode, args.message_timeout)
         t0 = time.monotonic()
         try:
@@ -174,7 +268,7 @@ def run_capacity_probe(args) -> Dict[str, Any]:
 
 def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description="drive a server with upstream's client")
-    ap.add_argument("--url", required=True)
+    ap.add_argument("--url", default=None)
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--mode", choices=["generic", "typed"], default="generic")
     ap.add_argument("--prefix", default="hello-")
@@ -182,9 +276,17 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--expect-capacity-error", action="store_true")
     ap.add_argument("--hold", type=int, default=1, help="sessions to hold open (probe)")
     ap.add_argument("--retry-after-free", action="store_true")
+    ap.add_argument("--errors", action="store_true", help="record errors call by call")
+    ap.add_argument("--bad-actions", default=None, help="JSON list of raw actions (--errors)")
+    ap.add_argument("--step-before-reset", action="store_true", help="(--errors)")
+    ap.add_argument("--plan", default=None, help="JSON list of scenarios, or @FILE")
     ap.add_argument("--message-timeout", type=float, default=20.0)
     ap.add_argument("--max-seconds", type=float, default=120.0)
     args = ap.parse_args(argv)
+    if args.plan is None and not args.url:
+        ap.error("--url is required (except with --plan)")
+    if isinstance(args.bad_actions, str):
+        args.bad_actions = json.loads(args.bad_actions)
 
     def _die() -> None:
         time.sleep(args.max_seconds)
@@ -198,8 +300,12 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     threading.Thread(target=_die, daemon=True).start()
 
-    if args.expect_capacity_error:
+    if args.plan is not None:
+        out = run_plan(ap, args.plan, args)
+    elif args.expect_capacity_error:
         out = run_capacity_probe(args)
+    elif args.errors:
+        out = run_errors(args)
     else:
         out = run_session(args)
     out["upstream_version"] = UPSTREAM_VERSION
