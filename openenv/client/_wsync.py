@@ -154,10 +154,8 @@ class SyncWebSocket:
             self._read(deadline)
             for event in self._proto.events_received():
                 self._on_frame(event)
-            try:
+            with contextlib.suppress(OSError):  # the peer is gone: the close frame or next read says how
                 self._flush()  # pongs and close replies
-            except OSError:
-                pass  # the peer is gone; the close frame received or the next read says how
             if self._messages:
                 return self._messages.popleft()
 
