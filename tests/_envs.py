@@ -95,6 +95,8 @@ class _Core:
     tracker: ClassVar[Tracker]
     fail_on_init: ClassVar[bool] = False
     fail_on_reset: ClassVar[bool] = False
+    #: when set, ``close`` records "close-start" then waits for this event (bounded)
+    close_gate: ClassVar[threading.Event | None] = None
 
     def _init(self) -> None:
         if self.fail_on_init:
@@ -162,6 +164,9 @@ class SyncTestEnv(_Core, Environment[TAction, TObservation, TState]):
         return self._get_state()
 
     def close(self) -> None:
+        if self.close_gate is not None:
+            self.tracker.record(self.no, "close-start")
+            self.close_gate.wait(10)
         self.tracker.record(self.no, "close")
 
 
@@ -187,6 +192,11 @@ class AsyncTestEnv(_Core, AsyncEnvironment[TAction, TObservation, TState]):
         return self._get_state()
 
     async def close(self) -> None:
+        if self.close_gate is not None:
+            self.tracker.record(self.no, "close-start")
+            deadline = time.monotonic() + 10
+            while not self.close_gate.is_set() and time.monotonic() < deadline:
+                await asyncio.sleep(0.01)
         self.tracker.record(self.no, "close")
 
 

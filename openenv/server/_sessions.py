@@ -60,6 +60,10 @@ class Session:
         self.busy = False
         self.closed_reason = ""
 
+    def is_idle(self) -> bool:
+        """Not in a call, and no request for longer than the manager's idle timeout."""
+        return not self.busy and time.monotonic() - self.last_active > self.manager.idle_timeout_s
+
     def _check(self, need_reset: bool) -> None:
         if self.state is SessionState.CLOSED:
             raise SessionClosed(f"session {self.id} is closed ({self.closed_reason})")
@@ -186,12 +190,12 @@ class SessionManager:
 
     async def reap_idle(self) -> int:
         """Close every session idle past the timeout; returns how many."""
-        deadline = time.monotonic() - self.idle_timeout_s
-        idle = [s for s in self.sessions.values() if not s.busy and s.last_active < deadline]
+        idle = [s for s in self.sessions.values() if s.is_idle()]
         by_owner: dict[int, tuple[Owner, list[Session]]] = {}
         for session in idle:
             if session.owner is None:
-                await session.close("idle timeout")
+                if session.is_idle():  # re-checked: it may have started a call during an earlier close
+                    await session.close("idle timeout")
             else:
                 by_owner.setdefault(id(session.owner), (session.owner, []))[1].append(session)
         for owner, sessions in by_owner.values():

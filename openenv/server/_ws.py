@@ -114,7 +114,8 @@ class Connection:
 
     async def reap(self, sessions: list[Session], reason: str) -> None:
         for session in sessions:
-            await session.close(reason)
+            if session.is_idle():  # re-checked: it may have started a call during an earlier close
+                await session.close(reason)
         if not any(s.state.value != "closed" for s in self.sessions.values()):
             await self.close_sessions(reason)
             await self._close_socket(CLOSE_IDLE, reason)

@@ -409,3 +409,35 @@ def test_teardown_on_shutdown_during_a_slow_step(serve):
     server.stop()
     assert server.tracker.close_counts() == [1]
     ws.close()
+
+
+async def test_session_that_becomes_busy_during_a_reap_pass_is_not_reaped():
+    """The reaper awaits each close; a session it listed as idle may start a call meanwhile."""
+    env = make_env("async")
+    release = asyncio.Event()
+    original_close = env.close
+
+    async def slow_close(self):
+        await release.wait()
+        await original_close(self)
+
+    env.close = slow_close
+    manager = manager_for(env, idle_timeout_s=0.05)
+    first = await manager.open(owner=None)
+    second = await manager.open(owner=None)
+    await second.reset(ResetData())
+    await asyncio.sleep(0.1)  # both idle now
+
+    reaping = asyncio.ensure_future(manager.reap_idle())
+    await asyncio.sleep(0.05)  # the reaper is inside first.close()
+    assert first.state is SessionState.CLOSED
+    stepping = asyncio.ensure_future(second.step(TAction(sleep_s=0.3)))
+    await asyncio.sleep(0.05)
+    assert second.busy
+    release.set()
+    await reaping
+    result = await stepping
+    assert result.step == 1
+    assert second.state is SessionState.ACTIVE
+    assert env.tracker.close_counts() == [1, 0]
+    await manager.shutdown()

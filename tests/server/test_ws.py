@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import socket
 import struct
+import threading
 import time
 
 import httpx
@@ -697,3 +698,23 @@ def test_every_reply_kind_validates_against_the_reply_models(server):
     kinds = [type(SERVER_MESSAGE.validate_python(r)) for r in replies]
     assert kinds == [ObservationReply, StateReply, ErrorReply, McpReply, BatchReply, ClosedReply]
     assert [r["id"] for r in replies] == [1, 2, 3, 4, 5, 6]
+
+
+def test_session_that_starts_a_call_during_a_reap_pass_is_not_reaped(serve):
+    # The reaper closes a connection's idle sessions one by one, awaiting each close;
+    # a session that starts a call meanwhile must be left alone (and so must its socket).
+    gate = threading.Event()
+    server = serve(make_env("async", close_gate=gate), idle_timeout_s=0.3)
+    with connect(server.ws_url, extended=True) as ws:
+        call(ws, {"type": "reset", "session": "a"})
+        call(ws, {"type": "reset", "session": "b"})
+        wait_until(lambda: server.tracker.count("close-start") == 1, what="the reaper to close 'a'")
+        send(ws, {"type": "step", "session": "b", "id": 1, "data": {"sleep_s": 0.3}})
+        wait_until(lambda: server.tracker.count("step") == 1, what="b's step to start")
+        gate.set()
+        reply = recv(ws)
+        assert reply["type"] == "observation"
+        assert reply["id"] == 1
+        assert server.tracker.close_counts() == [1, 0]
+        assert call(ws, {"type": "state", "session": "b"})["data"]["step_count"] == 1
+    server.wait_closes([1, 1])
