@@ -75,7 +75,7 @@ class InvalidJSON(WireError):
     """The frame could not be decoded."""
 
     code = ErrorCode.INVALID_JSON
-    http_status = 400
+    http_status = 422  # as FastAPI answers a body that is not JSON (upstream)
 
 
 class UnknownMessageType(WireError):

@@ -193,7 +193,7 @@ def classify_validation_error(exc: ValidationError) -> WireError:
     first = errors[0] if errors else {"type": "", "msg": str(exc)}
     kind = first["type"]
     if kind == "json_invalid":
-        return InvalidJSON(f"Invalid JSON: {first['msg']}")
+        return InvalidJSON(first["msg"])  # pydantic's text already starts "Invalid JSON: "
     if kind in ("union_tag_invalid", "union_tag_not_found"):
         return UnknownMessageType(f"Unknown or missing message type: {first['msg']}")
     return ValidationFailed(f"Invalid message: {first['msg']}", errors=_json_safe(errors))

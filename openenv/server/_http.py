@@ -27,8 +27,8 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from .._env import EnvClass
-from .._exceptions import InvalidJSON, WireError
-from .._protocol import ResetData, classify_validation_error, observation_data
+from .._exceptions import InvalidJSON, ValidationFailed, WireError
+from .._protocol import ResetData, observation_data
 from ._jsonrpc import PARSE_ERROR, mcp_not_supported, rpc_error
 from ._sessions import Session, SessionManager
 
@@ -44,6 +44,21 @@ class StepRequestBase(BaseModel):
 
 def step_request_model(action_model: type[BaseModel]) -> type[StepRequestBase]:
     return create_model("StepRequest", __base__=StepRequestBase, action=(action_model, ...))
+
+
+def body_error(exc: ValidationError) -> WireError:
+    """A request body's validation error in upstream's (FastAPI's) shape: action errors
+    relative to the action (``["message"]``), other fields under ``"body"``."""
+    errors = exc.errors(include_url=False, include_context=False, include_input=False)
+    if errors and errors[0]["type"] == "json_invalid":
+        detail = [{"type": "json_invalid", "loc": ["body", 0], "msg": "JSON decode error"}]
+        return InvalidJSON(errors[0]["msg"], errors=detail)
+    shaped = []
+    for e in errors:
+        loc = list(e["loc"])
+        loc = loc[1:] if loc[:1] == ["action"] and len(loc) > 1 else ["body", *loc]
+        shaped.append({"type": e["type"], "loc": loc, "msg": e["msg"]})
+    return ValidationFailed(f"Invalid request body: {errors[0]['msg']}", errors=shaped)
 
 
 def json_response(content: Any, status: int = 200) -> Response:
@@ -95,7 +110,7 @@ class HttpApi:
         try:
             return adapter.validate_json(body or b"{}")
         except ValidationError as exc:
-            raise classify_validation_error(exc) from None
+            raise body_error(exc) from None
 
     async def _throwaway(self) -> Session:
         return await self.manager.open(owner=None)

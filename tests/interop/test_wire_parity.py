@@ -446,11 +446,6 @@ def test_http_invalid_action_is_422(servers: SimpleNamespace, interop: SimpleNam
         assert ours["error"]["code"] == "VALIDATION_ERROR"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="incompatibility: POST /step action errors have loc ['action', 'message'] on ours, "
-    "['message'] (relative to the action) on upstream; the WebSocket already matches",
-)
 def test_http_invalid_action_loc_relative_to_action(
     servers: SimpleNamespace, interop: SimpleNamespace
 ) -> None:
