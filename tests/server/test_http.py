@@ -166,10 +166,11 @@ def test_stateless_step_missing_action_is_422(http):
     assert r.json()["error"]["code"] == "VALIDATION_ERROR"
 
 
-def test_malformed_json_body_is_400_invalid_json(http):
+def test_malformed_json_body_is_422_invalid_json_as_upstream(http):
     r = http.post("/step", content=b"{bad")
-    assert r.status_code == 400
+    assert r.status_code == 422
     assert r.json()["error"]["code"] == "INVALID_JSON"
+    assert r.json()["detail"] == [{"type": "json_invalid", "loc": ["body", 0], "msg": "JSON decode error"}]
     assert http.get("/health").status_code == 200
 
 
