@@ -29,7 +29,7 @@ from openenv._exceptions import (
 )
 
 EXPECTED = {
-    "INVALID_JSON": (InvalidJSON, 400),
+    "INVALID_JSON": (InvalidJSON, 422),  # FastAPI answers a non-JSON body with 422 (upstream)
     "UNKNOWN_TYPE": (UnknownMessageType, 400),
     "VALIDATION_ERROR": (ValidationFailed, 422),
     "EXECUTION_ERROR": (ExecutionError, 500),
