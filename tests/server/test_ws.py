@@ -97,13 +97,16 @@ def test_plain_close_ends_session_and_socket_without_reply(server):
 
 
 def test_message_after_close_on_plain_connection_fails(server):
+    other = open_episode(server)
     with connect(server.ws_url) as ws:
         call(ws, {"type": "reset"})
         send(ws, {"type": "close"})
         expect_closed(ws)
         with pytest.raises(ConnectionClosed):
             send(ws, STEP)
-    assert server.tracker.count("step") == 0
+    assert server.tracker.count("step") == 1  # only the other connection's
+    assert_unaffected(server, other)
+    other.close()
 
 
 def test_mcp_frame_gets_a_json_rpc_answer(server):
@@ -191,6 +194,7 @@ def test_close_named_session_replies_closed_and_keeps_socket(server):
 
 
 def test_message_after_closing_a_named_session_needs_a_reset(server):
+    other = open_episode(server)
     with connect(server.ws_url, extended=True) as ws:
         call(ws, {"type": "reset", "session": "a"})
         call(ws, {"type": "close", "session": "a", "id": 1})
@@ -198,8 +202,10 @@ def test_message_after_closing_a_named_session_needs_a_reset(server):
         # closing again is harmless, and a reset opens a fresh env under the same key
         assert call(ws, {"type": "close", "session": "a", "id": 3})["type"] == "closed"
         fresh = call(ws, {"type": "reset", "session": "a"})
-    assert fresh["data"]["observation"]["instance"] == 2
-    assert server.tracker.close_counts()[0] == 1
+    assert fresh["data"]["observation"]["instance"] == 3
+    assert server.tracker.close_counts()[1] == 1
+    assert_unaffected(server, other)
+    other.close()
 
 
 def test_close_default_session_with_id_on_extended_connection(server):
