@@ -194,9 +194,7 @@ class AsyncTestEnv(_Core, AsyncEnvironment[TAction, TObservation, TState]):
     async def close(self) -> None:
         if self.close_gate is not None:
             self.tracker.record(self.no, "close-start")
-            deadline = time.monotonic() + 10
-            while not self.close_gate.is_set() and time.monotonic() < deadline:
-                await asyncio.sleep(0.01)
+            await asyncio.to_thread(self.close_gate.wait, 10)
         self.tracker.record(self.no, "close")
 
 
