@@ -13,7 +13,8 @@ RFC = (Path(__file__).parents[1] / "rfcs" / "0001-env-protocol.md").read_text()
 
 
 def _tags(union: object) -> set[str]:
-    members = typing.get_args(typing.get_args(union)[0]) if typing.get_origin(union) is typing.Annotated else ()
+    annotated = typing.get_origin(union) is typing.Annotated
+    members = typing.get_args(typing.get_args(union)[0]) if annotated else ()
     return {typing.get_args(m.model_fields["type"].annotation)[0] for m in members}
 
 
