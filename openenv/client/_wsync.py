@@ -1,15 +1,21 @@
 """A blocking WebSocket connection: websockets' sans-I/O protocol on a plain socket.
 
-No threads and no event loop: ``recv`` reads the socket in the caller's thread, with
-the caller's timeout. Pings from the server are answered while reading.
+``send`` and ``recv`` run in the caller's thread, with the caller's timeout: no event
+loop and no thread hop per message. Pings from the server are answered while reading,
+and, between calls, by one process-wide keepalive thread that wakes once a second and
+services only idle sockets (an agent may think for minutes between steps; servers,
+upstream's included, drop a peer that leaves pings unanswered for ~40 s).
 """
 
 from __future__ import annotations
 
 import contextlib
+import select
 import socket
 import ssl
+import threading
 import time
+import weakref
 from collections import deque
 from collections.abc import Mapping
 
@@ -24,6 +30,33 @@ from websockets.uri import parse_uri
 from .._exceptions import ConnectError, ConnectionClosed, FrameTooLarge, RequestTimeout
 
 _READ = 256 * 1024
+#: How often the keepalive thread looks at idle sockets (pings come every ~20 s).
+KEEPALIVE_POLL_S = 1.0
+
+
+class _Keepalive:
+    """One daemon thread for the process: answers pings on idle sockets."""
+
+    def __init__(self) -> None:
+        self._sockets: weakref.WeakSet[SyncWebSocket] = weakref.WeakSet()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def register(self, ws: SyncWebSocket) -> None:
+        with self._lock:
+            self._sockets.add(ws)
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="openenv-keepalive", daemon=True)
+                self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            time.sleep(KEEPALIVE_POLL_S)
+            for ws in list(self._sockets):
+                ws.service_idle()
+
+
+_KEEPALIVE = _Keepalive()
 
 
 class SyncWebSocket:
@@ -72,6 +105,8 @@ class SyncWebSocket:
             raise ConnectError(f"handshake with {url} failed: {self._proto.handshake_exc}")
         self.response = response
         self.subprotocol: str | None = self._proto.subprotocol
+        self._io = threading.Lock()  # held by every socket operation
+        _KEEPALIVE.register(self)
 
     def _handshake(self, deadline: float) -> Response:
         while True:
@@ -132,7 +167,38 @@ class SyncWebSocket:
                 self._fragments = []
                 self._messages.append(whole.decode() if self._fragment_text else whole)
 
+    def service_idle(self) -> None:
+        """Read what arrived while no call was running: answer pings, keep messages.
+
+        Never blocks a caller: it skips the socket if a call holds it.
+        """
+        if not self._io.acquire(blocking=False):
+            return
+        try:
+            if self._proto.state.name != "OPEN":
+                return
+            while select.select([self._sock], [], [], 0)[0]:
+                self._sock.settimeout(0.5)
+                data = self._sock.recv(_READ)
+                if data:
+                    self._proto.receive_data(data)
+                else:
+                    self._proto.receive_eof()
+                for event in self._proto.events_received():
+                    self._on_frame(event)
+                self._flush()
+                if not data:
+                    break
+        except (OSError, ValueError):
+            pass  # the connection is broken; the caller's next operation says how
+        finally:
+            self._io.release()
+
     def send(self, message: str | bytes) -> None:
+        with self._io:
+            self._send(message)
+
+    def _send(self, message: str | bytes) -> None:
         # A closing connection is not writable even with messages still to read.
         self._raise_if_closed(unread_ok=False)
         if isinstance(message, str):
@@ -146,6 +212,10 @@ class SyncWebSocket:
 
     def recv(self, timeout_s: float) -> str | bytes:
         """The next message, or ``RequestTimeout``/``ConnectionClosed``."""
+        with self._io:
+            return self._recv(timeout_s)
+
+    def _recv(self, timeout_s: float) -> str | bytes:
         if self._messages:
             return self._messages.popleft()
         deadline = time.monotonic() + timeout_s
@@ -177,6 +247,10 @@ class SyncWebSocket:
 
     def close(self, code: int = 1000) -> None:
         """Send a close frame (if still open) and close the socket. Never raises."""
+        with self._io:
+            self._close(code)
+
+    def _close(self, code: int) -> None:
         try:
             if self._proto.state.name == "OPEN":
                 self._proto.send_close(code)

@@ -533,19 +533,25 @@ def test_long_step_survives_pings(serve):
     assert result.observation.message == "slow"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "known bug: EnvClient answers server pings only while it waits for a reply, so an "
-        "idle sync client is dropped after ping_interval_s + ping_timeout_s (40 s by default)"
-    ),
-)
-def test_idle_sync_client_outlives_the_ping_timeout(serve):
-    server = serve(ping_interval_s=0.2, ping_timeout_s=0.2)
+def test_idle_sync_client_outlives_the_ping_timeout(serve, monkeypatch):
+    """The keepalive thread answers pings while no call runs (an agent thinking)."""
+    monkeypatch.setattr("openenv.client._wsync.KEEPALIVE_POLL_S", 0.05)
+    server = serve(ping_interval_s=0.3, ping_timeout_s=1.5)
     with EnvClient(server.url, MODELS) as env:
         env.reset()
-        time.sleep(1.0)  # e.g. an LLM thinking about its next action
+        time.sleep(4.0)  # e.g. an LLM thinking about its next action: > interval + timeout
         assert env.step(TAction(message="still here")).observation.message == "still here"
+
+
+def test_sync_client_answers_pings_only_between_calls_without_a_thread_per_client(serve):
+    server = serve()
+    clients = [EnvClient(server.url, MODELS).connect() for _ in range(5)]
+    try:
+        names = [t.name for t in threading.enumerate() if t.name == "openenv-keepalive"]
+        assert len(names) == 1  # one keepalive thread for the process, not one per client
+    finally:
+        for c in clients:
+            c.close()
 
 
 # --- batch -----------------------------------------------------------------------------------
