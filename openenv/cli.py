@@ -35,8 +35,16 @@ def _run(args: argparse.Namespace) -> int:
     from .containers import DockerProvider
 
     env = dict(item.split("=", 1) for item in args.env or [])
+    # A detached container outlives this process: no host:pid owner, so `openenv gc`
+    # does not take it for a crashed client's orphan (`openenv gc --all` removes it).
+    labels = {"openenv.owner": "detached"} if args.detach else None
     provider = DockerProvider(
-        args.image, env=env, cpus=args.cpus, memory=args.memory, start_timeout_s=args.start_timeout
+        args.image,
+        env=env,
+        cpus=args.cpus,
+        memory=args.memory,
+        start_timeout_s=args.start_timeout,
+        labels=labels,
     )
     try:
         replica = provider.start()
@@ -45,6 +53,7 @@ def _run(args: argparse.Namespace) -> int:
         return 1
     print(replica.base_url, flush=True)
     if args.detach:
+        replica.detach()  # otherwise the atexit hook stops it as this process exits
         return 0
     print(f"serving {args.image} (container {replica.id[:12]}); Ctrl-C stops it", file=sys.stderr)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))

@@ -51,8 +51,9 @@ def docker_client() -> Any:
 class DockerReplica(Replica):
     """One env container; its output is followed into a ring buffer from the start."""
 
-    def __init__(self, container: Any, base_url: str) -> None:
+    def __init__(self, container: Any, base_url: str, output: Any = None) -> None:
         self.container = container
+        self._output = output  # an attach stream opened before start; else follow its logs
         self.id: str = container.id
         self.base_url = base_url
         self._lines: deque[str] = deque(maxlen=500)
@@ -68,7 +69,10 @@ class DockerReplica(Replica):
         # Logs are read as they come, so they survive auto-removal of a dead container.
         try:
             pending = ""
-            for chunk in self.container.logs(stream=True, follow=True):
+            output = self._output
+            if output is None:
+                output = self.container.logs(stream=True, follow=True)
+            for chunk in output:
                 pending += chunk.decode(errors="replace")
                 *lines, pending = pending.split("\n")
                 self._lines.extend(lines)
@@ -92,6 +96,10 @@ class DockerReplica(Replica):
         if not self._exited.is_set():
             self._exited.wait(0.2)  # let the follower catch up with a dying container
         return "\n".join(list(self._lines)[-tail:])
+
+    def detach(self) -> None:
+        """Leave the container running when this process exits (no stop at exit)."""
+        _live.discard(self)
 
     def stop(self) -> None:
         if self._stopped:
@@ -147,7 +155,6 @@ class DockerProvider(Provider):
 
         name = f"openenv-{self.image.split('/')[-1].split(':')[0]}-{uuid.uuid4().hex[:8]}"
         options: dict[str, Any] = {
-            "detach": True,
             "auto_remove": True,
             "name": name,
             "labels": {LABEL_MANAGED: "1", LABEL_OWNER: _owner(), LABEL_IMAGE: self.image, **self.labels},
@@ -159,13 +166,31 @@ class DockerProvider(Provider):
         if self.memory:
             options["mem_limit"] = self.memory
         try:
-            container = self.client.containers.run(self.image, **options)
+            try:
+                container = self.client.containers.create(self.image, **options)
+            except docker.errors.ImageNotFound:
+                self.client.images.pull(self.image)
+                container = self.client.containers.create(self.image, **options)
+            # Attach before start, as `docker run` does: a container that dies at once is
+            # auto-removed, output and all, before its logs could be fetched.
+            try:
+                output = container.attach(stdout=True, stderr=True, stream=True, logs=True)
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    container.remove(force=True)
+                raise
         except docker.errors.ImageNotFound:
             raise ProviderError(f"image {self.image!r} not found; build it with `openenv build`") from None
         except docker.errors.APIError as exc:
             raise ProviderError(f"docker could not start {self.image!r}: {exc.explanation or exc}") from None
-        replica = DockerReplica(container, "")
+        replica = DockerReplica(container, "", output)
         try:
+            try:
+                container.start()
+            except docker.errors.APIError as exc:
+                raise ProviderError(
+                    f"docker could not start {self.image!r}: {exc.explanation or exc}"
+                ) from None
             replica.base_url = f"http://127.0.0.1:{self._host_port(container, replica)}"
             wait_healthy(
                 replica.base_url,
@@ -182,7 +207,10 @@ class DockerProvider(Provider):
     def _host_port(self, container: Any, replica: DockerReplica) -> int:
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
-            container.reload()
+            try:
+                container.reload()
+            except Exception:
+                break  # gone already: it exited and was auto-removed
             bindings = (container.attrs.get("NetworkSettings", {}).get("Ports") or {}).get(
                 f"{CONTAINER_PORT}/tcp"
             )
@@ -204,7 +232,10 @@ def gc(*, all_owners: bool = False, client: Any = None) -> list[str]:
     client = client or docker_client()
     host = socket.gethostname()
     removed: list[str] = []
-    for container in client.containers.list(all=True, filters={"label": f"{LABEL_MANAGED}=1"}):
+    # ignore_removed: a container removed between the listing and its inspection
+    # (auto-removal of a stopped replica) is skipped instead of raising NotFound.
+    managed = client.containers.list(all=True, filters={"label": f"{LABEL_MANAGED}=1"}, ignore_removed=True)
+    for container in managed:
         owner = container.labels.get(LABEL_OWNER, "")
         owner_host, _, pid = owner.rpartition(":")
         if not all_owners and owner_host == host and pid.isdigit() and _pid_alive(int(pid)):

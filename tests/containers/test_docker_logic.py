@@ -1,0 +1,201 @@
+"""``gc`` decisions and ``DockerProvider`` options, with a fake docker client (no engine).
+
+``FakeDockerClient`` is a test double: it records calls and holds fake containers;
+it talks to no engine. The real-engine tests are in ``tests/docker``.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from typing import Any
+
+import docker.errors
+import pytest
+
+from openenv._exceptions import ProviderError
+from openenv.containers import DockerProvider, gc
+from openenv.containers._docker import LABEL_IMAGE, LABEL_MANAGED, LABEL_OWNER, docker_client
+
+
+class FakeContainer:
+    """Test double of ``docker.models.containers.Container``."""
+
+    def __init__(self, name: str, labels: dict[str, str], remove_error: Exception | None = None) -> None:
+        self.name = name
+        self.labels = labels
+        self.removed = False
+        self.remove_error = remove_error
+
+    def remove(self, force: bool = False) -> None:
+        assert force, "gc must force-remove (running containers)"
+        if self.remove_error is not None:
+            raise self.remove_error
+        self.removed = True
+
+
+class FakeContainers:
+    """Test double of ``DockerClient.containers``: ``list`` and a ``create`` that records."""
+
+    def __init__(self, containers: list[FakeContainer], create_error: Exception | None = None) -> None:
+        self.containers = containers
+        self.list_calls: list[dict[str, Any]] = []
+        self.create_calls: list[tuple[str, dict[str, Any]]] = []
+        self.create_error = create_error or docker.errors.APIError("refused by the test double")
+
+    def list(
+        self, all: bool = False, filters: dict[str, Any] | None = None, ignore_removed: bool = False
+    ) -> list[FakeContainer]:
+        self.list_calls.append({"all": all, "filters": filters, "ignore_removed": ignore_removed})
+        wanted = (filters or {}).get("label")
+        return [
+            c
+            for c in self.containers
+            if wanted is None or (wanted == f"{LABEL_MANAGED}=1" and c.labels.get(LABEL_MANAGED) == "1")
+        ]
+
+    def create(self, image: str, **options: Any) -> Any:
+        self.create_calls.append((image, options))
+        raise self.create_error
+
+
+class FakeImages:
+    def __init__(self, pull_error: Exception | None = None) -> None:
+        self.pulls: list[str] = []
+        self.pull_error = pull_error
+
+    def pull(self, image: str, **kwargs: Any) -> None:
+        self.pulls.append(image)
+        if self.pull_error is not None:
+            raise self.pull_error
+
+
+class FakeDockerClient:
+    """Test double of ``docker.DockerClient``; no engine behind it."""
+
+    def __init__(self, containers: list[FakeContainer] | None = None, **errors: Any) -> None:
+        self.containers = FakeContainers(containers or [], errors.get("create_error"))
+        self.images = FakeImages(errors.get("pull_error"))
+
+
+HOST = socket.gethostname()
+
+
+def finished_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait(timeout=30)
+    return proc.pid
+
+
+def labelled(name: str, owner: str | None) -> FakeContainer:
+    labels = {LABEL_MANAGED: "1", LABEL_IMAGE: "openenv-echo"}
+    if owner is not None:
+        labels[LABEL_OWNER] = owner
+    return FakeContainer(name, labels)
+
+
+@pytest.fixture
+def fleet() -> dict[str, FakeContainer]:
+    dead = finished_pid()
+    return {
+        "dead": labelled("dead", f"{HOST}:{dead}"),
+        "live": labelled("live", f"{HOST}:{os.getpid()}"),
+        "parent": labelled("parent", f"{HOST}:{os.getppid()}"),
+        "elsewhere": labelled("elsewhere", "another-host:1"),
+        "detached": labelled("detached", "detached"),
+        "garbled": labelled("garbled", f"{HOST}:not-a-pid"),
+        "unowned": labelled("unowned", None),
+    }
+
+
+def test_gc_removes_only_orphans_of_dead_local_owners(fleet: dict[str, FakeContainer]) -> None:
+    client = FakeDockerClient(list(fleet.values()))
+    removed = gc(client=client)
+    # Dead owner on this host, and labels that name this host but no process: orphans.
+    assert sorted(removed) == ["dead", "garbled"]
+    assert {n for n, c in fleet.items() if c.removed} == {"dead", "garbled"}
+    # It looked only at managed containers, stopped ones included.
+    # ...and tolerated one that vanished while it was listing (a replica's auto-removal).
+    assert client.containers.list_calls == [
+        {"all": True, "filters": {"label": f"{LABEL_MANAGED}=1"}, "ignore_removed": True}
+    ]
+
+
+def test_gc_all_owners_removes_every_managed_container(fleet: dict[str, FakeContainer]) -> None:
+    removed = gc(all_owners=True, client=FakeDockerClient(list(fleet.values())))
+    assert sorted(removed) == sorted(fleet)
+    assert all(c.removed for c in fleet.values())
+
+
+def test_gc_skips_a_container_it_cannot_remove() -> None:
+    stuck = FakeContainer(
+        "stuck",
+        {LABEL_MANAGED: "1", LABEL_OWNER: f"{HOST}:{finished_pid()}"},
+        remove_error=docker.errors.APIError("removal already in progress"),
+    )
+    orphan = labelled("orphan", f"{HOST}:{finished_pid()}")
+    assert gc(client=FakeDockerClient([stuck, orphan])) == ["orphan"]
+
+
+def test_gc_without_an_engine_is_a_provider_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-docker.sock")
+    with pytest.raises(ProviderError, match="no Docker engine answers"):
+        docker_client()
+    with pytest.raises(ProviderError, match="no Docker engine answers"):
+        gc()
+
+
+def test_provider_options_reach_the_engine() -> None:
+    """Labels, loopback-only port, limits and env, as handed to ``containers.create``."""
+    client = FakeDockerClient()
+    provider = DockerProvider(
+        "openenv-echo",
+        env={"OPENENV_MAX_SESSIONS": "8"},
+        cpus=1.5,
+        memory="512m",
+        labels={"team": "rl"},
+        client=client,
+    )
+    with pytest.raises(ProviderError, match="docker could not start 'openenv-echo'"):
+        provider.start()
+    ((image, options),) = client.containers.create_calls
+    assert image == "openenv-echo"
+    assert options["auto_remove"] is True
+    assert options["ports"] == {"8000/tcp": ("127.0.0.1", None)}
+    assert options["nano_cpus"] == 1_500_000_000
+    assert options["mem_limit"] == "512m"
+    assert options["environment"] == {
+        "OPENENV_HOST": "0.0.0.0",
+        "OPENENV_PORT": "8000",
+        "OPENENV_MAX_SESSIONS": "8",
+    }
+    assert options["labels"] == {
+        LABEL_MANAGED: "1",
+        LABEL_OWNER: f"{HOST}:{os.getpid()}",
+        LABEL_IMAGE: "openenv-echo",
+        "team": "rl",
+    }
+    assert options["name"].startswith("openenv-openenv-echo-")
+
+
+def test_provider_without_limits_sets_none() -> None:
+    client = FakeDockerClient()
+    with pytest.raises(ProviderError):
+        DockerProvider("openenv-echo", client=client).start()
+    ((_, options),) = client.containers.create_calls
+    assert "nano_cpus" not in options
+    assert "mem_limit" not in options
+
+
+def test_provider_pulls_a_missing_image_then_reports_it() -> None:
+    client = FakeDockerClient(
+        create_error=docker.errors.ImageNotFound("no such image"),
+        pull_error=docker.errors.ImageNotFound("not in any registry"),
+    )
+    with pytest.raises(
+        ProviderError, match=r"image 'ghcr\.io/x/y:1' not found; build it with `openenv build`"
+    ):
+        DockerProvider("ghcr.io/x/y:1", client=client).start()
+    assert client.images.pulls == ["ghcr.io/x/y:1"]

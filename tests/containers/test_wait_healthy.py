@@ -1,0 +1,108 @@
+"""``wait_healthy``: the /health poll every provider uses, against a scripted HTTP server."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from openenv._exceptions import ProviderError, StartupFailed
+from openenv.containers import wait_healthy
+
+
+class Health:
+    """A loopback HTTP server whose ``/health`` answers from a script of status codes."""
+
+    def __init__(self) -> None:
+        self.script: list[int] = []
+        self.default = 200
+        self.hits = 0
+        health = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                health.hits += 1
+                code = health.script.pop(0) if health.script else health.default
+                self.send_response(code if self.path == "/health" else 404)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(5)
+
+
+@pytest.fixture
+def health() -> Iterator[Health]:
+    h = Health()
+    yield h
+    h.close()
+
+
+def test_returns_once_healthy_after_some_failures(health: Health) -> None:
+    health.script = [503, 503, 500]
+    waited = wait_healthy(health.url, timeout_s=10, alive=lambda: True, logs=lambda: "", what="t")
+    assert health.hits == 4
+    assert 0 < waited < 5
+
+
+def test_times_out_with_the_last_error_and_the_logs(health: Health) -> None:
+    health.default = 503
+    t0 = time.monotonic()
+    with pytest.raises(StartupFailed) as info:
+        wait_healthy(health.url, timeout_s=0.8, alive=lambda: True, logs=lambda: "line 1\nline 2", what="srv")
+    elapsed = time.monotonic() - t0
+    assert 0.5 < elapsed < 3
+    assert isinstance(info.value, ProviderError)
+    message = str(info.value)
+    assert message.startswith(f"srv was not healthy at {health.url}/health within 0.8 s")
+    assert "(Service Unavailable)" in message  # the last error seen
+    assert info.value.logs == "line 1\nline 2"
+    assert message.endswith("--- last log lines ---\nline 1\nline 2")
+
+
+def test_a_dead_server_fails_at_once() -> None:
+    from openenv.containers._local import free_port
+
+    url = f"http://127.0.0.1:{free_port()}"  # nothing listens
+    t0 = time.monotonic()
+    with pytest.raises(StartupFailed, match="exited before it became healthy") as info:
+        wait_healthy(url, timeout_s=30, alive=lambda: False, logs=lambda: "Traceback: boom", what="srv")
+    assert time.monotonic() - t0 < 3
+    assert info.value.logs == "Traceback: boom"
+
+
+def test_a_server_that_never_listens_times_out() -> None:
+    from openenv.containers._local import free_port
+
+    url = f"http://127.0.0.1:{free_port()}"
+    t0 = time.monotonic()
+    with pytest.raises(StartupFailed, match=r"within 0\.5 s"):
+        wait_healthy(url, timeout_s=0.5, alive=lambda: True, logs=lambda: "", what="srv")
+    assert time.monotonic() - t0 < 3
+
+
+def test_backoff_is_bounded(health: Health) -> None:
+    """The poll interval grows (10 ms, x1.6) but stays at most 500 ms: a server that
+    turns healthy after ~1.5 s is seen within about half a second."""
+    health.default = 503
+    threading.Timer(1.5, lambda: setattr(health, "default", 200)).start()
+    t0 = time.monotonic()
+    wait_healthy(health.url, timeout_s=10, alive=lambda: True, logs=lambda: "", what="t")
+    elapsed = time.monotonic() - t0
+    assert 1.5 <= elapsed < 3.0  # <= 0.5 s of backoff, plus slack for a loaded machine
+    assert health.hits < 20, "polling should back off, not spin"
