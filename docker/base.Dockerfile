@@ -85,7 +85,9 @@ RUN set -eu; \
         mkdir -p /home/openenv; \
         chown 1000:1000 /home/openenv; \
     fi; \
-    chown 1000:1000 /app
+    chown 1000:1000 /app; \
+    python3 -m compileall -q -j 0 "$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["stdlib"])')" \
+        >/dev/null 2>&1 || true
 USER 1000:1000
 
 COPY --from=build /opt/venv /opt/venv
