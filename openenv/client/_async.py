@@ -16,6 +16,19 @@ ObsT = TypeVar("ObsT")
 StateT = TypeVar("StateT")
 
 
+def _ws_closed() -> Any:
+    """websockets' ConnectionClosed, imported once on first use."""
+    global _WS_CLOSED
+    if _WS_CLOSED is None:
+        from websockets.exceptions import ConnectionClosed
+
+        _WS_CLOSED = ConnectionClosed
+    return _WS_CLOSED
+
+
+_WS_CLOSED: Any = None
+
+
 class AsyncEnvClient(BaseEnvClient[ActT, ObsT, StateT]):
     """Drive one env server over WebSocket from asyncio.
 
@@ -101,9 +114,8 @@ class AsyncEnvClient(BaseEnvClient[ActT, ObsT, StateT]):
         return self
 
     async def _call(self, message: dict[str, Any], timeout_s: float | None = None) -> dict[str, Any]:
-        from websockets.exceptions import ConnectionClosed as WSClosed
-
-        ws = (await self.connect())._ws
+        ws = self._ws if self._ws is not None else (await self.connect())._ws
+        WSClosed = _ws_closed()
         frame, rid = self._frame(message)
         timeout = self.timeout_s if timeout_s is None else timeout_s
         try:
@@ -155,14 +167,16 @@ class AsyncEnvClient(BaseEnvClient[ActT, ObsT, StateT]):
         **options: Any,
     ) -> StepResult[ObsT]:
         """Start an episode. Extra keyword arguments reach the env as reset options."""
-        await self.connect()
+        if self._ws is None:
+            await self.connect()
         msg = self._reset_message(seed, episode_id, options, session)
         return self._result(await self._call(msg, timeout_s))
 
     async def step(
         self, action: ActT, *, session: str | None = None, timeout_s: float | None = None
     ) -> StepResult[ObsT]:
-        await self.connect()
+        if self._ws is None:
+            await self.connect()
         return self._result(await self._call(self._step_message(action, session), timeout_s))
 
     async def state(self, *, session: str | None = None, timeout_s: float | None = None) -> StateT:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import select
 import socket
-import ssl
 import threading
 import time
 import weakref
@@ -88,6 +87,8 @@ class SyncWebSocket:
             raise ConnectError(f"cannot connect to {url}: {exc}") from None
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if uri.secure:
+            import ssl  # only for wss://; keeps plain imports light
+
             sock = ssl.create_default_context().wrap_socket(sock, server_hostname=uri.host)
         self._sock = sock
         request = self._proto.connect()

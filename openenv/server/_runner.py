@@ -64,7 +64,8 @@ class EnvRunner:
     async def open(self) -> EnvHandle:
         """Construct one env instance, off the event loop unless it is async."""
         loop = asyncio.get_running_loop()
-        if self.is_async:
+        if self.is_async or self.execution is Execution.INLINE:
+            # Async and INLINE envs promise not to block: build them on the loop.
             return EnvHandle(self, self.factory(), None)
         if self.execution is Execution.DEDICATED_THREAD:
             own = ThreadPoolExecutor(1, thread_name_prefix="openenv-session")
@@ -123,8 +124,8 @@ class EnvHandle:
     async def close(self) -> None:
         """Close the env; never raises (errors are logged)."""
         try:
-            if isinstance(self.env, Environment) and self.runner.inline and self.own_thread is None:
-                # Closing may block (subprocesses, browsers): keep it off the loop.
+            if isinstance(self.env, Environment) and self.runner.execution is Execution.AUTO:
+                # An AUTO env has not said its close is fast (subprocesses, browsers): off the loop.
                 loop = asyncio.get_running_loop()
                 await loop.run_in_executor(self.runner.pool, self.env.close)
             else:

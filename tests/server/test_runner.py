@@ -41,10 +41,9 @@ def test_inline_env_runs_on_the_loop_thread_with_no_hop(serve):
     assert state.thread == loop
     tracker = server.tracker
     assert tracker.threads("reset") == tracker.threads("step") == tracker.threads("state") == {loop}
-    # construction and close may block, so they happen off the loop
+    # INLINE promises nothing blocks: construction and close stay on the loop too
     server.wait_closes([1])
-    assert loop not in tracker.threads("init")
-    assert loop not in tracker.threads("close")
+    assert tracker.threads("init") == tracker.threads("close") == {loop}
 
 
 def test_thread_env_runs_on_worker_threads(serve):
