@@ -1,7 +1,7 @@
 """openenv: typed environments for RL on LLM agents, served over HTTP and WebSocket.
 
-Importing this package loads the models, the env base classes and the sync client;
-``AsyncEnvClient`` loads on first use, the server (``openenv.server``) when imported.
+Importing this package loads the models, the env base classes and the exceptions; the
+clients load on first use, the server (``openenv.server``) when imported.
 """
 
 import typing as _typing
@@ -38,10 +38,9 @@ from ._models import (
     State,
     StepResult,
 )
-from .client import EnvClient
 
 if _typing.TYPE_CHECKING:
-    from .client import AsyncEnvClient
+    from .client import AsyncEnvClient, EnvClient
 
 __version__ = "0.1.0"
 
@@ -83,6 +82,11 @@ __all__ = [
 
 
 def __getattr__(name: str) -> _typing.Any:
+    # Clients load on first use: a server process never imports them.
+    if name == "EnvClient":
+        from .client._sync import EnvClient
+
+        return EnvClient
     if name == "AsyncEnvClient":
         from .client._async import AsyncEnvClient
 

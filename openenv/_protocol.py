@@ -147,7 +147,15 @@ ServerMessage = Annotated[
     ObservationReply | StateReply | ErrorReply | ClosedReply | McpReply | BatchReply,
     Field(discriminator="type"),
 ]
-SERVER_MESSAGE: TypeAdapter[Any] = TypeAdapter(ServerMessage)
+
+def __getattr__(name: str) -> Any:
+    # ``SERVER_MESSAGE`` (a validator of every reply) is built on first use: validators
+    # and tests need it, the server and clients do not.
+    if name == "SERVER_MESSAGE":
+        adapter: TypeAdapter[Any] = TypeAdapter(ServerMessage)
+        globals()[name] = adapter
+        return adapter
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 AnyRequest = ResetMessage | StepMessage[Any] | StateMessage | CloseMessage | McpMessage | BatchMessage[Any]
 BatchItem = ResetMessage | StepMessage[Any] | StateMessage | CloseMessage
