@@ -11,8 +11,12 @@ bash scripts/setup.sh
 if [ ! -x .venv-upstream/bin/python ] || ! .venv-upstream/bin/python -c 'import openenv.core' 2>/dev/null; then
   echo "test: installing upstream openenv==0.10.0 into .venv-upstream (interop tests)"
   python3 -m venv .venv-upstream
-  .venv-upstream/bin/python -m pip install -q --disable-pip-version-check "openenv==0.10.0" \
-    || echo "test: upstream install failed; interop tests will say why they skip" >&2
+  log=$(mktemp)
+  if ! .venv-upstream/bin/python -m pip install -q --disable-pip-version-check "openenv==0.10.0" >"$log" 2>&1; then
+    tail -20 "$log" >&2
+    echo "test: upstream install failed; interop tests will say why they skip" >&2
+  fi
+  rm -f "$log"
 fi
 
 if [ -f scripts/docker/install_engine.sh ] && [ "${OPENENV_SKIP_DOCKER:-0}" != 1 ]; then

@@ -6,9 +6,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from starlette.testclient import TestClient
-
-from openenv.server import create_app
+from openenv import EnvClient, EnvModels
 
 README = (Path(__file__).parents[1] / "README.md").read_text()
 
@@ -23,15 +21,14 @@ def test_readme_starts_with_the_two_commands() -> None:
     assert README.index("```bash") < README.index("##")
 
 
-def test_readme_env_example_runs_over_the_websocket() -> None:
+def test_readme_env_example_runs_over_the_websocket(serve) -> None:
     namespace: dict[str, Any] = {}
     exec(compile(_blocks("python")[0], "README.md", "exec"), namespace)
     env_class = namespace["GuessEnv"]
-    with TestClient(create_app(env_class)) as http, http.websocket_connect("/ws") as ws:
-        ws.send_json({"type": "reset", "data": {"seed": 3}})
-        assert ws.receive_json()["data"]["observation"]["hint"] == "guess 0-9"
-        ws.send_json({"type": "step", "data": {"guess": 1}})
-        assert ws.receive_json()["data"]["observation"]["hint"] == "higher"
-        ws.send_json({"type": "step", "data": {"guess": 3}})
-        reply = ws.receive_json()["data"]
-        assert (reply["reward"], reply["done"]) == (1.0, True)
+    server = serve(env_class)
+    models = EnvModels(namespace["GuessAction"], namespace["GuessObservation"], namespace["State"])
+    with EnvClient(server.url, models) as env:
+        assert env.reset(seed=3).observation.hint == "guess 0-9"
+        assert env.step(namespace["GuessAction"](guess=1)).observation.hint == "higher"
+        result = env.step(namespace["GuessAction"](guess=3))
+        assert (result.reward, result.terminated, result.truncated) == (1.0, True, False)
