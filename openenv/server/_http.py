@@ -205,7 +205,3 @@ class HttpApi:
 async def handle_wire_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, WireError)
     return wire_error_response(exc)
-
-
-async def handle_bad_json(request: Request, exc: Exception) -> Response:
-    return wire_error_response(InvalidJSON(str(exc)))

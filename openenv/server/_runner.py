@@ -39,10 +39,6 @@ class EnvRunner:
         self._pool: ThreadPoolExecutor | None = None
 
     @property
-    def inline(self) -> bool:
-        return self.execution in (Execution.INLINE, Execution.AUTO)
-
-    @property
     def pool(self) -> ThreadPoolExecutor:
         if self._pool is None:
             self._pool = ThreadPoolExecutor(self._thread_workers, thread_name_prefix="openenv-env")

@@ -32,7 +32,7 @@ from .._protocol import (
 )
 from .._types import SUBPROTOCOL
 from ._jsonrpc import mcp_not_supported
-from ._sessions import Session, SessionManager
+from ._sessions import Session, SessionManager, SessionState
 
 log = logging.getLogger("openenv.server")
 
@@ -116,7 +116,7 @@ class Connection:
         for session in sessions:
             if session.is_idle():  # re-checked: it may have started a call during an earlier close
                 await session.close(reason)
-        if not any(s.state.value != "closed" for s in self.sessions.values()):
+        if all(s.state is SessionState.CLOSED for s in self.sessions.values()):
             await self.close_sessions(reason)
             await self._close_socket(CLOSE_IDLE, reason)
 
@@ -145,7 +145,7 @@ class Connection:
                 }
             elif isinstance(msg, ResetMessage):
                 session = self.sessions.get(key)
-                if session is None or session.state.value == "closed":
+                if session is None or session.state is SessionState.CLOSED:
                     session = self.sessions[key] = await self.manager.open(self)
                 obs = await session.reset(msg.data)
                 reply = {"type": "observation", "data": observation_data(obs, binary, self.extended)}

@@ -165,10 +165,12 @@ def test_async_env_slow_calls_do_not_block_other_sessions(serve):
 
 def test_runner_policy_flags():
     sync_auto = EnvRunner(make_env(execution=Execution.AUTO), lambda: None, slow_call_s=1, thread_workers=1)
-    assert sync_auto.inline
+    assert sync_auto.execution is Execution.AUTO
     assert not sync_auto.is_async
+    sync_auto.demote("step", 5.0)
+    assert sync_auto.execution is Execution.THREAD
     sync_thread = EnvRunner(make_env(), lambda: None, slow_call_s=1, thread_workers=1)
-    assert not sync_thread.inline
+    assert sync_thread.execution is Execution.THREAD
     sync_thread.demote("step", 5.0)
     assert sync_thread.execution is Execution.THREAD
     async_runner = EnvRunner(make_env("async"), lambda: None, slow_call_s=1, thread_workers=1)
