@@ -187,3 +187,41 @@ def test_two_workers_both_serve_sessions():
         assert len(workers) == 2, f"only worker(s) {workers} answered {len(clients)} connections"
         assert workers <= children
         assert proc.pid not in workers
+
+
+@pytest.mark.timeout(90)
+def test_two_workers_split_connections_evenly():
+    """Each worker has its own SO_REUSEPORT socket, so a burst of connections is spread
+    by the kernel, not taken by whichever worker wakes first."""
+    with openenv_serve("tests._envs:PidEnv", "--workers", "2", startup_s=60) as (url, _):
+        time.sleep(2.0)  # both workers listening
+        clients = [EnvClient(url, MODELS) for _ in range(64)]
+        try:
+            pids = [env.reset().observation.pid for env in clients]
+        finally:
+            for env in clients:
+                env.close()
+    counts = sorted(pids.count(p) for p in set(pids))
+    assert len(counts) == 2, f"connections per worker: {counts}"
+    assert counts[0] >= 16, f"connections per worker: {counts}"
+
+
+@pytest.mark.timeout(90)
+def test_a_worker_that_dies_is_replaced():
+    with openenv_serve("tests._envs:PidEnv", "--workers", "2", startup_s=60) as (url, proc):
+        time.sleep(2.0)
+        with EnvClient(url, MODELS) as env:
+            victim = env.reset().observation.pid
+        os.kill(victim, signal.SIGKILL)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            children = {p.pid for p in psutil.Process(proc.pid).children(recursive=True)}
+            if victim not in children and len(children) >= 2:  # the replacement is up
+                break
+            time.sleep(0.2)
+        served = set()
+        for _ in range(16):
+            with EnvClient(url, MODELS) as env:
+                served.add(env.reset().observation.pid)
+        assert victim not in served
+        assert served <= {p.pid for p in psutil.Process(proc.pid).children(recursive=True)}

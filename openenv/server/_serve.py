@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import importlib.util
-import os
+import socket
 import sys
 import tomllib
 from pathlib import Path
@@ -23,8 +23,6 @@ from .._env import AsyncEnvironment, EnvClass, Environment
 from ._settings import ServerSettings
 
 ENTRY_POINT_GROUP = "openenv.envs"
-_ENV_VAR = "OPENENV_ENV"
-_PATH_VAR = "OPENENV_ENV_PATH"
 
 
 class EnvNotFound(LookupError):
@@ -71,14 +69,6 @@ def load_env_class(spec: str, path: str | None = None) -> EnvClass:
     return obj
 
 
-def app_from_environ() -> Any:
-    """uvicorn factory for worker processes: the env and settings come from variables."""
-    from ._app import create_app
-
-    env_class = load_env_class(os.environ[_ENV_VAR], os.environ.get(_PATH_VAR) or None)
-    return create_app(env_class, settings=ServerSettings.from_env())
-
-
 def uvicorn_options(settings: ServerSettings) -> dict[str, Any]:
     """The fastest uvicorn stack installed, compression off, sizes and pings set."""
     have = importlib.util.find_spec
@@ -100,11 +90,10 @@ def uvicorn_options(settings: ServerSettings) -> dict[str, Any]:
 
 
 def serve(target: str | EnvClass, settings: ServerSettings | None = None) -> None:
-    """Serve an env until interrupted. ``settings.workers > 1`` forks worker processes."""
+    """Serve an env until interrupted. ``settings.workers > 1`` starts worker processes."""
     import uvicorn
 
     settings = settings or ServerSettings.from_env()
-    options = uvicorn_options(settings)
     if isinstance(target, str):
         spec, path = resolve_target(target)
         env_class = load_env_class(spec, path)
@@ -113,9 +102,75 @@ def serve(target: str | EnvClass, settings: ServerSettings | None = None) -> Non
     if settings.workers == 1:
         from ._app import create_app
 
-        uvicorn.run(create_app(env_class, settings=settings), **options)
+        uvicorn.run(create_app(env_class, settings=settings), **uvicorn_options(settings))
         return
-    os.environ.update(settings.to_env())
-    os.environ[_ENV_VAR] = spec
-    os.environ[_PATH_VAR] = path or ""
-    uvicorn.run("openenv.server._serve:app_from_environ", factory=True, workers=settings.workers, **options)
+    _supervise(spec, path, settings)
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A listening socket with SO_REUSEPORT: each worker binds its own, and the kernel
+    spreads new connections evenly over them (with one shared accept queue, whichever
+    worker wakes first takes most of a burst)."""
+    family, kind, proto, _, address = socket.getaddrinfo(
+        host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+    )[0]
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    sock.bind(address)
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock
+
+
+def _worker_main(spec: str, path: str | None, settings: ServerSettings) -> None:
+    import uvicorn
+
+    from ._app import create_app
+
+    sock = _listen(settings.host, settings.port)
+    app = create_app(load_env_class(spec, path), settings=settings)
+    uvicorn.Server(uvicorn.Config(app, **uvicorn_options(settings))).run(sockets=[sock])
+
+
+def _supervise(spec: str, path: str | None, settings: ServerSettings) -> None:
+    """Run ``settings.workers`` worker processes; restart one that dies; stop all on
+    SIGINT/SIGTERM."""
+    import logging
+    import multiprocessing
+    import signal
+    from multiprocessing.connection import wait
+
+    log = logging.getLogger("openenv.server")
+    _listen(settings.host, settings.port).close()  # fail here, clearly, if the port is taken
+    ctx = multiprocessing.get_context("spawn")
+    stopping = False
+
+    def start() -> Any:
+        proc = ctx.Process(target=_worker_main, args=(spec, path, settings), name="openenv-worker")
+        proc.start()
+        return proc
+
+    def stop(signum: int, frame: Any) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    workers = [start() for _ in range(settings.workers)]
+    print(f"openenv: {settings.workers} workers on http://{settings.host}:{settings.port}", flush=True)
+    try:
+        while not stopping:
+            wait([w.sentinel for w in workers], timeout=0.5)
+            for i, w in enumerate(workers):
+                if not w.is_alive() and not stopping:
+                    log.warning("worker %s exited with %s; starting a new one", w.pid, w.exitcode)
+                    workers[i] = start()
+    finally:
+        for w in workers:
+            w.terminate()  # SIGTERM: uvicorn shuts down gracefully
+        for w in workers:
+            w.join(timeout=10)
+            if w.is_alive():
+                w.kill()
+                w.join(timeout=5)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import sys
 import textwrap
 
@@ -15,7 +16,7 @@ from openenv.server import serve as serve_env
 from openenv.server._serve import (
     ENTRY_POINT_GROUP,
     EnvNotFound,
-    app_from_environ,
+    _listen,
     load_env_class,
     resolve_target,
     uvicorn_options,
@@ -155,14 +156,16 @@ def test_load_env_class_resolves_dotted_attributes():
     assert load_env_class("tests._envs:PidEnv") is PidEnv
 
 
-def test_app_from_environ_builds_the_app_for_worker_processes(monkeypatch):
-    monkeypatch.setenv("OPENENV_ENV", "tests._envs:PidEnv")
-    monkeypatch.setenv("OPENENV_ENV_PATH", "")
-    monkeypatch.setenv("OPENENV_MAX_SESSIONS", "3")
-    app = app_from_environ()
-    assert isinstance(app, Starlette)
-    assert app.state.settings.max_sessions == 3
-    assert app.state.sessions.runner.env_class is PidEnv
+def test_worker_sockets_share_one_port_with_reuseport():
+    first = _listen("127.0.0.1", 0)
+    port = first.getsockname()[1]
+    second = _listen("127.0.0.1", port)  # would fail without SO_REUSEPORT
+    try:
+        assert second.getsockname()[1] == port
+        assert second.getsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT) == 1
+    finally:
+        first.close()
+        second.close()
 
 
 # --- serve() -----------------------------------------------------------------------------------------
@@ -193,22 +196,24 @@ def test_serve_accepts_a_class(fake_uvicorn):
     assert fake_uvicorn[0][0][0].state.sessions.runner.env_class is PidEnv
 
 
-def test_serve_many_workers_hands_the_target_to_the_factory(fake_uvicorn):
+@pytest.fixture
+def fake_supervisor(monkeypatch):
+    calls: list[tuple[str, str | None, ServerSettings]] = []
+    monkeypatch.setattr(serve_mod, "_supervise", lambda *args: calls.append(args))
+    return calls
+
+
+def test_serve_many_workers_hands_the_resolved_target_to_the_supervisor(fake_uvicorn, fake_supervisor):
     serve_env(ECHO_DIR, ServerSettings(workers=3, max_sessions=9))
-    ((args, kwargs),) = fake_uvicorn
-    assert args == ("openenv.server._serve:app_from_environ",)
-    assert kwargs["factory"] is True
-    assert kwargs["workers"] == 3
-    assert os.environ["OPENENV_ENV"] == "echo_env:EchoEnv"
-    assert os.environ["OPENENV_ENV_PATH"] == os.path.realpath(ECHO_DIR)
-    assert os.environ["OPENENV_MAX_SESSIONS"] == "9"
-    assert os.environ["OPENENV_WORKERS"] == "3"
+    ((spec, path, settings),) = fake_supervisor
+    assert (spec, path) == ("echo_env:EchoEnv", os.path.realpath(ECHO_DIR))
+    assert (settings.workers, settings.max_sessions) == (3, 9)
+    assert fake_uvicorn == []  # workers run their own uvicorn.Server
 
 
-def test_serve_many_workers_with_a_class(fake_uvicorn):
+def test_serve_many_workers_with_a_class(fake_uvicorn, fake_supervisor):
     serve_env(PidEnv, ServerSettings(workers=2))
-    assert os.environ["OPENENV_ENV"] == "tests._envs:PidEnv"
-    assert os.environ["OPENENV_ENV_PATH"] == ""
+    assert fake_supervisor[0][:2] == ("tests._envs:PidEnv", None)
 
 
 def test_serve_unknown_target_raises_before_starting(fake_uvicorn):
