@@ -148,6 +148,7 @@ ServerMessage = Annotated[
     Field(discriminator="type"),
 ]
 
+
 def __getattr__(name: str) -> Any:
     # ``SERVER_MESSAGE`` (a validator of every reply) is built on first use: validators
     # and tests need it, the server and clients do not.
@@ -156,6 +157,7 @@ def __getattr__(name: str) -> Any:
         globals()[name] = adapter
         return adapter
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 AnyRequest = ResetMessage | StepMessage[Any] | StateMessage | CloseMessage | McpMessage | BatchMessage[Any]
 BatchItem = ResetMessage | StepMessage[Any] | StateMessage | CloseMessage
