@@ -39,6 +39,14 @@ class Replica(abc.ABC):
     def stop(self) -> None:
         """Stop it and release its resources. Idempotent; never raises."""
 
+    def wait_ready(self, timeout_s: float, what: str) -> None:
+        """Wait for ``/health``; on any failure stop this replica and re-raise."""
+        try:
+            wait_healthy(self.base_url, timeout_s=timeout_s, alive=self.alive, logs=self.logs, what=what)
+        except BaseException:
+            self.stop()
+            raise
+
     def __enter__(self) -> Self:
         return self
 

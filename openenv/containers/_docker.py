@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._exceptions import ProviderError, StartupFailed
-from ._base import CONTAINER_PORT, Provider, Replica, wait_healthy
+from ._base import CONTAINER_PORT, Provider, Replica
 
 LABEL_MANAGED = "openenv.managed"
 LABEL_OWNER = "openenv.owner"
@@ -192,16 +192,10 @@ class DockerProvider(Provider):
                     f"docker could not start {self.image!r}: {exc.explanation or exc}"
                 ) from None
             replica.base_url = f"http://127.0.0.1:{self._host_port(container, replica)}"
-            wait_healthy(
-                replica.base_url,
-                timeout_s=self.start_timeout_s,
-                alive=replica.alive,
-                logs=replica.logs,
-                what=f"container {name} ({self.image})",
-            )
         except BaseException:
             replica.stop()
             raise
+        replica.wait_ready(self.start_timeout_s, f"container {name} ({self.image})")
         return replica
 
     def _host_port(self, container: Any, replica: DockerReplica) -> int:

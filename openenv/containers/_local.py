@@ -12,7 +12,7 @@ import tempfile
 from collections import deque
 from collections.abc import Mapping
 
-from ._base import Provider, Replica, wait_healthy
+from ._base import Provider, Replica
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -103,15 +103,5 @@ class LocalProcessProvider(Provider):
                 start_new_session=True,
             )
         replica = ProcessReplica(proc, f"http://127.0.0.1:{port}", log_path)
-        try:
-            wait_healthy(
-                replica.base_url,
-                timeout_s=self.start_timeout_s,
-                alive=replica.alive,
-                logs=replica.logs,
-                what=f"openenv serve {self.target}",
-            )
-        except BaseException:
-            replica.stop()
-            raise
+        replica.wait_ready(self.start_timeout_s, f"openenv serve {self.target}")
         return replica

@@ -37,6 +37,7 @@ from typing import Any
 import pytest
 
 from openenv._exceptions import ProviderError
+from openenv.containers._docker import _pid_alive
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -176,16 +177,6 @@ def force_remove(client: Any, container_id: str) -> None:
 
     with contextlib.suppress(docker.errors.NotFound):
         client.containers.get(container_id).remove(force=True)
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _foreign_live_owner(container: Any) -> bool:
