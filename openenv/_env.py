@@ -15,6 +15,7 @@ its ``execution`` (see ``Execution``); async envs always run on the event loop.
 from __future__ import annotations
 
 import abc
+import contextlib
 from enum import Enum
 from typing import Any, ClassVar, Generic, TypeVar, get_args, get_origin
 
@@ -55,6 +56,25 @@ class _EnvBase(Generic[ActT, ObsT, StateT]):
     env_name: ClassVar[str | None] = None
     env_description: ClassVar[str | None] = None
     env_version: ClassVar[str | None] = None
+    #: Reset options model: the options a client sends at reset are validated against it
+    #: (a ``VALIDATION_ERROR`` when they do not fit) and ``reset`` receives the model
+    #: instance as ``options``. Published in ``/schema`` as ``reset_options``. None: a dict.
+    reset_options_model: ClassVar[type[BaseModel] | None] = None
+    #: Deadline in seconds for each call of this env; None: the server's ``call_timeout_s``.
+    call_timeout_s: ClassVar[float | None] = None
+
+    @classmethod
+    def process_resources(
+        cls, **env_kwargs: Any
+    ) -> contextlib.AbstractContextManager[Any] | contextlib.AbstractAsyncContextManager[Any] | None:
+        """Something built once per server process and shared by all its sessions.
+
+        Return a context manager (sync or async; None: nothing to share). The server
+        enters it at startup (a sync one off the event loop), exits it at shutdown, and
+        builds each session's env as ``cls(resources=<its value>, **env_kwargs)``.
+        ``env_kwargs`` are the server's constructor arguments (``--env-kwargs``).
+        """
+        return None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -93,9 +113,10 @@ class Environment(_EnvBase[ActT, ObsT, StateT], abc.ABC):
         *,
         seed: int | None = None,
         episode_id: str | None = None,
-        options: dict[str, Any] | None = None,
+        options: Any = None,
     ) -> ObsT:
-        """Start an episode. ``options`` holds any other keys the client sent."""
+        """Start an episode. ``options`` holds any other keys the client sent (a
+        ``reset_options_model`` instance when the env declares one)."""
 
     @abc.abstractmethod
     def step(self, action: ActT) -> ObsT:
@@ -120,7 +141,7 @@ class AsyncEnvironment(_EnvBase[ActT, ObsT, StateT], abc.ABC):
         *,
         seed: int | None = None,
         episode_id: str | None = None,
-        options: dict[str, Any] | None = None,
+        options: Any = None,
     ) -> ObsT:
         """Start an episode. ``options`` holds any other keys the client sent."""
 

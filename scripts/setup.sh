@@ -35,3 +35,7 @@ if [ ! -f "$stamp" ]; then
   rm -f "$log"
   rm -f .venv/.installed-*; touch "$stamp"
 fi
+for part in scripts/setup.d/*.sh; do
+  [ -e "$part" ] || continue
+  bash "$part"
+done
