@@ -12,12 +12,15 @@
     │   ├── SessionError              SESSION_ERROR      session-level failure
     │   │   ├── ResetRequired         RESET_REQUIRED     step/state before the first reset
     │   │   ├── SessionClosed         SESSION_CLOSED     use after close, idle reap or crash
-    │   │   └── SessionNotFound       SESSION_NOT_FOUND  unknown HTTP session id
+    │   │   ├── SessionNotFound       SESSION_NOT_FOUND  unknown HTTP session id
+    │   │   └── SessionBusy           SESSION_BUSY       the session is in another call
+    │   ├── DeadlineExceeded          DEADLINE_EXCEEDED  the env call overran its deadline
     │   └── FrameTooLarge             FRAME_TOO_LARGE    frame over the server's limit
     ├── TransportError                client side: the connection itself failed
     │   ├── ConnectError              could not connect or handshake
     │   ├── ConnectionClosed          the socket closed (carries the close code)
     │   └── RequestTimeout            no reply within the timeout
+    ├── BatchError                    a batch had failed items (carries every outcome)
     └── ProviderError                 starting or stopping a container / process failed
         └── StartupFailed             it never became healthy (carries its last log lines)
 
@@ -46,6 +49,8 @@ class ErrorCode(StrEnum):
     SESSION_CLOSED = "SESSION_CLOSED"
     SESSION_NOT_FOUND = "SESSION_NOT_FOUND"
     FRAME_TOO_LARGE = "FRAME_TOO_LARGE"
+    SESSION_BUSY = "SESSION_BUSY"
+    DEADLINE_EXCEEDED = "DEADLINE_EXCEEDED"
 
 
 class OpenEnvError(Exception):
@@ -141,6 +146,28 @@ class SessionNotFound(SessionError):
     http_status = 404
 
 
+class SessionBusy(SessionError):
+    """The session is still running another call; this request was not applied.
+
+    ``details["applied"]`` is False: retrying later is safe.
+    """
+
+    code = ErrorCode.SESSION_BUSY
+    http_status = 409
+
+
+class DeadlineExceeded(WireError):
+    """The env call overran its deadline.
+
+    ``details``: ``timeout_s``; ``session_closed`` (True when the env could not be
+    interrupted and its session was closed); ``applied``: ``"unknown"`` (the call was
+    cut off part-way: the action may have been applied).
+    """
+
+    code = ErrorCode.DEADLINE_EXCEEDED
+    http_status = 504
+
+
 class FrameTooLarge(WireError):
     """A frame exceeded the size limit."""
 
@@ -166,7 +193,29 @@ class ConnectionClosed(TransportError):
 
 
 class RequestTimeout(TransportError):
-    """No reply arrived within the timeout."""
+    """No reply arrived within the timeout.
+
+    ``details``: ``timeout_s`` (how long the client waited) and ``applied``
+    (``"unknown"`` for a request the server may have run).
+    """
+
+    def __init__(self, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.details = details
+
+
+class BatchError(OpenEnvError):
+    """Some items of a batch failed. ``results`` holds every item's outcome in order:
+    a result, or the ``WireError`` of that item. The other items were applied."""
+
+    def __init__(self, results: list[Any]) -> None:
+        self.results = results
+        self.errors = [r for r in results if isinstance(r, OpenEnvError)]
+        first = self.errors[0] if self.errors else None
+        super().__init__(
+            f"{len(self.errors)} of {len(results)} batch items failed "
+            f"(the others were applied); first: {type(first).__name__}: {first}"
+        )
 
 
 class ProviderError(OpenEnvError):
@@ -194,9 +243,31 @@ WIRE_ERRORS: dict[ErrorCode, type[WireError]] = {
         ResetRequired,
         SessionClosed,
         SessionNotFound,
+        SessionBusy,
+        DeadlineExceeded,
         FrameTooLarge,
     )
 }
+
+
+def frame_too_large(limit: int | None = None) -> FrameTooLarge:
+    """The error for a connection closed with 1009 (message too big)."""
+    where = f"over the server's limit of {limit} bytes" if limit else "over the server's size limit"
+    return FrameTooLarge(
+        f"the server closed the connection (1009): a frame was {where}; "
+        "raise OPENENV_MAX_FRAME_BYTES on the server or send less",
+        limit=limit,
+    )
+
+
+def connection_closed(code: int | None, reason: str = "") -> TransportError | FrameTooLarge:
+    """The one mapping from a WebSocket close (code, reason) to a typed error."""
+    if code == 1009:
+        return frame_too_large()
+    text = f"connection closed by the server (code {code}{': ' + reason if reason else ''})"
+    if code is None:
+        text = "connection lost (no close frame)"
+    return ConnectionClosed(text, code, reason)
 
 
 def error_from_wire(data: dict[str, Any]) -> WireError:
