@@ -15,6 +15,7 @@
     │   │   ├── SessionNotFound       SESSION_NOT_FOUND  unknown HTTP session id
     │   │   └── SessionBusy           SESSION_BUSY       the session is in another call
     │   ├── DeadlineExceeded          DEADLINE_EXCEEDED  the env call overran its deadline
+    │   ├── TaskNotFound              TASK_NOT_FOUND     no such task id, index or split
     │   └── FrameTooLarge             FRAME_TOO_LARGE    frame over the server's limit
     ├── TransportError                client side: the connection itself failed
     │   ├── ConnectError              could not connect or handshake
@@ -51,6 +52,7 @@ class ErrorCode(StrEnum):
     FRAME_TOO_LARGE = "FRAME_TOO_LARGE"
     SESSION_BUSY = "SESSION_BUSY"
     DEADLINE_EXCEEDED = "DEADLINE_EXCEEDED"
+    TASK_NOT_FOUND = "TASK_NOT_FOUND"
 
 
 class OpenEnvError(Exception):
@@ -168,6 +170,16 @@ class DeadlineExceeded(WireError):
     http_status = 504
 
 
+class TaskNotFound(WireError):
+    """No task has this id or index, or the task set has no such split.
+
+    ``details``: ``split`` and, when given, ``task_id`` or ``index``.
+    """
+
+    code = ErrorCode.TASK_NOT_FOUND
+    http_status = 404
+
+
 class FrameTooLarge(WireError):
     """A frame exceeded the size limit."""
 
@@ -245,6 +257,7 @@ WIRE_ERRORS: dict[ErrorCode, type[WireError]] = {
         SessionNotFound,
         SessionBusy,
         DeadlineExceeded,
+        TaskNotFound,
         FrameTooLarge,
     )
 }
