@@ -22,8 +22,10 @@
     │   ├── ConnectionClosed          the socket closed (carries the close code)
     │   └── RequestTimeout            no reply within the timeout
     ├── BatchError                    a batch had failed items (carries every outcome)
-    └── ProviderError                 starting or stopping a container / process failed
-        └── StartupFailed             it never became healthy (carries its last log lines)
+    ├── ProviderError                 starting or stopping a container / process failed
+    │   └── StartupFailed             it never became healthy (carries its last log lines)
+    └── SandboxError                  openenv.sandbox: bad config, or a process could not start
+        └── SandboxUnavailable        the containment asked for cannot be had here (strict)
 
 The first seven codes are upstream OpenEnv's; the rest are our additions. Upstream
 clients turn any error frame into a ``RuntimeError`` with the code in its text, so
@@ -240,6 +242,14 @@ class StartupFailed(ProviderError):
     def __init__(self, message: str, logs: str = "") -> None:
         super().__init__(f"{message}\n--- last log lines ---\n{logs}" if logs else message)
         self.logs = logs
+
+
+class SandboxError(OpenEnvError):
+    """A sandbox could not be configured or could not start a process."""
+
+
+class SandboxUnavailable(SandboxError):
+    """The containment asked for (``strict``: bubblewrap) does not work on this machine."""
 
 
 WIRE_ERRORS: dict[ErrorCode, type[WireError]] = {
