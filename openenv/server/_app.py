@@ -21,6 +21,7 @@ from ._openapi import build_openapi
 from ._runner import EnvRunner
 from ._sessions import SessionManager
 from ._settings import ServerSettings
+from ._tasks import preload_tasks, task_routes
 from ._ws import make_ws_endpoint
 
 log = logging.getLogger("openenv.server")
@@ -67,6 +68,7 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        await preload_tasks(env_class)
         manager.start()
         try:
             yield
@@ -75,6 +77,7 @@ def create_app(
 
     routes = [
         *api.routes(),
+        *task_routes(env_class),
         Route("/openapi.json", openapi_json, methods=["GET"]),
         WebSocketRoute("/ws", make_ws_endpoint(manager, request_adapter(env_class.action_model))),
     ]
