@@ -1,0 +1,79 @@
+"""Trajectory rubrics: a delayed reward, paid when the episode ends.
+
+A ``TrajectoryRubric`` records every ``(action, observation)`` of the episode and
+scores ``intermediate`` (0.0) until an observation is ``done``; then it returns
+``score_trajectory(trajectory)``. ``DiscountedTrajectoryRubric`` also assigns credit
+back over the steps: ``step_rewards()[t] = gamma ** (T - 1 - t) * final``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ._rubric import Rubric
+
+Trajectory = list[tuple[Any, Any]]
+
+
+class TrajectoryRubric(Rubric):
+    """Pays at the end of the episode. Pass ``score`` or override ``score_trajectory``."""
+
+    def __init__(
+        self,
+        score: Callable[[Trajectory], float] | None = None,
+        *,
+        intermediate: float = 0.0,
+        name: str | None = None,
+    ) -> None:
+        super().__init__(name or getattr(score, "__name__", None))
+        self._score = score
+        self.intermediate = intermediate
+        self.trajectory: Trajectory = []
+        self.final_score: float | None = None
+
+    def forward(self, action: Any, observation: Any) -> float:
+        self.trajectory.append((action, observation))
+        if not getattr(observation, "done", False):
+            return self.intermediate
+        self.final_score = float(self.score_trajectory(self.trajectory))
+        return self.final_score
+
+    def score_trajectory(self, trajectory: Trajectory) -> float:
+        """The episode's score; called once, on the step that is ``done``."""
+        if self._score is None:
+            raise NotImplementedError(f"{type(self).__name__}: pass score= or override score_trajectory()")
+        return self._score(trajectory)
+
+    def step_rewards(self) -> list[float]:
+        """Credit per step once the episode ended: all of it on the last step."""
+        if self.final_score is None:
+            return []
+        return [0.0] * (len(self.trajectory) - 1) + [self.final_score]
+
+    def reset_self(self) -> None:
+        self.trajectory = []
+        self.final_score = None
+
+
+class DiscountedTrajectoryRubric(TrajectoryRubric):
+    """A trajectory rubric whose credit decays backwards from the end by ``gamma``."""
+
+    def __init__(
+        self,
+        score: Callable[[Trajectory], float] | None = None,
+        *,
+        gamma: float = 0.99,
+        intermediate: float = 0.0,
+        name: str | None = None,
+    ) -> None:
+        if not 0.0 <= gamma <= 1.0:
+            raise ValueError(f"gamma must be in [0, 1], got {gamma}")
+        super().__init__(score, intermediate=intermediate, name=name)
+        self.gamma = gamma
+
+    def step_rewards(self) -> list[float]:
+        if self.final_score is None:
+            return []
+        n = len(self.trajectory)
+        return [self.final_score * self.gamma ** (n - 1 - t) for t in range(n)]
