@@ -1,0 +1,137 @@
+"""One Chromium and one task page server per server process, shared by all sessions.
+
+``BrowserHost`` is the env's per-process resource: the server enters it once at
+startup and every session opens its own isolated ``BrowserContext`` (cookies, storage,
+cache, renderer processes) in the one browser. Playwright's async API runs on the
+server's event loop, so no thread ever touches Playwright objects but that loop's.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import logging
+import os
+import threading
+from types import TracebackType
+from typing import Any
+from urllib.parse import urlsplit
+
+from ._config import BrowserConfig
+from ._tasks import pages_root
+
+log = logging.getLogger("browser_env")
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+class TaskServer:
+    """The MiniWoB pages over HTTP on 127.0.0.1 (a real origin: cookies and storage work)."""
+
+    def __init__(self) -> None:
+        handler = functools.partial(_QuietHandler, directory=str(pages_root()))
+        self._httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._httpd.daemon_threads = True
+        self.origin = f"http://127.0.0.1:{self._httpd.server_address[1]}"
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, name="browser-env-pages", daemon=True
+        )
+        self._thread.start()
+
+    def close(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+
+def origin_of(url: str) -> str:
+    """``scheme://host[:port]`` of a URL (lower case), or ``""`` when it has none."""
+    parts = urlsplit(url)
+    if not parts.scheme or not parts.netloc:
+        return ""
+    return f"{parts.scheme.lower()}://{parts.netloc.lower()}"
+
+
+class BrowserHost:
+    """Async context manager: Playwright, one Chromium, the task server."""
+
+    def __init__(self, config: BrowserConfig) -> None:
+        self.config = config
+        self.pages: TaskServer | None = None
+        self._playwright: Any = None
+        self.browser: Any = None
+        self.allowed_origins: frozenset[str] = frozenset()
+
+    @property
+    def origin(self) -> str:
+        assert self.pages is not None, "BrowserHost used before it was entered"
+        return self.pages.origin
+
+    def allows(self, url: str) -> bool:
+        """Whether the env may navigate to ``url`` (``about:blank`` always)."""
+        return url == "about:blank" or origin_of(url) in self.allowed_origins
+
+    def _launch_args(self) -> list[str]:
+        # No DNS but for the allowed hosts: a page cannot reach the network by name.
+        hosts = {"127.0.0.1", "localhost"} | {urlsplit(o).hostname or "" for o in self.config.allowed_origins}
+        rules = "MAP * ~NOTFOUND, " + ", ".join(f"EXCLUDE {h}" for h in sorted(hosts) if h)
+        return [
+            "--disable-dev-shm-usage",  # containers give /dev/shm 64 MiB
+            f"--host-resolver-rules={rules}",
+            "--disable-background-networking",
+            *self.config.chromium_args,
+        ]
+
+    async def __aenter__(self) -> BrowserHost:
+        if not os.access(self.config.chromium_path, os.X_OK):
+            raise FileNotFoundError(
+                f"no Chromium at {self.config.chromium_path}: install it (Debian: apt-get install chromium) "
+                "or set chromium_path / OPENENV_BROWSER_CHROMIUM"
+            )
+        from playwright.async_api import async_playwright
+
+        self.pages = TaskServer()
+        self.allowed_origins = frozenset({self.pages.origin, *map(origin_of, self.config.allowed_origins)})
+        try:
+            self._playwright = await async_playwright().start()
+            self.browser = await self._playwright.chromium.launch(
+                executable_path=self.config.chromium_path,
+                headless=self.config.headless,
+                args=self._launch_args(),
+            )
+        except BaseException:
+            await self.aclose()
+            raise
+        log.info("browser_env: Chromium %s, task pages at %s", self.browser.version, self.pages.origin)
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the browser, Playwright's driver and the task server. Idempotent."""
+        browser, playwright, pages = self.browser, self._playwright, self.pages
+        self.browser = self._playwright = self.pages = None
+        try:
+            if browser is not None:
+                await browser.close()
+        finally:
+            try:
+                if playwright is not None:
+                    await playwright.stop()
+            finally:
+                if pages is not None:
+                    pages.close()
+
+    async def new_context(self) -> Any:
+        """A fresh isolated context: its own cookies, storage, cache and renderers."""
+        assert self.browser is not None, "BrowserHost used before it was entered"
+        return await self.browser.new_context(
+            viewport={"width": self.config.viewport_width, "height": self.config.viewport_height},
+            service_workers="block",
+            accept_downloads=False,
+        )

@@ -1,0 +1,145 @@
+"""MiniWoB tasks through a real server and client, in the system's headless Chromium."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from _browser_fixtures import POLICIES, BrowserServer, find, needs_chromium
+from browser_env import (
+    MODELS,
+    ClickAction,
+    FillAction,
+    GotoAction,
+    HoverAction,
+    NoopAction,
+    PressAction,
+    ScrollAction,
+    SelectAction,
+)
+
+from openenv import EnvClient, ResetRequired, ValidationFailed
+
+pytestmark = [needs_chromium, pytest.mark.timeout(120)]
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[BrowserServer]:
+    srv = BrowserServer().start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="module")
+def env(server: BrowserServer) -> Iterator[EnvClient]:
+    with EnvClient(server.url, MODELS) as client:
+        yield client
+
+
+@pytest.mark.parametrize("task_id", sorted(POLICIES))
+def test_scripted_policy_solves_task(env: EnvClient, task_id: str) -> None:
+    for seed in (1, 2):
+        result = env.reset(seed=seed, task_id=task_id)
+        obs = result.observation
+        assert obs.task_id == task_id
+        assert obs.goal
+        for action in POLICIES[task_id](obs):
+            result = env.step(action)
+            assert result.observation.last_action_error is None, result.observation.last_action_error
+        assert result.reward == 1.0, (task_id, seed, result.observation.text)
+        assert result.terminated
+
+
+def test_wrong_action_scores_lower(env: EnvClient) -> None:
+    obs = env.reset(seed=3, task_id="click-button").observation
+    target = POLICIES["click-button"](obs)[0].id
+    wrong = next(i for i in find(obs, "button") if i != target)
+    result = env.step(ClickAction(id=wrong))
+    assert result.terminated
+    assert result.reward is not None
+    assert result.reward < 1.0
+    obs = env.reset(seed=4, task_id="enter-text").observation
+    env.step(FillAction(id=find(obs, "textbox")[0], text="certainly not the word"))
+    result = env.step(ClickAction(id=find(obs, "button", "Submit")[0]))
+    assert result.reward == -1.0
+
+
+def test_same_seed_same_problem_and_ids(env: EnvClient) -> None:
+    first = env.reset(seed=11, task_id="click-checkboxes").observation
+    again = env.reset(seed=11, task_id="click-checkboxes").observation
+    other = env.reset(seed=12, task_id="click-checkboxes").observation
+    assert (first.text, first.goal) == (again.text, again.goal)
+    assert first.goal != other.goal
+
+
+def test_task_drawn_from_seed(env: EnvClient) -> None:
+    picks = {env.reset(seed=s).observation.task_id for s in range(6)}
+    assert len(picks) > 1
+    assert env.reset(seed=5).observation.task_id == env.reset(seed=5).observation.task_id
+    assert env.state().task_id == env.reset(seed=5).observation.task_id
+
+
+def test_unknown_task_and_bad_options_are_validation_errors(env: EnvClient) -> None:
+    with pytest.raises(ValidationFailed, match="no MiniWoB task 'click-nothing'"):
+        env.reset(task_id="click-nothing")
+    with pytest.raises(ValidationFailed):
+        env.reset(task_id="click-test", max_steps=0)
+
+
+def test_navigation_outside_allowed_origins_is_refused(env: EnvClient) -> None:
+    obs = env.reset(seed=1, task_id="click-test").observation
+    for url in ("https://example.com/", "file:///etc/passwd", "chrome://version"):
+        result = env.step(GotoAction(url=url))
+        assert "refused" in (result.observation.last_action_error or "")
+        assert result.observation.url == obs.url
+        assert not result.done
+    same = obs.url.rsplit("/", 1)[0] + "/click-test-2.html"
+    result = env.step(GotoAction(url=same))
+    assert result.observation.last_action_error is None
+    assert result.observation.url == same
+
+
+def test_element_errors_come_back_as_observations(env: EnvClient) -> None:
+    obs = env.reset(seed=1, task_id="click-test").observation
+    result = env.step(ClickAction(id=999))
+    assert result.observation.last_action_error == "no element [999] in the last observation"
+    text = find(obs, "text")[0]
+    result = env.step(SelectAction(id=text, option="x"))
+    assert "is not a <select>" in (result.observation.last_action_error or "")
+    assert not result.done
+
+
+def test_other_actions_and_screenshot(env: EnvClient) -> None:
+    obs = env.reset(seed=2, task_id="choose-list", screenshot=True).observation
+    assert obs.screenshot is not None
+    assert obs.screenshot.startswith(b"\x89PNG\r\n\x1a\n")
+    box = find(obs, "combobox")[0]
+    for action in (
+        HoverAction(id=box),
+        ScrollAction(dy=40),
+        ScrollAction(id=box, dy=10),
+        PressAction(key="Tab"),
+        NoopAction(wait_ms=10),
+    ):
+        result = env.step(action)
+        assert result.observation.last_action_error is None, (action, result.observation.last_action_error)
+        assert result.observation.screenshot is not None
+    assert env.state().step_count == 5
+
+
+def test_max_steps_truncates(env: EnvClient) -> None:
+    env.reset(seed=1, task_id="click-test", max_steps=2)
+    assert not env.step(NoopAction()).done
+    result = env.step(NoopAction())
+    assert result.truncated
+    assert not result.terminated
+    with pytest.raises(ResetRequired):  # the server holds the episode over
+        env.step(NoopAction())
+
+
+def test_schema_lists_every_action_kind(server: BrowserServer) -> None:
+    schema = httpx.get(server.url + "/schema", timeout=10).json()
+    text = str(schema["action"])
+    for kind in ("click", "fill", "press", "select", "scroll", "hover", "goto", "noop"):
+        assert f"'{kind}'" in text
