@@ -6,10 +6,14 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from ._extras import MissingExtra, require
+
 
 def _serve(args: argparse.Namespace) -> int:
+    require("starlette", extra="server", feature="openenv serve")
+    require("uvicorn", extra="server", feature="openenv serve")
     from .server import ServerSettings, serve
-    from .server._serve import EnvNotFound
+    from .server._serve import EnvNotFound, ServeFailed
 
     settings = ServerSettings.from_env(
         host=args.host,
@@ -18,12 +22,16 @@ def _serve(args: argparse.Namespace) -> int:
         max_sessions=args.max_sessions,
         idle_timeout_s=args.idle_timeout,
         log_level=args.log_level,
+        web=False if args.no_web else None,
     )
     try:
         serve(args.env, settings)
     except EnvNotFound as exc:
         print(f"openenv serve: {exc}", file=sys.stderr)
         return 2
+    except ServeFailed as exc:
+        print(f"openenv serve: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -51,9 +59,11 @@ def _run(args: argparse.Namespace) -> int:
     except ProviderError as exc:
         print(f"openenv run: {exc}", file=sys.stderr)
         return 1
-    print(replica.base_url, flush=True)
+    name = replica.container.name
+    print(f"{name} {replica.base_url}", flush=True)
     if args.detach:
         replica.detach()  # otherwise the atexit hook stops it as this process exits
+        print(f"container {name} left running; `openenv stop {name}` stops it", file=sys.stderr)
         return 0
     print(f"serving {args.image} (container {replica.id[:12]}); Ctrl-C stops it", file=sys.stderr)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
@@ -105,6 +115,69 @@ def _gc(args: argparse.Namespace) -> int:
     return 0
 
 
+def _ps(args: argparse.Namespace) -> int:
+    from ._exceptions import ProviderError
+    from .containers import containers
+
+    try:
+        rows = containers()
+    except ProviderError as exc:
+        print(f"openenv ps: {exc}", file=sys.stderr)
+        return 1
+    table = [("NAME", "IMAGE", "URL", "STATUS", "OWNER")]
+    table += [(c.name, c.image, c.url or "-", c.status, c.owner or "-") for c in rows]
+    widths = [max(len(row[i]) for row in table) for i in range(4)]
+    for row in table:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False)) + "  " + row[4])
+    return 0
+
+
+def _stop(args: argparse.Namespace) -> int:
+    from ._exceptions import ProviderError
+    from .containers import stop_container
+
+    try:
+        stop_container(args.name, timeout_s=args.timeout)
+    except ProviderError as exc:
+        print(f"openenv stop: {exc}", file=sys.stderr)
+        return 1
+    print(f"stopped {args.name}")
+    return 0
+
+
+def _mcp(args: argparse.Namespace) -> int:
+    import json
+
+    require("mcp", extra="mcp", feature="openenv mcp")
+    import anyio
+
+    from .mcp import serve_stdio
+    from .server._serve import EnvNotFound
+
+    try:
+        options = json.loads(args.reset_options) if args.reset_options else None
+    except json.JSONDecodeError as exc:
+        print(f"openenv mcp: --reset-options is not JSON: {exc}", file=sys.stderr)
+        return 2
+    try:
+        anyio.run(lambda: serve_stdio(args.target, image=args.image, reset_options=options))
+    except EnvNotFound as exc:
+        print(f"openenv mcp: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+def _train(argv: list[str]) -> int:
+    try:
+        from .train._cli import main as train_main  # needs the 'train' extra (torch)
+    except MissingExtra as exc:
+        print(f"openenv train: {exc}", file=sys.stderr)
+        return 2
+    return train_main(argv)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="openenv", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -116,6 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-sessions", type=int, help="concurrent sessions per process (default 1024)")
     p.add_argument("--idle-timeout", type=float, help="seconds before an idle session is closed; 0 = never")
     p.add_argument("--log-level", help="debug, info, warning (default), error")
+    p.add_argument("--no-web", action="store_true", help="do not serve the web playground at /web")
     p.set_defaults(func=_serve)
 
     p = sub.add_parser("build", help="build the Docker image of an env folder (no network in the build)")
@@ -134,8 +208,33 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cpus", type=float, help="CPU limit, e.g. 1.5")
     p.add_argument("--memory", help="memory limit, e.g. 512m")
     p.add_argument("--start-timeout", type=float, default=60.0, help="seconds to wait for /health")
-    p.add_argument("-d", "--detach", action="store_true", help="print the URL and leave it running")
+    p.add_argument(
+        "-d", "--detach", action="store_true", help="print the container name and URL and leave it running"
+    )
     p.set_defaults(func=_run)
+
+    p = sub.add_parser("ps", help="list the project's env containers: name, image, URL, status, owner")
+    p.set_defaults(func=_ps)
+
+    p = sub.add_parser("stop", help="stop and remove one env container (see `openenv ps`)")
+    p.add_argument("name", help="the container's name or ID")
+    p.add_argument("--timeout", type=float, default=10.0, help="seconds before the stop becomes a kill")
+    p.set_defaults(func=_stop)
+
+    p = sub.add_parser("mcp", help="serve an env as an MCP server over stdio (for agent harnesses)")
+    p.add_argument("target", help="a served env URL, an env folder, module:Class, an env name, or an image")
+    p.add_argument("--image", action="store_true", help="TARGET is a Docker image: run it while serving")
+    p.add_argument("--reset-options", metavar="JSON", help='reset data, e.g. \'{"seed": 1, "max_steps": 5}\'')
+    p.set_defaults(func=_mcp)
+
+    from .authoring._cli import add_commands as add_authoring_commands
+    from .hub._cli import add_commands as add_hub_commands
+
+    add_authoring_commands(sub)  # init, validate
+    add_hub_commands(sub)  # push, pull
+
+    # `openenv train ...` is parsed by openenv.train._cli (see main); listed here for --help.
+    sub.add_parser("train", help="train a policy with GRPO against text envs (openenv train --help)")
 
     p = sub.add_parser("gc", help="remove env containers left behind by crashed clients")
     p.add_argument("--all", action="store_true", help="remove every openenv-managed container")
@@ -144,8 +243,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    rest = list(sys.argv[1:] if argv is None else argv)
+    if rest[:1] == ["train"]:
+        return _train(rest[1:])
     args = build_parser().parse_args(argv)
-    return int(args.func(args))
+    try:
+        return int(args.func(args))
+    except MissingExtra as exc:  # one line naming the extra, never a traceback
+        print(f"openenv {args.command}: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

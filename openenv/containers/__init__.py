@@ -3,24 +3,29 @@
 Imported only when used: the Docker SDK loads on the first Docker call.
 """
 
-from ._base import CONTAINER_PORT, Provider, Replica, wait_healthy
+from ._base import CONTAINER_PORT, Provider, Replica, ReplicaBase, wait_healthy
 from ._build import DEFAULT_BASE_IMAGE, build_base, build_env_image
-from ._docker import DockerProvider, DockerReplica, gc
+from ._docker import ContainerInfo, DockerProvider, DockerReplica, containers, gc, stop_container
 from ._local import LocalProcessProvider, ProcessReplica
-from ._pool import ReplicaPool
+from ._pool import PoolLease, ReplicaPool
 
 __all__ = [
     "CONTAINER_PORT",
     "DEFAULT_BASE_IMAGE",
+    "ContainerInfo",
     "DockerProvider",
     "DockerReplica",
     "LocalProcessProvider",
+    "PoolLease",
     "ProcessReplica",
     "Provider",
     "Replica",
+    "ReplicaBase",
     "ReplicaPool",
     "build_base",
     "build_env_image",
+    "containers",
     "gc",
+    "stop_container",
     "wait_healthy",
 ]

@@ -1,7 +1,9 @@
 """The provider interface: something that starts env servers and hands back URLs.
 
 A ``Provider`` starts ``Replica``s; a replica is one running server (a container or a
-process) with a ``base_url``, its recent logs, and ``stop()``. Readiness is a ``/health``
+process) with a ``base_url``, its recent logs, and ``stop()``. Both are typing protocols:
+the clients depend on this module only (``openenv.containers._base``), never on the
+pool or the providers, so the dependency runs one way. Readiness is a ``/health``
 poll with exponential backoff, never a fixed sleep; a replica that dies while starting
 fails at once with its last log lines.
 """
@@ -14,7 +16,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable
 from types import TracebackType
-from typing import Self
+from typing import Protocol, Self, runtime_checkable
 
 from .._exceptions import StartupFailed
 
@@ -22,8 +24,42 @@ from .._exceptions import StartupFailed
 CONTAINER_PORT = 8000
 
 
-class Replica(abc.ABC):
-    """One running env server."""
+@runtime_checkable
+class Replica(Protocol):
+    """One running env server: what a client needs from a provider's replica.
+
+    Any object with these members is a replica (``ReplicaBase`` is a convenient base).
+    """
+
+    base_url: str
+
+    def alive(self) -> bool:
+        """Whether the server process/container is still running."""
+        ...
+
+    def logs(self, tail: int = 50) -> str:
+        """Its last ``tail`` lines of output."""
+        ...
+
+    def stop(self) -> None:
+        """Stop it (or give it back) and release its resources. Idempotent; never raises."""
+        ...
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """Starts replicas of one env: ``EnvClient.from_provider(provider)`` calls ``start()``
+    and ``stop()``s the replica when the client closes. ``DockerProvider``,
+    ``LocalProcessProvider`` and ``ReplicaPool`` (a lease on its least-loaded replica)
+    are providers; so is any object with this method."""
+
+    def start(self) -> Replica:
+        """Start one replica and return it once ``/health`` answers 200."""
+        ...
+
+
+class ReplicaBase(abc.ABC):
+    """Base for replicas that own a server: readiness wait and ``with`` support."""
 
     base_url: str
 
@@ -54,14 +90,6 @@ class Replica(abc.ABC):
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.stop()
-
-
-class Provider(abc.ABC):
-    """Starts replicas of one env."""
-
-    @abc.abstractmethod
-    def start(self) -> Replica:
-        """Start one replica and return it once ``/health`` answers 200."""
 
 
 def wait_healthy(

@@ -47,6 +47,8 @@ def source_root() -> Path:
 def read_env_project(env_dir: Path) -> dict[str, Any]:
     """Name, dependencies and served name of an env folder (its pyproject.toml)."""
     pyproject = env_dir / "pyproject.toml"
+    if not env_dir.is_dir():
+        raise ProviderError(f"no env folder {str(env_dir)!r}")
     if not pyproject.is_file():
         raise ProviderError(f"{env_dir} has no pyproject.toml")
     if not (env_dir / "Dockerfile").is_file():

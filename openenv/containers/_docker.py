@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import dataclasses
 import os
 import socket
 import threading
@@ -21,7 +22,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._exceptions import ProviderError, StartupFailed
-from ._base import CONTAINER_PORT, Provider, Replica
+from .._extras import require
+from ._base import CONTAINER_PORT, Provider, ReplicaBase
 
 LABEL_MANAGED = "openenv.managed"
 LABEL_OWNER = "openenv.owner"
@@ -36,10 +38,7 @@ def _owner() -> str:
 
 def docker_client() -> Any:
     """A connected ``docker.DockerClient``; ``ProviderError`` if no engine answers."""
-    try:
-        import docker
-    except ImportError:
-        raise ProviderError("the docker SDK is missing: pip install 'openenv[docker]'") from None
+    docker = require("docker", extra="docker", feature="running env containers")
     try:
         client = docker.from_env()
         client.ping()
@@ -48,7 +47,7 @@ def docker_client() -> Any:
     return client
 
 
-class DockerReplica(Replica):
+class DockerReplica(ReplicaBase):
     """One env container; its output is followed into a ring buffer from the start."""
 
     def __init__(self, container: Any, base_url: str, output: Any = None) -> None:
@@ -151,6 +150,7 @@ class DockerProvider(Provider):
         return self._client
 
     def start(self) -> DockerReplica:
+        client = self.client  # the docker SDK (or MissingExtra naming it) first
         import docker.errors
 
         name = f"openenv-{self.image.split('/')[-1].split(':')[0]}-{uuid.uuid4().hex[:8]}"
@@ -167,10 +167,10 @@ class DockerProvider(Provider):
             options["mem_limit"] = self.memory
         try:
             try:
-                container = self.client.containers.create(self.image, **options)
+                container = client.containers.create(self.image, **options)
             except docker.errors.ImageNotFound:
-                self.client.images.pull(self.image)
-                container = self.client.containers.create(self.image, **options)
+                client.images.pull(self.image)
+                container = client.containers.create(self.image, **options)
             # Attach before start, as `docker run` does: a container that dies at once is
             # auto-removed, output and all, before its logs could be fetched.
             try:
@@ -242,6 +242,67 @@ def gc(*, all_owners: bool = False, client: Any = None) -> list[str]:
         except Exception:
             pass
     return removed
+
+
+@dataclasses.dataclass(frozen=True)
+class ContainerInfo:
+    """One project container, as ``openenv ps`` lists it."""
+
+    name: str
+    image: str
+    url: str | None
+    status: str
+    owner: str
+
+
+def _url_of(container: Any) -> str | None:
+    ports = (container.attrs.get("NetworkSettings") or {}).get("Ports") or {}
+    for binding in ports.get(f"{CONTAINER_PORT}/tcp") or []:
+        if binding.get("HostPort"):
+            host = binding.get("HostIp") or "127.0.0.1"
+            return f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{binding['HostPort']}"
+    return None
+
+
+def containers(*, client: Any = None) -> list[ContainerInfo]:
+    """The project's containers (label ``openenv.managed=1``) on the engine, by name."""
+    client = client or docker_client()
+    managed = client.containers.list(all=True, filters={"label": f"{LABEL_MANAGED}=1"}, ignore_removed=True)
+    return sorted(
+        (
+            ContainerInfo(
+                name=c.name,
+                image=c.labels.get(LABEL_IMAGE) or (c.image.tags[0] if c.image and c.image.tags else "?"),
+                url=_url_of(c),
+                status=c.status,
+                owner=c.labels.get(LABEL_OWNER, ""),
+            )
+            for c in managed
+        ),
+        key=lambda info: info.name,
+    )
+
+
+def stop_container(name: str, *, timeout_s: float = 10.0, client: Any = None) -> None:
+    """Stop and remove one project container by name (or ID); ``ProviderError`` when no
+    project container has that name (other containers on the engine are never touched)."""
+    import docker.errors
+
+    client = client or docker_client()
+    try:
+        container = client.containers.get(name)
+    except docker.errors.NotFound:
+        raise ProviderError(f"no container named {name!r}; `openenv ps` lists the project's") from None
+    if container.labels.get(LABEL_MANAGED) != "1":
+        raise ProviderError(f"container {name!r} is not an openenv container; not stopping it")
+    try:
+        container.stop(timeout=int(timeout_s))
+    except docker.errors.NotFound:
+        return  # it stopped and was auto-removed meanwhile
+    except docker.errors.APIError as exc:
+        raise ProviderError(f"docker could not stop {name!r}: {exc.explanation or exc}") from None
+    with contextlib.suppress(docker.errors.NotFound, docker.errors.APIError):
+        container.remove(force=True)  # not auto-removed (e.g. started by someone else's tool)
 
 
 def _pid_alive(pid: int) -> bool:

@@ -12,7 +12,7 @@ import tempfile
 from collections import deque
 from collections.abc import Mapping
 
-from ._base import Provider, Replica
+from ._base import Provider, ReplicaBase
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -21,7 +21,7 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(s.getsockname()[1])
 
 
-class ProcessReplica(Replica):
+class ProcessReplica(ReplicaBase):
     """An ``openenv serve`` child process in its own process group."""
 
     def __init__(self, proc: subprocess.Popen[bytes], base_url: str, log_path: str) -> None:

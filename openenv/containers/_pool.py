@@ -1,4 +1,4 @@
-"""A pool of env replicas: start N, route each session to one, broadcast to all."""
+"""A pool of env replicas: start N, lease each session to one, broadcast to all."""
 
 from __future__ import annotations
 
@@ -6,24 +6,46 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from types import TracebackType
-from typing import Any, Self, TypeVar
+from typing import Self, TypeVar
 
 from .._exceptions import ProviderError
-from .._models import GENERIC_MODELS, EnvModels
 from ._base import Provider, Replica
 
 T = TypeVar("T")
 
 
-class ReplicaPool:
-    """N replicas of one env from one provider.
+class PoolLease:
+    """A ``Replica`` lent by a pool: the least-loaded replica's URL; ``stop()`` gives the
+    lease back (the replica keeps running for the pool's other sessions)."""
 
-    ``acquire()`` routes a new session to the replica with the fewest leased sessions;
-    ``client()`` wraps that in an ``EnvClient`` whose ``close()`` returns the lease;
+    def __init__(self, pool: ReplicaPool, replica: Replica) -> None:
+        self._pool = pool
+        self._replica = replica
+        self.base_url = replica.base_url
+        self._released = False
+
+    def alive(self) -> bool:
+        return not self._released and self._replica.alive()
+
+    def logs(self, tail: int = 50) -> str:
+        return self._replica.logs(tail)
+
+    def stop(self) -> None:
+        if not self._released:
+            self._released = True
+            self._pool.release(self.base_url)
+
+
+class ReplicaPool:
+    """N replicas of one env from one provider; itself a ``Provider`` of leases.
+
+    ``open()`` (or ``with``) starts every replica. ``start()`` leases the replica with
+    the fewest leased sessions (the ``Provider`` method), so a client routed by the pool
+    is ``EnvClient.from_provider(pool, MODELS)``: its ``close()`` returns the lease.
     ``broadcast(fn)`` calls ``fn(base_url)`` for every replica, concurrently.
 
     >>> with ReplicaPool(DockerProvider("openenv-echo"), 2) as pool:  # doctest: +SKIP
-    ...     with pool.client(MODELS) as env:
+    ...     with EnvClient.from_provider(pool, MODELS) as env:
     ...         env.reset()
     """
 
@@ -36,11 +58,12 @@ class ReplicaPool:
         self._leases: dict[str, int] = {}
         self._lock = threading.Lock()
 
-    def start(self) -> Self:
+    def open(self) -> Self:
         """Start every replica (concurrently); on any failure stop those started."""
         with ThreadPoolExecutor(self.size) as pool:
             futures = [pool.submit(self.provider.start) for _ in range(self.size)]
-        started, errors = [], []
+        started: list[Replica] = []
+        errors: list[Exception] = []
         for f in futures:
             try:
                 started.append(f.result())
@@ -54,6 +77,12 @@ class ReplicaPool:
         self._leases = {r.base_url: 0 for r in started}
         return self
 
+    def start(self) -> PoolLease:
+        """A lease on the least-loaded replica (``Provider.start``); ``stop()`` returns it."""
+        url = self.acquire()
+        replica = next(r for r in self.replicas if r.base_url == url)
+        return PoolLease(self, replica)
+
     @property
     def urls(self) -> list[str]:
         return [r.base_url for r in self.replicas]
@@ -62,7 +91,7 @@ class ReplicaPool:
         """The base URL of the least-loaded replica; pair with ``release``."""
         with self._lock:
             if not self._leases:
-                raise ProviderError("the pool is not started (or was stopped)")
+                raise ProviderError("the pool is not open (use `with ReplicaPool(...)` or .open())")
             url = min(self._leases, key=self._leases.__getitem__)
             self._leases[url] += 1
             return url
@@ -77,30 +106,13 @@ class ReplicaPool:
         with self._lock:
             return dict(self._leases)
 
-    def client(self, models: EnvModels[Any, Any, Any] = GENERIC_MODELS, **kwargs: Any) -> Any:
-        """An ``EnvClient`` on the least-loaded replica; closing it releases the lease."""
-        from ..client import EnvClient
-
-        url = self.acquire()
-        client: EnvClient[Any, Any, Any] = EnvClient(url, models, **kwargs)
-        client.on_close(lambda: self.release(url))
-        return client
-
-    def async_client(self, models: EnvModels[Any, Any, Any] = GENERIC_MODELS, **kwargs: Any) -> Any:
-        """An ``AsyncEnvClient`` on the least-loaded replica; closing it releases the lease."""
-        from ..client import AsyncEnvClient
-
-        url = self.acquire()
-        client: AsyncEnvClient[Any, Any, Any] = AsyncEnvClient(url, models, **kwargs)
-        client.on_close(lambda: self.release(url))
-        return client
-
     def broadcast(self, fn: Callable[[str], T]) -> list[T]:
         """``fn(base_url)`` for every replica, concurrently; results in replica order."""
         with ThreadPoolExecutor(max(1, len(self.replicas))) as pool:
             return list(pool.map(fn, self.urls))
 
     def stop(self) -> None:
+        """Stop every replica."""
         replicas, self.replicas = self.replicas, []
         with self._lock:
             self._leases = {}
@@ -108,7 +120,7 @@ class ReplicaPool:
             replica.stop()
 
     def __enter__(self) -> Self:
-        return self.start()
+        return self.open()
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None

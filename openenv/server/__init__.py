@@ -1,8 +1,11 @@
 """Serve an environment: ``create_app`` for an ASGI app, ``serve`` to run it."""
 
-from ._app import create_app
-from ._serve import serve
-from ._sessions import Session, SessionManager, SessionState
-from ._settings import ServerSettings
+from .._extras import require
+
+require("starlette", extra="server", feature="openenv.server")
+from ._app import create_app  # noqa: E402
+from ._serve import serve  # noqa: E402
+from ._sessions import Session, SessionManager, SessionState  # noqa: E402
+from ._settings import ServerSettings  # noqa: E402
 
 __all__ = ["ServerSettings", "Session", "SessionManager", "SessionState", "create_app", "serve"]

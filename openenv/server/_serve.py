@@ -5,21 +5,28 @@ An env is named by a target, resolved once:
 * ``package.module:Class`` - an import path;
 * a folder holding a ``pyproject.toml`` with an ``[project.entry-points."openenv.envs"]``
   table (the folder is put on ``sys.path`` when the package is not installed);
-* a name registered in the ``openenv.envs`` entry-point group by an installed package.
+* a name registered in the ``openenv.envs`` entry-point group by an installed package;
+* ``gym:<id>`` - a registered Gymnasium env (``module:Class`` may also name a
+  ``gymnasium.Env`` subclass); both are served through ``openenv.gym``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.metadata
 import importlib.util
+import signal
 import socket
 import sys
+import threading
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from .._env import AsyncEnvironment, EnvClass, Environment
+from .._extras import require
 from ._settings import ServerSettings
 
 ENTRY_POINT_GROUP = "openenv.envs"
@@ -27,6 +34,18 @@ ENTRY_POINT_GROUP = "openenv.envs"
 
 class EnvNotFound(LookupError):
     """The target names no environment."""
+
+
+class ServeFailed(RuntimeError):
+    """The server cannot start (e.g. its port is taken)."""
+
+
+def check_port(host: str, port: int) -> None:
+    """Raise ``ServeFailed`` when ``host:port`` cannot be bound."""
+    try:
+        _listen(host, port).close()
+    except OSError as exc:
+        raise ServeFailed(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
 
 
 def resolve_target(target: str) -> tuple[str, str | None]:
@@ -58,15 +77,44 @@ def resolve_target(target: str) -> tuple[str, str | None]:
 
 def load_env_class(spec: str, path: str | None = None) -> EnvClass:
     """Import ``module:Class``; ``path`` is tried first when the module is not installed."""
+    if spec.startswith("gym:"):
+        return _gym_class(spec[4:])
     module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise EnvNotFound(f"{spec!r} is not module:Class")
     if path and importlib.util.find_spec(module_name.split(".")[0]) is None:
         sys.path.insert(0, path)
-    obj: Any = importlib.import_module(module_name)
+    try:
+        obj: Any = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        # The target's own module (or a parent package) is missing: a user's typo. A
+        # module that the env itself imports and lacks is a real error: keep it.
+        parts = module_name.split(".")
+        if exc.name not in {".".join(parts[: i + 1]) for i in range(len(parts))}:
+            raise
+        raise EnvNotFound(f"no module named {exc.name!r} (from {spec!r})") from None
     for part in attr.split("."):
-        obj = getattr(obj, part)
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise EnvNotFound(f"module {module_name!r} has no attribute {attr!r} (from {spec!r})") from None
+    gym = sys.modules.get("gymnasium")
+    if gym is not None and isinstance(obj, type) and issubclass(obj, gym.Env):
+        return _gym_class(obj)
     if not (isinstance(obj, type) and issubclass(obj, Environment | AsyncEnvironment)):
         raise EnvNotFound(f"{spec} is not an Environment or AsyncEnvironment class")
     return obj
+
+
+def _gym_class(target: Any) -> EnvClass:
+    """A Gymnasium env id or ``gymnasium.Env`` subclass, served by ``openenv.gym``."""
+    gym = require("gymnasium", extra="gym", feature="serving a Gymnasium env")
+    from ..gym import gym_env_class
+
+    try:
+        return gym_env_class(target)
+    except gym.error.Error as exc:
+        raise EnvNotFound(f"gym:{target}: {exc}") from None
 
 
 def uvicorn_options(settings: ServerSettings) -> dict[str, Any]:
@@ -90,8 +138,11 @@ def uvicorn_options(settings: ServerSettings) -> dict[str, Any]:
 
 
 def serve(target: str | EnvClass, settings: ServerSettings | None = None) -> None:
-    """Serve an env until interrupted. ``settings.workers > 1`` starts worker processes."""
-    import uvicorn
+    """Serve an env until interrupted. ``settings.workers > 1`` starts worker processes.
+
+    Returns normally (exit status 0 for the CLI) after a clean SIGTERM/SIGINT shutdown.
+    """
+    uvicorn = require("uvicorn", extra="server", feature="openenv serve")
 
     settings = settings or ServerSettings.from_env()
     if isinstance(target, str):
@@ -102,9 +153,33 @@ def serve(target: str | EnvClass, settings: ServerSettings | None = None) -> Non
     if settings.workers == 1:
         from ._app import create_app
 
-        uvicorn.run(create_app(env_class, settings=settings), **uvicorn_options(settings))
+        if settings.port:
+            check_port(settings.host, settings.port)
+
+        app = create_app(env_class, settings=settings)
+        server = uvicorn.Server(uvicorn.Config(app, **uvicorn_options(settings)))
+        with _signals_end_cleanly():
+            server.run()
         return
     _supervise(spec, path, settings)
+
+
+@contextlib.contextmanager
+def _signals_end_cleanly() -> Iterator[None]:
+    """uvicorn re-raises the SIGTERM/SIGINT that stopped it, once it has shut down, with
+    the handlers it found installed: install no-op ones, so a clean stop ends with
+    status 0 instead of -15 (or a KeyboardInterrupt traceback)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    stopped_by: list[int] = []
+    handlers = {sig: signal.signal(sig, lambda signum, _: stopped_by.append(signum))
+                for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
 
 
 def _listen(host: str, port: int) -> socket.socket:
@@ -142,7 +217,7 @@ def _supervise(spec: str, path: str | None, settings: ServerSettings) -> None:
     from multiprocessing.connection import wait
 
     log = logging.getLogger("openenv.server")
-    _listen(settings.host, settings.port).close()  # fail here, clearly, if the port is taken
+    check_port(settings.host, settings.port)  # fail here, clearly, not in every worker
     ctx = multiprocessing.get_context("spawn")
     stopping = False
 

@@ -163,7 +163,7 @@ async def test_pool_of_two_local_replicas() -> None:
     clients: list[Any] = []
     procs: list[Any] = []
     try:
-        pool.start()
+        pool.open()
         procs = [r.proc for r in pool.replicas]  # type: ignore[attr-defined]
         urls = pool.urls
         assert len(set(urls)) == 2
@@ -176,7 +176,7 @@ async def test_pool_of_two_local_replicas() -> None:
         assert pool.load() == dict.fromkeys(urls, 0)
 
         for i in range(2):
-            env = pool.client(MODELS, timeout_s=10)
+            env = EnvClient.from_provider(pool, MODELS, timeout_s=10)  # the pool is a Provider
             clients.append(env)
             env.reset()
             assert env.step(EchoAction(message=f"p{i}")).observation.echoed_message == f"p{i}"
@@ -186,7 +186,7 @@ async def test_pool_of_two_local_replicas() -> None:
         freed = clients.pop()
         freed.close()
         assert pool.load()[freed.base_url] == 0
-        aenv = pool.async_client(MODELS, timeout_s=10)
+        aenv = await AsyncEnvClient.from_provider(pool, MODELS, timeout_s=10)
         assert aenv.base_url == freed.base_url
         await aenv.reset()
         await aenv.close()
@@ -198,8 +198,10 @@ async def test_pool_of_two_local_replicas() -> None:
     assert pool.load() == {}
     assert all(p.poll() is not None for p in procs)
     assert all(refused(u) for u in urls)
-    with pytest.raises(ProviderError, match="not started"):
+    with pytest.raises(ProviderError, match="not open"):
         pool.acquire()
+    with pytest.raises(ProviderError, match="not open"):
+        EnvClient.from_provider(pool, MODELS)
 
 
 def test_pool_with_a_failing_replica_stops_the_ones_that_started() -> None:
@@ -219,7 +221,7 @@ def test_pool_with_a_failing_replica_stops_the_ones_that_started() -> None:
 
     pool = ReplicaPool(OneBadProvider(ECHO), 2)
     with pytest.raises(StartupFailed, match="replica 2"):
-        pool.start()
+        pool.open()
     assert pool.replicas == []
     assert OneBadProvider.started, "the good replica should have started"
     for replica in OneBadProvider.started:

@@ -35,9 +35,11 @@ def test_run_detached_prints_a_url_that_serves_health(
         cwd=REPO,
     )
     assert proc.returncode == 0, proc.stderr
-    url = proc.stdout.strip().splitlines()[-1]
+    name, url = proc.stdout.strip().split()  # one line: the container's name and URL
     assert url.startswith(URL_PREFIX), proc.stdout
     container = track(container_for_url(docker, url))  # removed at teardown whatever happens
+    assert container.name == name
+    assert f"openenv stop {name}" in proc.stderr
 
     # The CLI process has exited; its container must still serve.
     assert httpx.get(f"{url}/health", timeout=5).json() == {"status": "healthy"}
@@ -61,9 +63,11 @@ def test_run_in_the_foreground_stops_its_container_on_sigterm(docker: Any, echo_
     container = None
     try:
         assert proc.stdout is not None
-        url = proc.stdout.readline().strip()  # printed once healthy; bounded by the timeout marker
-        assert url.startswith(URL_PREFIX), (url, proc.poll())
+        line = proc.stdout.readline().strip()  # printed once healthy; bounded by the timeout marker
+        name, _, url = line.partition(" ")
+        assert url.startswith(URL_PREFIX), (line, proc.poll())
         container = container_for_url(docker, url)
+        assert container.name == name
         assert httpx.get(f"{url}/health", timeout=5).status_code == 200
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == 0

@@ -26,7 +26,7 @@ async def test_pool_of_two_containers_spreads_sessions_and_stop_removes_both(
     clients: list[EnvClient[Any, Any, Any]] = []
     ids: list[str] = []
     try:
-        pool.start()
+        pool.open()
         assert len(pool.replicas) == 2
         assert all(isinstance(r, DockerReplica) for r in pool.replicas)
         ids = [r.id for r in pool.replicas]  # type: ignore[attr-defined]
@@ -44,9 +44,9 @@ async def test_pool_of_two_containers_spreads_sessions_and_stop_removes_both(
         pool.release(b)
         assert pool.load() == {urls[0]: 0, urls[1]: 0}
 
-        # client(): one session per replica, each really served by its own container.
+        # the pool is a Provider: one session per replica, each really served by its own container.
         for i in range(2):
-            env = pool.client(MODELS, timeout_s=10)
+            env = EnvClient.from_provider(pool, MODELS, timeout_s=10)
             clients.append(env)
             env.reset()
             assert env.step(EchoAction(message=f"r{i}")).observation.echoed_message == f"r{i}"
@@ -61,12 +61,12 @@ async def test_pool_of_two_containers_spreads_sessions_and_stop_removes_both(
         freed = clients.pop(0)
         freed.close()
         assert pool.load()[freed.base_url] == 0
-        env = pool.client(MODELS, timeout_s=10)
+        env = EnvClient.from_provider(pool, MODELS, timeout_s=10)
         clients.append(env)
         assert env.base_url == freed.base_url
 
-        # async_client() leases the same way.
-        aenv = pool.async_client(MODELS, timeout_s=10)
+        # the async client leases the same way.
+        aenv = await AsyncEnvClient.from_provider(pool, MODELS, timeout_s=10)
         try:
             await aenv.reset()
             assert isinstance(aenv, AsyncEnvClient)

@@ -145,11 +145,21 @@ def test_load_env_class_rejects_non_envs(uninstalled_env):
         load_env_class(f"{pkg}:NOT_AN_ENV", str(folder))
 
 
-def test_load_env_class_import_errors_propagate():
-    with pytest.raises(ModuleNotFoundError):
+def test_load_env_class_names_a_missing_module_or_class():
+    with pytest.raises(EnvNotFound, match="no module named 'no_such_module_xyz'"):
         load_env_class("no_such_module_xyz:Env")
-    with pytest.raises(AttributeError):
+    with pytest.raises(EnvNotFound, match=r"module 'tests\._envs' has no attribute 'Missing'"):
         load_env_class("tests._envs:Missing")
+    with pytest.raises(EnvNotFound, match="is not module:Class"):
+        load_env_class("tests._envs:")
+
+
+def test_load_env_class_keeps_an_envs_own_import_error(tmp_path, monkeypatch):
+    """A module the env itself imports and lacks is a real error: the traceback stays."""
+    (tmp_path / "env_with_bad_import_xyz.py").write_text("import not_installed_dep_xyz\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ModuleNotFoundError, match="not_installed_dep_xyz"):
+        load_env_class("env_with_bad_import_xyz:Env")
 
 
 def test_load_env_class_resolves_dotted_attributes():
@@ -176,7 +186,16 @@ def fake_uvicorn(monkeypatch):
     import uvicorn
 
     calls: list[tuple[tuple, dict]] = []
-    monkeypatch.setattr(uvicorn, "run", lambda *a, **kw: calls.append((a, kw)))
+
+    class FakeServer:
+        def __init__(self, config: tuple[tuple, dict]) -> None:
+            self.config = config
+
+        def run(self) -> None:
+            calls.append(self.config)
+
+    monkeypatch.setattr(uvicorn, "Config", lambda *a, **kw: (a, kw))
+    monkeypatch.setattr(uvicorn, "Server", FakeServer)
     monkeypatch.setattr(os, "environ", os.environ.copy())
     return calls
 
