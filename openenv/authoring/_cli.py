@@ -1,0 +1,80 @@
+"""``openenv init`` and ``openenv validate``: argument parsing and output only."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+
+def _init(args: argparse.Namespace) -> int:
+    from ._init import InitError, init_env
+
+    try:
+        path = init_env(args.name, args.dir)
+    except InitError as exc:
+        print(f"openenv init: {exc}", file=sys.stderr)
+        return 2
+    print(path)
+    print(
+        f"next: openenv validate {path}  |  python -m pytest {path}/tests  |  openenv build {path}",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _parse_actions(raw: list[str] | None) -> list[dict[str, Any]]:
+    actions = []
+    for text in raw or []:
+        value = json.loads(text)
+        if not isinstance(value, dict):
+            raise ValueError(f"--action {text!r} is not a JSON object")
+        actions.append(value)
+    return actions
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from ._validate import validate
+
+    try:
+        actions = _parse_actions(args.action)
+    except ValueError as exc:
+        print(f"openenv validate: {exc}", file=sys.stderr)
+        return 2
+    headers = {"authorization": f"Bearer {args.token}"} if args.token else None
+    report = validate(
+        args.target,
+        actions=actions,
+        deterministic=True if args.deterministic else None,
+        max_steps=args.max_steps,
+        timeout_s=args.timeout,
+        headers=headers,
+    )
+    if args.json:
+        print(json.dumps(report.to_json(), indent=2))
+    else:
+        print(report.render())
+    return 0 if report.ok else 1
+
+
+def add_commands(sub: Any) -> None:
+    """Register ``init`` and ``validate`` on the CLI's subparsers."""
+    p = sub.add_parser("init", help="create a new env package that passes validate, its tests and build")
+    p.add_argument("name", help="env name, e.g. my_env (also the Python package name)")
+    p.add_argument("--dir", default=".", help="folder to create it in (default: the current one)")
+    p.set_defaults(func=_init)
+
+    p = sub.add_parser("validate", help="deep conformance check of a running server or an env folder")
+    p.add_argument("target", help="http(s):// URL of a running server, or an env folder (served to check)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument(
+        "--action", action="append", metavar="JSON", help="action to step with (repeat; default from schema)"
+    )
+    p.add_argument(
+        "--deterministic", action="store_true", help="fail if equal seeds give different replies"
+    )
+    p.add_argument("--max-steps", type=int, default=5, help="longest episode to run (default 5)")
+    p.add_argument("--timeout", type=float, default=10.0, help="seconds per request (default 10)")
+    p.add_argument("--token", help="bearer token, e.g. for a private Hugging Face Space")
+    p.set_defaults(func=_validate)

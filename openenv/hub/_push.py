@@ -1,0 +1,132 @@
+"""``openenv push`` and ``openenv pull``: an env folder to and from a Hugging Face Space."""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from .._exceptions import OpenEnvError
+from .._extras import require
+from ._stage import stage_space
+
+_REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}/[A-Za-z0-9][\w.-]{0,95}$")
+
+
+class HubError(OpenEnvError):
+    """A Hub operation failed (bad repo id, no token, an HTTP error from the Hub)."""
+
+
+@dataclass(slots=True)
+class PushResult:
+    """What ``push`` uploaded (or, for a dry run, would upload)."""
+
+    repo_id: str
+    files: list[str]
+    url: str | None = None
+    commit: str | None = None
+    dry_run: bool = False
+    private: bool = False
+    notes: list[str] = field(default_factory=list)
+
+
+def hf() -> ModuleType:
+    return require("huggingface_hub", extra="hub", feature="openenv push/pull/from_hub")
+
+
+def check_repo_id(repo_id: str) -> str:
+    if not _REPO_ID.match(repo_id) or ".." in repo_id:
+        raise HubError(f"{repo_id!r} is not a Hub repo id: use ORG/NAME")
+    return repo_id
+
+
+def resolve_token(token: str | None = None) -> str | None:
+    """``token``, else ``HF_TOKEN`` / the token saved by ``hf auth login`` (``get_token``)."""
+    return token or hf().get_token()
+
+
+def _api(endpoint: str | None, token: str | None) -> Any:
+    return hf().HfApi(endpoint=endpoint, token=token)
+
+
+def _hub_call(what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+    errors = hf().errors
+    try:
+        return fn(*args, **kwargs)
+    except (errors.HfHubHTTPError, errors.RepositoryNotFoundError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise HubError(f"{what} failed: {first}") from None
+
+
+def push(
+    env_dir: str | Path,
+    repo_id: str,
+    *,
+    private: bool = False,
+    dry_run: bool = False,
+    token: str | None = None,
+    endpoint: str | None = None,
+    commit_message: str | None = None,
+) -> PushResult:
+    """Publish ``env_dir`` as a Docker Space ``repo_id``; a dry run only stages and lists.
+
+    Raises ``HubError`` without a token (not needed for a dry run) or when the Hub refuses.
+    """
+    check_repo_id(repo_id)
+    with tempfile.TemporaryDirectory(prefix="openenv-push-") as tmp:
+        files = stage_space(env_dir, tmp)
+        result = PushResult(repo_id, files, dry_run=dry_run, private=private)
+        if dry_run:
+            return result
+        token = resolve_token(token)
+        if not token:
+            raise HubError("no Hugging Face token: set HF_TOKEN or run `hf auth login`")
+        api = _api(endpoint, token)
+        _hub_call("authentication (whoami)", api.whoami)
+        repo = _hub_call(
+            f"creating Space {repo_id}",
+            api.create_repo,
+            repo_id,
+            repo_type="space",
+            space_sdk="docker",
+            private=private,
+            exist_ok=True,
+        )
+        info = _hub_call(
+            f"uploading to {repo_id}",
+            api.upload_folder,
+            folder_path=tmp,
+            repo_id=repo_id,
+            repo_type="space",
+            commit_message=commit_message or f"openenv push {Path(env_dir).name}",
+        )
+        result.url = str(repo)
+        result.commit = getattr(info, "oid", None)
+        return result
+
+
+def pull(
+    repo_id: str,
+    dest: str | Path | None = None,
+    *,
+    revision: str | None = None,
+    token: str | None = None,
+    endpoint: str | None = None,
+) -> Path:
+    """Download a Space's files into ``dest`` (default ``./<name>``); nothing is installed or run."""
+    check_repo_id(repo_id)
+    target = Path(dest) if dest is not None else Path(repo_id.split("/", 1)[1])
+    path = _hub_call(
+        f"downloading {repo_id}",
+        hf().snapshot_download,
+        repo_id,
+        repo_type="space",
+        revision=revision,
+        local_dir=str(target),
+        token=resolve_token(token),
+        endpoint=endpoint,
+    )
+    return Path(path)

@@ -1,0 +1,140 @@
+"""Stage an env folder as a Hugging Face Docker Space: exactly the files ``push`` uploads.
+
+The Space holds the env's sources, its ``openenv.yaml``, a README whose front-matter
+says ``sdk: docker`` and ``app_port``, a ``Dockerfile`` at the root, and ``wheels/``
+(the env's wheel, and openenv's own when pushed from a source checkout, so the Space
+runs the openenv that was tested here and not a same-named package from an index).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from .._extras import require
+from ..authoring._manifest import Manifest, load_manifest
+
+#: Never uploaded; a ``.openenvignore`` file adds patterns (one per line, fnmatch).
+DEFAULT_IGNORE = (
+    ".git", "__pycache__", "*.pyc", "*.egg-info", ".venv*", "build", "dist", "wheels",
+    ".pytest_cache", ".mypy_cache", ".ruff_cache", ".DS_Store", "Dockerfile", "README.md",
+)
+IGNORE_FILE = ".openenvignore"
+
+SPACE_DOCKERFILE = """\
+# Hugging Face Space (sdk: docker) for the openenv env "{name}", written by `openenv push`.
+# On the Hub it builds on python:3.11-slim and fetches dependencies from PyPI; a local
+# build (`from_hub(..., trust_remote_code=True)`) passes BASE_IMAGE=<an openenv base
+# image> and PIP_OPTIONS=--no-index, so it needs no network.
+ARG BASE_IMAGE=python:3.11-slim
+FROM ${{BASE_IMAGE}}
+ARG PIP_OPTIONS=""
+USER root
+ENV PATH=/opt/venv/bin:$PATH PYTHONUNBUFFERED=1 OPENENV_HOST=0.0.0.0 OPENENV_PORT={port}
+COPY wheels/ /tmp/wheels/
+RUN set -eu; \\
+    [ -x /opt/venv/bin/python3 ] || python3 -m venv /opt/venv; \\
+    /opt/venv/bin/python3 -m pip install --no-cache-dir --disable-pip-version-check $PIP_OPTIONS \\
+        --find-links /tmp/wheels {requirements}; \\
+    rm -rf /tmp/wheels; \\
+    getent passwd 1000 >/dev/null || useradd --uid 1000 --create-home user
+USER 1000:1000
+EXPOSE {port}
+CMD ["openenv", "serve", "{name}"]
+"""
+
+
+def _ignored(rel: Path, patterns: list[str]) -> bool:
+    return any(fnmatch.fnmatch(part, pat) for part in rel.parts for pat in patterns) or any(
+        fnmatch.fnmatch(rel.as_posix(), pat) for pat in patterns
+    )
+
+
+def source_files(env_dir: Path) -> list[Path]:
+    """The env folder's files that go to the Space, relative, sorted."""
+    patterns = list(DEFAULT_IGNORE)
+    ignore_file = env_dir / IGNORE_FILE
+    if ignore_file.is_file():
+        patterns += [ln.strip() for ln in ignore_file.read_text().splitlines() if ln.strip() and ln[0] != "#"]
+    files = []
+    for path in sorted(env_dir.rglob("*")):
+        rel = path.relative_to(env_dir)
+        if path.is_file() and not _ignored(rel, patterns):
+            files.append(rel)
+    return files
+
+
+def front_matter(readme: str, manifest: Manifest) -> str:
+    """The README with Space front-matter: ours merged into any the author wrote."""
+    yaml = require("yaml", extra="hub", feature="openenv push")
+    meta: dict[str, Any] = {}
+    body = readme
+    match = re.match(r"^---\n(.*?)\n---\n?", readme, re.S)
+    if match:
+        loaded = yaml.safe_load(match.group(1))
+        meta = loaded if isinstance(loaded, dict) else {}
+        body = readme[match.end():]
+    meta.setdefault("title", manifest.name)
+    meta.setdefault("emoji", "🎮")
+    meta.setdefault("colorFrom", "blue")
+    meta.setdefault("colorTo", "green")
+    meta["sdk"] = "docker"
+    meta["app_port"] = manifest.port
+    meta.setdefault("pinned", False)
+    meta["base_path"] = "/web"
+    if manifest.description:
+        meta.setdefault("short_description", manifest.description[:60])
+    tags = [t for t in meta.get("tags") or [] if isinstance(t, str)]
+    meta["tags"] = list(dict.fromkeys([*tags, "openenv", *manifest.tags]))
+    dumped = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True)
+    return f"---\n{dumped}---\n\n{body.lstrip()}"
+
+
+def _pip_wheel(source: Path, dest: Path) -> Path:
+    before = set(dest.glob("*.whl"))
+    cmd = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--disable-pip-version-check",
+           "--wheel-dir", str(dest), str(source)]
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    made = sorted(set(dest.glob("*.whl")) - before)
+    if result.returncode != 0 or not made:
+        raise RuntimeError(f"pip wheel {source} failed:\n{result.stderr[-2000:]}")
+    return made[0]
+
+
+def _openenv_source() -> Path | None:
+    root = Path(__file__).resolve().parents[2]
+    return root if (root / "pyproject.toml").is_file() and (root / "openenv").is_dir() else None
+
+
+def _dist_name(env_dir: Path) -> str:
+    import tomllib
+
+    with (env_dir / "pyproject.toml").open("rb") as f:
+        return str(tomllib.load(f)["project"]["name"])
+
+
+def stage_space(env_dir: str | Path, dest: str | Path) -> list[str]:
+    """Write the Space's files for ``env_dir`` into ``dest``; returns their paths, sorted."""
+    src, out = Path(env_dir).resolve(), Path(dest)
+    manifest = load_manifest(src)
+    for rel in source_files(src):
+        (out / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(src / rel, out / rel)
+    readme = (src / "README.md").read_text() if (src / "README.md").is_file() else f"# {manifest.name}\n"
+    (out / "README.md").write_text(front_matter(readme, manifest))
+    requirements = f'"openenv[server]" "{_dist_name(src)}"'
+    (out / "Dockerfile").write_text(
+        SPACE_DOCKERFILE.format(name=manifest.name, port=manifest.port, requirements=requirements)
+    )
+    wheels = out / "wheels"
+    wheels.mkdir(exist_ok=True)
+    _pip_wheel(src, wheels)
+    openenv_src = _openenv_source()
+    if openenv_src is not None:
+        _pip_wheel(openenv_src, wheels)
+    return sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
