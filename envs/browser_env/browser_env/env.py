@@ -122,7 +122,7 @@ class BrowserEnv(AsyncEnvironment[BrowserAction, BrowserObservation, BrowserStat
             if not host.allows(act.url):
                 allowed = ", ".join(sorted(host.allowed_origins))
                 return f"navigation to {act.url!r} refused: only {allowed} allowed"
-            return await self._attempt(page.goto(act.url), "goto")
+            return await self._attempt(page.goto(act.url), "goto", self._config.hang_timeout_s)
         element = getattr(act, "id", None)
         if element is not None and element not in self._ids:
             return f"no element [{element}] in the last observation"
@@ -133,12 +133,13 @@ class BrowserEnv(AsyncEnvironment[BrowserAction, BrowserObservation, BrowserStat
             error = f"the page navigated to {page.url!r}, outside the allowed origins: went back"
         return error
 
-    async def _attempt(self, call: Awaitable[Any], what: str) -> str | None:
+    async def _attempt(self, call: Awaitable[Any], what: str, timeout_s: float | None = None) -> str | None:
         """Run one action; Playwright's complaint as text, after checking the page is alive."""
         from playwright.async_api import Error as PlaywrightError
 
         try:
-            await self._guard(call, what, self._config.action_timeout_s + self._config.hang_timeout_s)
+            limit = (timeout_s or self._config.action_timeout_s) + self._config.hang_timeout_s
+            await self._guard(call, what, limit)
         except (PlaywrightError, ValueError) as exc:
             if self._crashed:
                 await self._end("the page's renderer crashed")
@@ -244,6 +245,7 @@ class BrowserEnv(AsyncEnvironment[BrowserAction, BrowserObservation, BrowserStat
             self._page = await self._context.new_page()
             self._page.on("crash", self._on_crash)
             self._page.set_default_timeout(self._config.action_timeout_s * 1000)
+            self._page.set_default_navigation_timeout(self._config.hang_timeout_s * 1000)
             return self._page
         await self._guard(self._context.clear_cookies(), "clearing cookies")
         if host.allows(self._page.url) and self._page.url != "about:blank":

@@ -1,0 +1,124 @@
+"""Sessions share one Chromium but nothing else; a hung or crashed page ends only its own."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from _browser_fixtures import POLICIES, BrowserServer, needs_chromium
+from browser_env import MODELS, ClickAction, NoopAction
+
+from openenv import AsyncEnvClient, EnvClient, SessionClosed
+
+pytestmark = [needs_chromium, pytest.mark.timeout(120)]
+
+TASKS = ("click-test", "click-button", "enter-text", "choose-list")
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[BrowserServer]:
+    srv = BrowserServer(hang_timeout_s=2.0, action_timeout_s=1.0).start()
+    yield srv
+    srv.stop()
+
+
+def test_one_browser_for_all_sessions(server: BrowserServer) -> None:
+    with EnvClient(server.url, MODELS) as a, EnvClient(server.url, MODELS) as b:
+        a.reset(seed=1, task_id="click-test", episode_id="one-a")
+        b.reset(seed=1, task_id="click-test", episode_id="one-b")
+        env_a, env_b = server.env_of("one-a"), server.env_of("one-b")
+        assert env_a._host is env_b._host is not None
+        assert env_a._context is not env_b._context
+
+
+async def _cookies_and_pages(server: BrowserServer) -> None:
+    clients = [AsyncEnvClient(server.url, MODELS) for _ in TASKS]
+    try:
+        for client in clients:
+            await client.connect()
+        ids = [f"iso-{i}" for i in range(len(TASKS))]
+        firsts = await asyncio.gather(
+            *(c.reset(seed=7, task_id=t, episode_id=e) for c, t, e in zip(clients, TASKS, ids, strict=True))
+        )
+        for result, task in zip(firsts, TASKS, strict=True):
+            assert result.observation.url.endswith(f"/{task}.html")
+
+        def mark(env: Any, value: str) -> Any:
+            js = "(v) => { document.cookie = 'who=' + v + '; path=/'; localStorage.setItem('who', v); }"
+            return env._page.evaluate(js, value)
+
+        for episode in ids:
+            server.on_loop(lambda e=episode: mark(server.env_of(e), e))
+
+        # Every session steps at once; each sees its own page, cookie and storage only.
+        results = await asyncio.gather(*(c.step(NoopAction()) for c in clients))
+        for result, task in zip(results, TASKS, strict=True):
+            assert result.observation.url.endswith(f"/{task}.html")
+        for episode in ids:
+            seen = server.on_loop(
+                lambda e=episode: server.env_of(e)._page.evaluate(
+                    "() => [document.cookie, localStorage.getItem('who')]"
+                )
+            )
+            assert seen == [f"who={episode}", episode]
+        # And a new episode in the same session starts clean.
+        await clients[0].reset(seed=7, task_id=TASKS[0], episode_id="iso-again")
+        seen = server.on_loop(lambda: server.env_of("iso-again")._page.evaluate("() => document.cookie"))
+        assert seen == ""
+    finally:
+        for client in clients:
+            await client.close()
+
+
+def test_four_concurrent_sessions_are_isolated(server: BrowserServer) -> None:
+    asyncio.run(_cookies_and_pages(server))
+
+
+def _solve(client: EnvClient, task: str, seed: int) -> float | None:
+    obs = client.reset(seed=seed, task_id=task).observation
+    result = None
+    for action in POLICIES[task](obs):
+        result = client.step(action)
+    assert result is not None
+    return result.reward
+
+
+@contextlib.contextmanager
+def _two_sessions(server: BrowserServer, victim: str) -> Iterator[tuple[EnvClient, EnvClient]]:
+    with EnvClient(server.url, MODELS) as healthy, EnvClient(server.url, MODELS) as doomed:
+        healthy.reset(seed=1, task_id="click-test", episode_id=f"{victim}-healthy")
+        doomed.reset(seed=1, task_id="click-test", episode_id=victim)
+        yield healthy, doomed
+
+
+def test_hung_page_ends_only_its_session(server: BrowserServer) -> None:
+    with _two_sessions(server, "hung") as (healthy, doomed):
+        env = server.env_of("hung")
+        server.on_loop(lambda: env._page.evaluate("() => { setTimeout(() => { for (;;) {} }, 0); }"))
+        with pytest.raises(SessionClosed, match="hung"):
+            doomed.step(ClickAction(id=2))  # click-test's button: the click and the probe both time out
+        with pytest.raises(SessionClosed, match="hung"):
+            doomed.step(NoopAction())
+        assert _solve(healthy, "click-button", 5) == 1.0
+        with EnvClient(server.url, MODELS) as fresh:
+            assert _solve(fresh, "click-test", 2) == 1.0
+
+
+def test_crashed_renderer_ends_only_its_session(server: BrowserServer) -> None:
+    with _two_sessions(server, "crash") as (healthy, doomed):
+        env = server.env_of("crash")
+
+        async def crash() -> None:
+            cdp = await env._context.new_cdp_session(env._page)
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(cdp.send("Page.crash"), 2)
+
+        server.on_loop(crash)
+        with pytest.raises(SessionClosed, match="crashed"):
+            doomed.step(NoopAction())
+        with pytest.raises(SessionClosed, match="crashed"):
+            doomed.reset(seed=1, task_id="click-test")
+        assert _solve(healthy, "enter-text", 5) == 1.0
