@@ -1,0 +1,86 @@
+"""bubblewrap: the command line that wraps a process, and a probe that it works here."""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+from collections.abc import Sequence
+
+#: Where the sandbox's private directories appear inside bubblewrap.
+INNER_WORKDIR = "/workspace"
+INNER_TMP = "/tmp"
+
+# Merged-/usr systems make these symlinks into /usr; others are real directories.
+_TOP_LEVEL = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+
+
+def bwrap_path() -> str | None:
+    """The ``bwrap`` executable, or None."""
+    return shutil.which("bwrap")
+
+
+def system_binds() -> list[str]:
+    """Read-only ``/usr`` and ``/etc``, and the top-level links or dirs into them."""
+    args = ["--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc"]
+    for path in _TOP_LEVEL:
+        if os.path.islink(path):
+            args += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            args += ["--ro-bind", path, path]
+    return args
+
+
+def bwrap_argv(
+    *,
+    bwrap: str,
+    workdir: str,
+    tmpdir: str,
+    cwd: str,
+    network: bool,
+    ro_paths: Sequence[str] = (),
+) -> list[str]:
+    """``bwrap`` options (ending in ``--``) for one process tree.
+
+    Every namespace is new (user, PID, network, IPC, UTS, cgroup) unless ``network``;
+    the system is read-only; ``workdir`` and ``tmpdir`` are the only writable places
+    (at ``/workspace`` and ``/tmp``); the tree dies with its parent.
+    """
+    args = [bwrap, "--unshare-all"]
+    if network:
+        args.append("--share-net")
+    args += ["--die-with-parent", "--new-session", "--hostname", "sandbox"]
+    args += system_binds()
+    for path in ro_paths:
+        if os.path.exists(path):
+            args += ["--ro-bind", path, path]
+    args += ["--proc", "/proc", "--dev", "/dev"]
+    args += ["--bind", workdir, INNER_WORKDIR, "--bind", tmpdir, INNER_TMP]
+    args += ["--chdir", cwd, "--"]
+    return args
+
+
+@functools.cache
+def bwrap_works(uid: int | None) -> str:
+    """Why bubblewrap cannot run here as ``uid`` ("" when it can). Probed once per uid.
+
+    Inside a default Docker container this fails (no user namespaces under its
+    seccomp profile); on a plain Linux host it works as root and unprivileged.
+    """
+    bwrap = bwrap_path()
+    if bwrap is None:
+        return "bwrap is not installed (apt-get install bubblewrap)"
+    argv = [bwrap, "--unshare-all", "--die-with-parent", *system_binds()]
+    argv += ["--proc", "/proc", "--dev", "/dev", "--", "true"]
+    user = uid if uid is not None and uid != os.getuid() else None
+    try:
+        done = subprocess.run(
+            argv, capture_output=True, timeout=10, user=user, group=user, extra_groups=[] if user else None
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"bwrap failed to start: {exc}"
+    if done.returncode != 0:
+        err = done.stderr.decode(errors="replace").strip().splitlines()
+        return f"bwrap cannot create namespaces here: {err[-1] if err else done.returncode}"
+    return ""

@@ -1,0 +1,128 @@
+"""What a sandbox is asked for (``SandboxConfig``) and what it gives (``Isolation``)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from typing import Any
+
+from .._exceptions import SandboxError
+
+GiB = 1 << 30
+MiB = 1 << 20
+
+
+class SandboxLevel(StrEnum):
+    """The containment asked for (``--sandbox``, ``OPENENV_SANDBOX``).
+
+    Attributes:
+        STRICT: bubblewrap namespaces or nothing: a sandbox refuses to start without them.
+        AUTO: bubblewrap where it works, else rlimits and an unprivileged uid only.
+        NONE: never bubblewrap; rlimits, a process group and the uid drop still apply.
+    """
+
+    STRICT = "strict"
+    AUTO = "auto"
+    NONE = "none"
+
+
+class Isolation(StrEnum):
+    """The containment in force, as reported in ``/health`` and ``/metadata``.
+
+    Attributes:
+        BWRAP: bubblewrap: no network, read-only system, private workdir and ``/tmp``,
+            own PID namespace; plus everything ``RLIMITS`` gives.
+        RLIMITS: resource limits, an own process group killed as a whole, a private
+            uid per sandbox when the server runs as root. No network or file isolation
+            beyond file permissions: the outer boundary is the container.
+    """
+
+    BWRAP = "bwrap"
+    RLIMITS = "rlimits"
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Per-process resource limits (rlimits) and a default wall clock. None: no limit.
+
+    ``nproc`` counts every process of the sandbox's uid, so it is a per-sandbox limit
+    only where each sandbox has its own uid (a root server); ``memory_bytes`` is the
+    address space of each process.
+    """
+
+    cpu_s: int | None = 600
+    memory_bytes: int | None = 2 * GiB
+    nproc: int | None = 256
+    file_size_bytes: int | None = 256 * MiB
+    open_files: int | None = 1024
+    wall_s: float | None = 600.0
+
+    def prlimit_args(self) -> list[str]:
+        """``prlimit`` options that apply these limits (soft = hard)."""
+        pairs = [
+            ("cpu", self.cpu_s),
+            ("as", self.memory_bytes),
+            ("nproc", self.nproc),
+            ("fsize", self.file_size_bytes),
+            ("nofile", self.open_files),
+            ("core", 0),
+        ]
+        return [f"--{name}={value}" for name, value in pairs if value is not None]
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxConfig:
+    """How to contain a sandbox's processes.
+
+    Args:
+        level: what to ask for (see ``SandboxLevel``).
+        limits: rlimits and the default wall clock of ``Sandbox.run``.
+        network: allow network access (only bubblewrap can take it away).
+        root_dir: where each sandbox gets its private directory (``work/``, ``tmp/``);
+            default ``$TMPDIR/openenv-sandbox``.
+        ro_paths: host paths to show read-only inside, at the same path (an
+            interpreter prefix, a task's files); ``/usr`` and ``/etc`` always are.
+        env: variables every process gets (on top of a small clean base).
+        uid_base: first uid handed to sandboxes when the server runs as root.
+        uid_count: how many such uids (one per live sandbox, across processes).
+    """
+
+    level: SandboxLevel = SandboxLevel.AUTO
+    limits: Limits = field(default_factory=Limits)
+    network: bool = False
+    root_dir: str | None = None
+    ro_paths: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    uid_base: int = 190_000
+    uid_count: int = 4096
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.level, SandboxLevel):
+            object.__setattr__(self, "level", parse_level(self.level))
+        for path in self.ro_paths:
+            if not os.path.isabs(path):
+                raise SandboxError(f"ro_paths entries must be absolute paths, not {path!r}")
+
+    @classmethod
+    def from_env(cls, **overrides: Any) -> SandboxConfig:
+        """Defaults, then ``OPENENV_SANDBOX`` (the level), then ``overrides``."""
+        config = cls()
+        level = os.environ.get("OPENENV_SANDBOX")
+        if level:
+            config = replace(config, level=parse_level(level))
+        return replace(config, **overrides) if overrides else config
+
+    def with_limits(self, **changes: Any) -> SandboxConfig:
+        """A copy with some limits changed: ``config.with_limits(cpu_s=5)``."""
+        return replace(self, limits=replace(self.limits, **changes))
+
+
+def parse_level(value: object) -> SandboxLevel:
+    """``"strict"``/``"auto"``/``"none"`` (any case) -> ``SandboxLevel``; else ``SandboxError``."""
+    try:
+        return SandboxLevel(str(value).strip().lower())
+    except ValueError:
+        choices = ", ".join(level.value for level in SandboxLevel)
+        raise SandboxError(f"sandbox level must be one of {choices}, not {value!r}") from None

@@ -1,0 +1,316 @@
+"""``Sandbox``: one session's contained process trees, their private directory and uid."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import resource
+import secrets
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from .._exceptions import SandboxError, SandboxUnavailable
+from . import _procs
+from ._bwrap import INNER_TMP, INNER_WORKDIR, bwrap_argv, bwrap_path, bwrap_works
+from ._config import Isolation, Limits, SandboxConfig, SandboxLevel
+from ._run import Completed, run_process
+
+_MARKER = "OPENENV_SANDBOX_ID"
+
+
+def default_root() -> Path:
+    return Path(tempfile.gettempdir()) / "openenv-sandbox"
+
+
+def resolve_isolation(config: SandboxConfig) -> Isolation:
+    """The isolation ``config`` gets on this machine; ``SandboxUnavailable`` for an
+    impossible ``strict``. Probes bubblewrap once per process (as a sandbox uid when
+    the server runs as root: one just past the leased range)."""
+    if config.level is SandboxLevel.NONE:
+        return Isolation.RLIMITS
+    why = bwrap_works(config.uid_base + config.uid_count if os.geteuid() == 0 else None)
+    if not why:
+        return Isolation.BWRAP
+    if config.level is SandboxLevel.STRICT:
+        raise SandboxUnavailable(f"sandbox level 'strict' needs bubblewrap: {why}")
+    return Isolation.RLIMITS
+
+
+class Sandbox:
+    """A private directory, a uid and the process trees started in them, killed as one.
+
+    Every process gets the configured rlimits (``prlimit``), its own process group
+    and, when the server runs as root, this sandbox's own unprivileged uid (leased
+    from ``uid_base``; files in ``workdir`` are private to it). At ``Isolation.BWRAP``
+    it also runs under bubblewrap: no network, read-only ``/usr`` and ``/etc``,
+    ``workdir`` at ``/workspace`` and a private ``/tmp``, its own PID namespace.
+
+    >>> from openenv.sandbox import Sandbox, SandboxConfig
+    >>> with Sandbox(SandboxConfig(level="auto")) as box:
+    ...     done = box.run(["sh", "-c", "echo hi > f.txt; cat f.txt"], timeout_s=10)
+    ...     (box.workdir / "f.txt").read_text(), done.exit_code, done.stdout
+    ('hi\\n', 0, b'hi\\n')
+    """
+
+    def __init__(self, config: SandboxConfig | None = None) -> None:
+        self.config = config or SandboxConfig.from_env()
+        base = Path(self.config.root_dir) if self.config.root_dir else default_root()
+        self._lease = None
+        if os.geteuid() == 0:
+            self._lease = _procs.lease_uid(base / ".uids", self.config.uid_base, self.config.uid_count)
+            if self._lease is None:
+                raise SandboxError(f"all {self.config.uid_count} sandbox uids are in use")
+        self.uid = self._lease.uid if self._lease else os.getuid()
+        try:
+            self.isolation = resolve_isolation(self.config)
+            self.id = secrets.token_hex(6)
+            self.root = self._make_dirs(base)
+        except BaseException:
+            self._release_uid()
+            raise
+        self._groups: set[int] = set()
+        self.closed = False
+
+    # ---- where things are ------------------------------------------------------
+    @property
+    def workdir(self) -> Path:
+        """The writable working directory, as the server sees it."""
+        return self.root / "work"
+
+    @property
+    def tmpdir(self) -> Path:
+        """The private temp directory, as the server sees it."""
+        return self.root / "tmp"
+
+    @property
+    def inner_workdir(self) -> str:
+        """The working directory as the sandboxed processes see it."""
+        return INNER_WORKDIR if self.isolation is Isolation.BWRAP else str(self.workdir)
+
+    @property
+    def inner_tmpdir(self) -> str:
+        return INNER_TMP if self.isolation is Isolation.BWRAP else str(self.tmpdir)
+
+    def describe(self) -> dict[str, Any]:
+        """What is in force, for ``/health`` and ``/metadata``."""
+        return describe(self.config, self.isolation, own_uid=self._lease is not None)
+
+    # ---- starting processes ----------------------------------------------------
+    def command(self, argv: Sequence[str], *, cwd: str | None = None) -> list[str]:
+        """The full command line that runs ``argv`` contained (limits, bubblewrap)."""
+        if not argv:
+            raise SandboxError("empty command")
+        prefix: list[str] = []
+        prlimit = shutil.which("prlimit")
+        if prlimit:
+            prefix = [prlimit, *self.config.limits.prlimit_args(), "--"]
+        if self.isolation is Isolation.BWRAP:
+            bwrap = bwrap_path()
+            assert bwrap is not None
+            prefix += bwrap_argv(
+                bwrap=bwrap,
+                workdir=str(self.workdir),
+                tmpdir=str(self.tmpdir),
+                cwd=cwd or INNER_WORKDIR,
+                network=self.config.network,
+                ro_paths=self.config.ro_paths,
+            )
+        return [*prefix, *argv]
+
+    def environ(self, env: Mapping[str, str] | None = None) -> dict[str, str]:
+        """The clean environment a process gets: a small base, the config's, ``env``."""
+        base = {
+            "PATH": "/usr/local/bin:/usr/bin:/bin",
+            "HOME": self.inner_workdir,
+            "TMPDIR": self.inner_tmpdir,
+            "USER": "sandbox",
+            "LANG": "C.UTF-8",
+            _MARKER: self.id,
+        }
+        return {**base, **self.config.env, **(env or {})}
+
+    def popen_kwargs(self, *, cwd: str | None = None, env: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """Keyword arguments for ``subprocess.Popen`` / ``asyncio.create_subprocess_exec``."""
+        self._check_open()
+        kwargs: dict[str, Any] = {"env": self.environ(env), "start_new_session": True}
+        if self.isolation is Isolation.BWRAP:
+            kwargs["cwd"] = str(self.root)  # bwrap's --chdir sets the inner one
+        else:
+            kwargs["cwd"] = cwd or str(self.workdir)
+        if self._lease:
+            kwargs.update(user=self.uid, group=self.uid, extra_groups=[])
+        if not shutil.which("prlimit"):
+            kwargs["preexec_fn"] = _LimitsPreexec(self.config.limits)
+        return kwargs
+
+    def popen(
+        self, argv: Sequence[str], *, cwd: str | None = None, env: Mapping[str, str] | None = None, **kw: Any
+    ) -> subprocess.Popen[bytes]:
+        """Start ``argv`` contained; ``cwd`` is the inner path (default the workdir).
+        Other keywords go to ``subprocess.Popen`` (``stdin``, ``stdout``, ...)."""
+        kwargs = {**self.popen_kwargs(cwd=cwd, env=env), **kw}
+        try:
+            proc = subprocess.Popen(self.command(argv, cwd=cwd), **kwargs)
+        except OSError as exc:
+            raise SandboxError(f"could not start {argv[0]!r}: {exc}") from exc
+        self._groups.add(proc.pid)
+        return proc
+
+    async def spawn(
+        self, argv: Sequence[str], *, cwd: str | None = None, env: Mapping[str, str] | None = None, **kw: Any
+    ) -> asyncio.subprocess.Process:
+        """``popen`` for asyncio: an ``asyncio.subprocess.Process``."""
+        kwargs = {**self.popen_kwargs(cwd=cwd, env=env), **kw}
+        try:
+            proc = await asyncio.create_subprocess_exec(*self.command(argv, cwd=cwd), **kwargs)
+        except OSError as exc:
+            raise SandboxError(f"could not start {argv[0]!r}: {exc}") from exc
+        self._groups.add(proc.pid)
+        return proc
+
+    def run(self, argv: Sequence[str], **kw: Any) -> Completed:
+        """Run ``argv`` to completion (sync; not on a running event loop). See ``arun``."""
+        return asyncio.run(self.arun(argv, **kw))
+
+    async def arun(
+        self,
+        argv: Sequence[str],
+        *,
+        input: bytes | None = None,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        timeout_s: float | None = None,
+        output_limit: int = 1 << 20,
+    ) -> Completed:
+        """Run ``argv`` to completion with bounded output and a wall clock.
+
+        ``timeout_s`` defaults to the config's ``limits.wall_s``; past it the
+        process group is killed and ``timed_out`` is set. Each stream keeps its first
+        and last ``output_limit / 2`` bytes.
+        """
+        limit = timeout_s if timeout_s is not None else self.config.limits.wall_s
+        proc = await self.spawn(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        try:
+            return await run_process(proc, input=input, timeout_s=limit, output_limit=output_limit)
+        finally:
+            _procs.kill_group(proc.pid)
+            self._groups.discard(proc.pid)
+
+    # ---- ending ----------------------------------------------------------------
+    def kill(self) -> None:
+        """SIGKILL every process this sandbox started and all they started."""
+        for pgid in list(self._groups):
+            _procs.kill_group(pgid)
+        self._groups.clear()
+        if self._lease:
+            _procs.kill_all_of_uid(self.uid)
+        else:
+            _procs.kill_pids(_procs.pids_with_marker(f"{_MARKER}={self.id}".encode()))
+
+    def close(self) -> None:
+        """Kill everything, delete the directory, give the uid back. Idempotent."""
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            self.kill()
+            _rmtree(self.root)
+        finally:
+            self._release_uid()
+
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Sandbox(id={self.id!r}, isolation={self.isolation.value}, uid={self.uid})"
+
+    # ---- internals ---------------------------------------------------------------
+    def _make_dirs(self, base: Path) -> Path:
+        base.mkdir(mode=0o711, parents=True, exist_ok=True)
+        root = base / f"s-{self.id}"
+        root.mkdir(mode=0o700)
+        for sub in ("work", "tmp"):
+            (root / sub).mkdir(mode=0o700)
+        if self._lease:
+            for path in (root, root / "work", root / "tmp"):
+                os.chown(path, self.uid, self.uid)
+        return root
+
+    def _release_uid(self) -> None:
+        if self._lease:
+            self._lease.release()
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise SandboxError("the sandbox is closed")
+
+
+def describe(config: SandboxConfig, isolation: Isolation, *, own_uid: bool) -> dict[str, Any]:
+    """The sandbox report for ``/health`` and ``/metadata``."""
+    limits = config.limits
+    return {
+        "requested": config.level.value,
+        "level": isolation.value,
+        "network": config.network or isolation is not Isolation.BWRAP,
+        "filesystem": "private" if isolation is Isolation.BWRAP else "host",
+        "own_uid": own_uid,
+        "limits": {
+            "cpu_s": limits.cpu_s,
+            "memory_bytes": limits.memory_bytes,
+            "nproc": limits.nproc,
+            "file_size_bytes": limits.file_size_bytes,
+            "open_files": limits.open_files,
+            "wall_s": limits.wall_s,
+        },
+    }
+
+
+class _LimitsPreexec:
+    """Applies the limits in the child when ``prlimit`` is missing."""
+
+    def __init__(self, limits: Limits) -> None:
+        names = {
+            "cpu_s": resource.RLIMIT_CPU,
+            "memory_bytes": resource.RLIMIT_AS,
+            "nproc": resource.RLIMIT_NPROC,
+            "file_size_bytes": resource.RLIMIT_FSIZE,
+            "open_files": resource.RLIMIT_NOFILE,
+        }
+        self._pairs = [(res, getattr(limits, name)) for name, res in names.items()]
+        self._pairs = [(res, value) for res, value in self._pairs if value is not None]
+        self._pairs.append((resource.RLIMIT_CORE, 0))
+
+    def __call__(self) -> None:
+        for res, value in self._pairs:
+            resource.setrlimit(res, (value, value))
+
+
+def _rmtree(path: Path) -> None:
+    """Remove a sandbox's directory, even parts the sandbox made unreadable."""
+
+    def fix(func: Any, failed: str, exc_info: Any) -> None:
+        with contextlib.suppress(OSError):
+            os.chmod(os.path.dirname(failed), 0o700)
+            if os.path.isdir(failed) and not os.path.islink(failed):
+                os.chmod(failed, 0o700)
+                shutil.rmtree(failed, ignore_errors=True)
+            else:
+                os.unlink(failed)
+
+    if path.exists():
+        shutil.rmtree(path, onerror=fix)
