@@ -178,6 +178,41 @@ def _train(argv: list[str]) -> int:
     return train_main(argv)
 
 
+def _mcp(args: argparse.Namespace) -> int:
+    import json
+
+    from ._extras import require
+
+    require("mcp", extra="mcp", feature="openenv mcp")
+    import anyio
+
+    from .mcp import serve_stdio
+    from .server._serve import EnvNotFound
+
+    try:
+        options = json.loads(args.reset_options) if args.reset_options else None
+    except json.JSONDecodeError as exc:
+        print(f"openenv mcp: --reset-options is not JSON: {exc}", file=sys.stderr)
+        return 2
+    try:
+        anyio.run(lambda: serve_stdio(args.target, image=args.image, reset_options=options))
+    except EnvNotFound as exc:
+        print(f"openenv mcp: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+def _train(argv: list[str]) -> int:
+    try:
+        from .train._cli import main as train_main  # needs the 'train' extra (torch)
+    except MissingExtra as exc:
+        print(f"openenv train: {exc}", file=sys.stderr)
+        return 2
+    return train_main(argv)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="openenv", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -220,6 +255,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name", help="the container's name or ID")
     p.add_argument("--timeout", type=float, default=10.0, help="seconds before the stop becomes a kill")
     p.set_defaults(func=_stop)
+
+    p = sub.add_parser("mcp", help="serve an env as an MCP server over stdio (for agent harnesses)")
+    p.add_argument("target", help="a served env URL, an env folder, module:Class, an env name, or an image")
+    p.add_argument("--image", action="store_true", help="TARGET is a Docker image: run it while serving")
+    p.add_argument("--reset-options", metavar="JSON", help='reset data, e.g. \'{"seed": 1, "max_steps": 5}\'')
+    p.set_defaults(func=_mcp)
+
+    from .authoring._cli import add_commands as add_authoring_commands
+    from .hub._cli import add_commands as add_hub_commands
+
+    add_authoring_commands(sub)  # init, validate
+    add_hub_commands(sub)  # push, pull
+
+    # `openenv train ...` is parsed by openenv.train._cli (see main); listed here for --help.
+    sub.add_parser("train", help="train a policy with GRPO against text envs (openenv train --help)")
 
     p = sub.add_parser("mcp", help="serve an env as an MCP server over stdio (for agent harnesses)")
     p.add_argument("target", help="a served env URL, an env folder, module:Class, an env name, or an image")

@@ -17,6 +17,7 @@ from .._env import AnyEnv, AsyncEnvironment, EnvClass, Environment
 from .._exceptions import WireError
 from .._protocol import request_adapter
 from ._http import HttpApi, handle_wire_error, json_response
+from ._jsonrpc import mcp_mount
 from ._openapi import build_openapi
 from ._runner import EnvRunner
 from ._sessions import SessionManager
@@ -59,6 +60,7 @@ def create_app(
     )
     manager = SessionManager(runner, settings.max_sessions, settings.idle_timeout_s)
     api = HttpApi(env_class, manager)
+    mcp = mcp_mount(env_class, manager, settings)
     openapi: dict[str, Any] = {}
 
     async def openapi_json(request: Request) -> Response:
@@ -71,11 +73,13 @@ def create_app(
         await preload_tasks(env_class)
         manager.start()
         try:
-            yield
+            async with mcp.running():
+                yield
         finally:
             await manager.shutdown()
 
     routes = [
+        *mcp.routes,  # before api's POST /mcp stub
         *api.routes(),
         *task_routes(env_class),
         Route("/openapi.json", openapi_json, methods=["GET"]),
@@ -84,4 +88,5 @@ def create_app(
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={WireError: handle_wire_error})
     app.state.sessions = manager
     app.state.settings = settings
+    app.state.mcp = mcp
     return app

@@ -238,8 +238,8 @@ def test_mcp_empty_object_is_invalid_request(http):
 @pytest.mark.parametrize(
     ("payload", "code"),
     [
-        ({"jsonrpc": "2.0", "method": "tools/list", "id": 1}, -32603),
-        ({"jsonrpc": "2.0", "method": "tools/call", "id": "x", "params": {}}, -32603),
+        ({"jsonrpc": "2.0", "method": "tools/call", "id": "x", "params": {}}, -32602),
+        ({"jsonrpc": "2.0", "method": "tools/call", "id": 4, "params": {"name": "nope"}}, -32602),
         ({"jsonrpc": "2.0", "method": "resources/list", "id": 2}, -32601),
         ({"jsonrpc": "1.0", "method": "tools/list", "id": 3}, -32600),
         ([{"jsonrpc": "2.0", "method": "tools/list", "id": 1}], -32600),
@@ -254,9 +254,10 @@ def test_mcp_json_rpc_errors(http, payload, code):
         assert body["id"] == payload["id"]
 
 
-def test_mcp_tools_answer_is_upstreams(http):
+def test_mcp_tools_list_in_upstreams_dialect(http):
+    # Plain JSON-RPC (upstream's MCPToolClient) lists the env's one tool; tests/mcp has the rest.
     body = http.post("/mcp", json={"jsonrpc": "2.0", "method": "tools/list", "id": 1}).json()
-    assert body["error"]["message"] == "Environment does not support MCP"
+    assert [t["name"] for t in body["result"]["tools"]] == ["t"]
 
 
 def test_mcp_unparsable_json_is_parse_error(http):

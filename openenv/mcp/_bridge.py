@@ -1,0 +1,213 @@
+"""An env class served as an MCP server (the official SDK's low-level ``Server``).
+
+Agents see one tool per action; reset and state are never tools. Each MCP session
+drives one env session, opened from the server's ``SessionManager`` and reset before
+its first tool call:
+
+* a connection that lives across requests (a legacy ``initialize`` session on
+  streamable HTTP, or stdio) owns one env session, closed when the connection ends
+  (``DELETE``, the SDK's idle timeout, server shutdown, end of stdin);
+* the sessionless 2026-07-28 protocol has no connection, so the episode travels in a
+  handle (MCP's recommended pattern): every tool takes an optional ``session_id``; a
+  call without one starts an episode and its result carries the new ``session_id``.
+  Handles are the env server's session ids, closed by its idle reaper.
+* ``scope="process"`` (``openenv mcp`` over stdio): one env session for the process.
+
+Reset options come from, in order of precedence: the request's ``_meta["openenv/reset"]``
+(or the ``initialize`` request's), the endpoint URL's query string
+(``/mcp?seed=1&max_steps=5``), and the configured defaults.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import mcp_types as mt
+import orjson
+from mcp.server.connection import Connection
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from .._env import EnvClass
+from .._exceptions import ResetRequired, SessionNotFound, ValidationFailed, WireError
+from .._protocol import ResetData
+from ..server._sessions import Session, SessionManager, SessionState
+from ._tools import ActionTools, UnknownTool, error_result, observation_result
+
+RESET_META_KEY = "openenv/reset"
+SESSION_ARG = "session_id"
+_SESSION_PROPERTY = {
+    "type": "string",
+    "description": "The episode to continue: the session_id returned by this episode's first call. "
+    "Omit it to start a new episode.",
+}
+_STATE_KEY = "openenv.session"
+_LOCK_KEY = "openenv.lock"
+
+Scope = Literal["connection", "process"]
+
+
+def _connection(ctx: ServerRequestContext[Any, Any]) -> Connection:
+    # The low-level context does not expose its Connection yet (SDK TODO "Context
+    # rework"); the per-request ServerSession holds it.
+    conn = getattr(ctx.session, "_connection", None)
+    if not isinstance(conn, Connection):  # pragma: no cover - guards an SDK change
+        raise RuntimeError("this mcp SDK version does not expose the connection; pin mcp>=2.3,<3")
+    return conn
+
+
+def _query_options(ctx: ServerRequestContext[Any, Any]) -> dict[str, Any]:
+    request = ctx.request
+    params = getattr(request, "query_params", None)
+    if not params:
+        return {}
+    out: dict[str, Any] = {}
+    for key, value in params.items():
+        try:
+            out[key] = orjson.loads(value)
+        except orjson.JSONDecodeError:
+            out[key] = value
+    return out
+
+
+def _meta_options(meta: Mapping[str, Any] | None) -> dict[str, Any]:
+    options = (meta or {}).get(RESET_META_KEY)
+    return dict(options) if isinstance(options, Mapping) else {}
+
+
+class EnvMcpServer:
+    """The MCP server of one env class over a ``SessionManager``."""
+
+    def __init__(
+        self,
+        env_class: EnvClass,
+        manager: SessionManager,
+        *,
+        reset_options: Mapping[str, Any] | None = None,
+        scope: Scope = "connection",
+    ) -> None:
+        meta = env_class.metadata()
+        self.tools = ActionTools(env_class.action_model, default_name="step")
+        if any(SESSION_ARG in s.input_schema.get("properties", {}) for s in self.tools.specs.values()):
+            raise TypeError(f"{env_class.__name__}: an action field named {SESSION_ARG!r} clashes with MCP")
+        self.manager = manager
+        self.reset_defaults = dict(reset_options or {})
+        self.scope = scope
+        self._process_session: Session | None = None
+        self._process_lock = asyncio.Lock()
+        self.server: Server[Any] = Server(
+            meta.name,
+            version=meta.version or "",
+            instructions=meta.description,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+            get_tool_input_schema=self._input_schema,
+        )
+
+    # --- handlers -----------------------------------------------------------------
+
+    def _handles(self, ctx: ServerRequestContext[Any, Any]) -> bool:
+        """Whether this request's episode travels in a ``session_id`` argument."""
+        return self.scope == "connection" and ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+
+    def _input_schema(self, name: str) -> Mapping[str, Any] | None:
+        spec = self.tools.specs.get(name)
+        if spec is None:
+            return None
+        # Only the sessionless era validates Mcp-Param headers: its schema has the handle.
+        extra = {SESSION_ARG: _SESSION_PROPERTY} if self.scope == "connection" else None
+        return spec.to_mcp(extra).input_schema
+
+    async def _list_tools(
+        self, ctx: ServerRequestContext[Any, Any], params: mt.PaginatedRequestParams | None
+    ) -> mt.ListToolsResult:
+        extra = {SESSION_ARG: _SESSION_PROPERTY} if self._handles(ctx) else None
+        return mt.ListToolsResult(tools=[s.to_mcp(extra) for s in self.tools.specs.values()])
+
+    async def _call_tool(
+        self, ctx: ServerRequestContext[Any, Any], params: mt.CallToolRequestParams
+    ) -> mt.CallToolResult:
+        arguments = dict(params.arguments or {})
+        handle = arguments.pop(SESSION_ARG, None) if self._handles(ctx) else None
+        try:
+            action = self.tools.build(params.name, arguments)
+        except UnknownTool as exc:
+            raise MCPError(code=mt.INVALID_PARAMS, message=str(exc)) from None
+        except ValidationFailed as exc:
+            return error_result(exc.message)
+        session = await self._session_for(ctx, handle)
+        try:
+            obs = await session.step(action)
+        except ResetRequired:
+            hint = (
+                "call without session_id to start a new one"
+                if self._handles(ctx)
+                else "reconnect to start a new one"
+            )
+            return error_result(f"the episode is over (the last result had done=true): {hint}")
+        except WireError as err:
+            return error_result(f"{err.code}: {err.message}")
+        extra = {SESSION_ARG: session.id} if self._handles(ctx) else None
+        return observation_result(obs, extra)
+
+    # --- sessions -----------------------------------------------------------------
+
+    async def _session_for(self, ctx: ServerRequestContext[Any, Any], handle: Any) -> Session:
+        try:
+            if self.scope == "process":
+                async with self._process_lock:
+                    if self._process_session is None:
+                        self._process_session = await self._open(ctx, None)
+                    return self._live(self._process_session)
+            if self._handles(ctx):
+                if handle is None:
+                    return await self._open(ctx, ctx.meta)
+                if not isinstance(handle, str):
+                    raise SessionNotFound(f"{SESSION_ARG} must be a string")
+                return self.manager.get(handle)
+            return await self._connection_session(ctx)
+        except WireError as err:
+            raise MCPError(code=mt.INVALID_PARAMS, message=f"{err.code}: {err.message}") from None
+
+    async def _connection_session(self, ctx: ServerRequestContext[Any, Any]) -> Session:
+        conn = _connection(ctx)
+        lock = conn.state.setdefault(_LOCK_KEY, asyncio.Lock())
+        async with lock:
+            session = conn.state.get(_STATE_KEY)
+            if session is None:
+                params = ctx.session.client_params
+                session = await self._open(ctx, params.meta if params is not None else None)
+                conn.state[_STATE_KEY] = session
+                conn.exit_stack.push_async_callback(session.close, "MCP session ended")
+        return self._live(session)
+
+    @staticmethod
+    def _live(session: Session) -> Session:
+        if session.state is SessionState.CLOSED:
+            raise SessionNotFound(
+                f"this MCP session's episode was closed ({session.closed_reason}); reconnect to start another"
+            )
+        return session
+
+    async def _open(self, ctx: ServerRequestContext[Any, Any], meta: Mapping[str, Any] | None) -> Session:
+        options = {**self.reset_defaults, **_query_options(ctx), **_meta_options(meta)}
+        try:
+            data = ResetData.model_validate(options)
+        except ValueError as exc:
+            raise ValidationFailed(f"invalid reset options {options!r}: {exc}") from None
+        session = await self.manager.open(owner=None)
+        try:
+            await session.reset(data)
+        except BaseException:
+            await session.close("reset failed")
+            raise
+        return session
+
+    async def close(self) -> None:
+        """Close the process-scoped env session, if any."""
+        if self._process_session is not None:
+            await self._process_session.close("MCP server stopped")
