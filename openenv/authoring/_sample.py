@@ -68,7 +68,13 @@ def _sample(root: dict[str, Any], node: Any, depth: int) -> Any:
 def _by_type(root: dict[str, Any], node: dict[str, Any], kind: Any, depth: int) -> Any:
     if kind == "object":
         props = node.get("properties", {})
-        return {name: _sample(root, props.get(name, {}), depth + 1) for name in node.get("required", [])}
+        required = set(node.get("required", []))
+        # Tags (a const, even with a default) always go along: a tagged union needs them.
+        tags = {name for name, p in props.items() if isinstance(p, dict) and "const" in _resolve(root, p)}
+        return {
+            name: _sample(root, props.get(name, {}), depth + 1)
+            for name in [*node.get("required", []), *sorted(tags - required)]
+        }
     if kind == "array":
         count = int(node.get("minItems", 0))
         if "prefixItems" in node:
