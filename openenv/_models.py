@@ -9,7 +9,7 @@ flag, and ``truncated`` says it ended on a limit rather than in a terminal state
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -78,19 +78,57 @@ class EnvModels(Generic[ActT, ObsT, StateT]):
 GENERIC_MODELS: EnvModels[dict[str, Any], dict[str, Any], dict[str, Any]] = EnvModels(dict, dict, dict)
 
 
-@dataclass(slots=True)
 class StepResult(Generic[ObsT]):
     """What a client's ``reset`` and ``step`` return.
 
-    ``done`` is ``terminated or truncated``. ``metadata`` is the observation's metadata.
+    One source of truth for the episode signals: with a typed observation (an
+    ``Observation`` model, which carries ``reward``/``done``/``truncated`` as upstream's
+    model does) ``reward``, ``terminated`` and ``truncated`` read the observation; with a
+    plain dict observation (the generic client) they are kept here. ``done`` is
+    ``terminated or truncated``. ``metadata`` is the observation's metadata.
     """
 
-    observation: ObsT
-    reward: float | None = None
-    terminated: bool = False
-    truncated: bool = False
-    metadata: dict[str, Any] = field(default_factory=dict)
+    __slots__ = ("_signals", "metadata", "observation")
+
+    def __init__(
+        self,
+        observation: ObsT,
+        reward: float | None = None,
+        terminated: bool = False,
+        truncated: bool = False,
+        metadata: dict[str, Any] | None = None,
+    ) -> None:
+        self.observation = observation
+        self.metadata = {} if metadata is None else metadata
+        self._signals: tuple[float | None, bool, bool] | None = (
+            None if isinstance(observation, Observation) else (reward, terminated, truncated)
+        )
+
+    @property
+    def reward(self) -> float | None:
+        if self._signals is None:
+            return self.observation.reward  # type: ignore[attr-defined,no-any-return]
+        return self._signals[0]
+
+    @property
+    def truncated(self) -> bool:
+        if self._signals is None:
+            return bool(self.observation.truncated)  # type: ignore[attr-defined]
+        return self._signals[2]
+
+    @property
+    def terminated(self) -> bool:
+        if self._signals is None:
+            obs: Observation = self.observation  # type: ignore[assignment]
+            return obs.done and not obs.truncated
+        return self._signals[1]
 
     @property
     def done(self) -> bool:
         return self.terminated or self.truncated
+
+    def __repr__(self) -> str:
+        return (
+            f"StepResult(observation={self.observation!r}, reward={self.reward!r}, "
+            f"terminated={self.terminated}, truncated={self.truncated})"
+        )

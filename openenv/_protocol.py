@@ -37,6 +37,8 @@ class _Request(BaseModel):
 
     id: RequestId | None = None
     session: str | None = Field(default=None, max_length=128)
+    #: The call's deadline in seconds (extension); the server's default otherwise.
+    timeout_s: float | None = Field(default=None, gt=0, le=86400)
 
 
 class ResetData(BaseModel):
@@ -160,7 +162,6 @@ def __getattr__(name: str) -> Any:
 
 
 AnyRequest = ResetMessage | StepMessage[Any] | StateMessage | CloseMessage | McpMessage | BatchMessage[Any]
-BatchItem = ResetMessage | StepMessage[Any] | StateMessage | CloseMessage
 
 
 def request_adapter(action_model: type[Any]) -> TypeAdapter[Any]:
@@ -206,7 +207,27 @@ def classify_validation_error(exc: ValidationError) -> WireError:
         return InvalidJSON(first["msg"])  # pydantic's text already starts "Invalid JSON: "
     if kind in ("union_tag_invalid", "union_tag_not_found"):
         return UnknownMessageType(f"Unknown or missing message type: {first['msg']}")
-    return ValidationFailed(f"Invalid message: {first['msg']}", errors=_json_safe(errors))
+    safe = _json_safe(errors)
+    what = "action" if errors and errors[0]["loc"][:2] == ("step", "data") else "message"
+    return ValidationFailed(f"Invalid {what}: {describe_errors(safe)}", errors=safe)
+
+
+def validation_failed(exc: ValidationError, what: str) -> ValidationFailed:
+    """A ``ValidationFailed`` for one model (``what``: "reset options", ...), naming fields."""
+    errors = exc.errors(include_url=False, include_context=False, include_input=False)
+    safe = [{"type": e["type"], "loc": list(e["loc"]), "msg": e["msg"]} for e in errors]
+    return ValidationFailed(f"Invalid {what}: {describe_errors(safe)}", errors=safe)
+
+
+def describe_errors(errors: list[dict[str, Any]], limit: int = 3) -> str:
+    """``"message: Field required; extra_key: unknown field"`` for the first few errors."""
+    parts = []
+    for e in errors[:limit]:
+        where = ".".join(str(p) for p in e["loc"]) or "(root)"
+        msg = "unknown field (not in the model)" if e["type"] == "extra_forbidden" else e["msg"]
+        parts.append(f"{where}: {msg}")
+    more = len(errors) - limit
+    return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")
 
 
 def _json_safe(errors: list[Any]) -> list[dict[str, Any]]:

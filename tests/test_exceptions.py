@@ -10,6 +10,7 @@ from openenv._exceptions import (
     CapacityReached,
     ConnectError,
     ConnectionClosed,
+    DeadlineExceeded,
     ErrorCode,
     ExecutionError,
     FactoryError,
@@ -18,9 +19,11 @@ from openenv._exceptions import (
     OpenEnvError,
     RequestTimeout,
     ResetRequired,
+    SessionBusy,
     SessionClosed,
     SessionError,
     SessionNotFound,
+    TaskNotFound,
     TransportError,
     UnknownMessageType,
     ValidationFailed,
@@ -40,6 +43,9 @@ EXPECTED = {
     "SESSION_CLOSED": (SessionClosed, 410),
     "SESSION_NOT_FOUND": (SessionNotFound, 404),
     "FRAME_TOO_LARGE": (FrameTooLarge, 413),
+    "SESSION_BUSY": (SessionBusy, 409),
+    "DEADLINE_EXCEEDED": (DeadlineExceeded, 504),
+    "TASK_NOT_FOUND": (TaskNotFound, 404),
 }
 
 

@@ -163,8 +163,17 @@ def test_step_without_data_is_rejected(adapter):
 
 
 def test_unknown_request_key_is_rejected(adapter):
-    with pytest.raises(ValidationFailed, match="Extra inputs"):
+    with pytest.raises(ValidationFailed, match=r"Invalid message: extra: unknown field \(not in the model\)"):
         decode(adapter, {"type": "reset", "extra": 1})
+
+
+def test_validation_error_names_each_field(adapter):
+    with pytest.raises(ValidationFailed) as info:
+        decode(adapter, {"type": "step", "data": {"mesage": "x", "sleep_s": "long"}})
+    assert str(info.value) == (
+        "Invalid action: sleep_s: Input should be a valid number, unable to parse string as a number; "
+        "mesage: unknown field (not in the model)"
+    )
 
 
 @pytest.mark.parametrize("frame", ["[1, 2]", '"text"', "3"])

@@ -3,30 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
-from .._exceptions import ConnectError, ConnectionClosed, FrameTooLarge, RequestTimeout, SessionClosed
+from .._exceptions import ConnectionClosed, FrameTooLarge, RequestTimeout
 from .._models import GENERIC_MODELS, EnvModels, StepResult
-from ._base import BaseEnvClient
+from ._base import BaseEnvClient, ResetSpec
+from ._transport import AsyncConnection
 
 ActT = TypeVar("ActT")
 ObsT = TypeVar("ObsT")
 StateT = TypeVar("StateT")
-
-
-def _ws_closed() -> Any:
-    """websockets' ConnectionClosed, imported once on first use."""
-    global _WS_CLOSED
-    if _WS_CLOSED is None:
-        from websockets.exceptions import ConnectionClosed
-
-        _WS_CLOSED = ConnectionClosed
-    return _WS_CLOSED
-
-
-_WS_CLOSED: Any = None
 
 
 class AsyncEnvClient(BaseEnvClient[ActT, ObsT, StateT]):
@@ -37,8 +26,7 @@ class AsyncEnvClient(BaseEnvClient[ActT, ObsT, StateT]):
     ...     result = await env.step(EchoAction(message="hi"))
     """
 
-    _ws: Any = None
-    _closed = False
+    _conn: AsyncConnection | None = None
 
     @classmethod
     async def from_provider(
@@ -89,73 +77,42 @@ class AsyncEnvClient(BaseEnvClient[ActT, ObsT, StateT]):
 
     async def connect(self) -> Self:
         """Open the connection now (otherwise the first call opens it)."""
-        if self._closed:
-            raise SessionClosed("this client was closed; create a new one")
-        if self._ws is None:
-            # Imported on first use so that importing the client stays light.
-            from websockets.asyncio.client import connect
-
-            try:
-                self._ws = await connect(
-                    self.url,
-                    subprotocols=self.subprotocols or None,  # type: ignore[arg-type]
-                    additional_headers=self.headers or None,
-                    compression=None,
-                    max_size=self.max_frame_bytes,
-                    open_timeout=self.connect_timeout_s,
-                    ping_interval=20,
-                    ping_timeout=20,
-                )
-            except (OSError, TimeoutError) as exc:
-                raise ConnectError(f"cannot connect to {self.url}: {exc}") from None
-            except Exception as exc:  # websockets' handshake errors
-                raise ConnectError(f"handshake with {self.url} failed: {exc}") from None
-            self.extended = self._ws.subprotocol is not None
+        params = self._connect_params()
+        if self._conn is None:
+            self._conn = await self.transport.aconnect(params)
+            self._connected(self._conn.subprotocol)
         return self
 
     async def _call(self, message: dict[str, Any], timeout_s: float | None = None) -> dict[str, Any]:
-        ws = self._ws if self._ws is not None else (await self.connect())._ws
-        WSClosed = _ws_closed()
-        frame, rid = self._frame(message)
-        timeout = self.timeout_s if timeout_s is None else timeout_s
+        conn = self._conn if self._conn is not None else (await self.connect())._conn
+        assert conn is not None
+        frame, rid, wait = self._prepare(message, timeout_s)
         try:
             try:
-                await ws.send(frame)
-            except WSClosed as closed:
+                await conn.send(frame)
+            except ConnectionClosed:
                 # The server may have sent an error (CAPACITY_REACHED right after accept)
                 # and closed before reading our frame: raise that error if it is queued.
-                try:
-                    async with asyncio.timeout(1.0):
-                        queued = self._decode(await ws.recv())
-                except (WSClosed, TimeoutError):
-                    raise closed from None
-                self._raise_if_error(queued)
+                self._raise_if_error(self._decode(await conn.recv(1.0)))
                 raise
-            async with asyncio.timeout(timeout):
-                while True:
-                    reply = self._decode(await ws.recv())
-                    if self._is_reply_to(reply, rid):
-                        return reply
-        except TimeoutError:
+            deadline = time.monotonic() + wait
+            while True:
+                reply = self._decode(await conn.recv(max(deadline - time.monotonic(), 0.0)))
+                if self._is_reply_to(reply, rid):
+                    return reply
+        except RequestTimeout:
             if not self.extended:
                 await self._drop()
-            raise RequestTimeout(f"no reply within {timeout} s") from None
-        except WSClosed as exc:
+            raise self._timeout_error(message, wait) from None
+        except (ConnectionClosed, FrameTooLarge):
             await self._drop()
-            rcvd = exc.rcvd
-            if rcvd is not None and rcvd.code == 1009:
-                raise FrameTooLarge("the server closed the connection: frame too large (1009)") from None
-            code = rcvd.code if rcvd else None
-            reason = rcvd.reason if rcvd else ""
-            raise ConnectionClosed(
-                f"connection closed (code {code}{': ' + reason if reason else ''})", code, reason
-            ) from None
+            raise
 
     async def _drop(self) -> None:
-        ws, self._ws = self._ws, None
+        conn, self._conn = self._conn, None
         self._closed = True
-        if ws is not None:
-            await ws.close()
+        if conn is not None:
+            await conn.close()
 
     async def reset(
         self,
@@ -167,7 +124,7 @@ class AsyncEnvClient(BaseEnvClient[ActT, ObsT, StateT]):
         **options: Any,
     ) -> StepResult[ObsT]:
         """Start an episode. Extra keyword arguments reach the env as reset options."""
-        if self._ws is None:
+        if self._conn is None:
             await self.connect()
         msg = self._reset_message(seed, episode_id, options, session)
         return self._result(await self._call(msg, timeout_s))
@@ -175,39 +132,52 @@ class AsyncEnvClient(BaseEnvClient[ActT, ObsT, StateT]):
     async def step(
         self, action: ActT, *, session: str | None = None, timeout_s: float | None = None
     ) -> StepResult[ObsT]:
-        if self._ws is None:
+        if self._conn is None:
             await self.connect()
         return self._result(await self._call(self._step_message(action, session), timeout_s))
 
     async def state(self, *, session: str | None = None, timeout_s: float | None = None) -> StateT:
-        await self.connect()
+        if self._conn is None:
+            await self.connect()
         return self._state(await self._call(self._with_session({"type": "state"}, session), timeout_s))
 
     async def reset_batch(
         self,
-        sessions: Iterable[str],
+        sessions: Iterable[str] | Mapping[str, ResetSpec],
         *,
         seed: int | None = None,
         return_exceptions: bool = False,
+        timeout_s: float | None = None,
         **options: Any,
     ) -> list[StepResult[ObsT]]:
-        """Reset several named sessions in one frame; ``seed`` (if any) is offset per session."""
+        """Reset several named sessions in one frame (see ``EnvClient.reset_batch``)."""
         await self.connect()
-        msgs = [
-            self._reset_message(None if seed is None else seed + i, None, options, key)
-            for i, key in enumerate(sessions)
-        ]
-        reply = await self._call(self._batch_message(msgs))
+        msgs = self._reset_batch_messages(sessions, seed, options)
+        reply = await self._call(self._batch_message(msgs), timeout_s)
         return self._batch_results(reply, "observation", return_exceptions)
 
     async def step_batch(
-        self, actions: Mapping[str, ActT], *, return_exceptions: bool = False
+        self, actions: Mapping[str, ActT], *, return_exceptions: bool = False, timeout_s: float | None = None
     ) -> list[StepResult[ObsT]]:
         """Step several named sessions in one frame; results in ``actions`` order."""
         await self.connect()
         msgs = [self._step_message(action, key) for key, action in actions.items()]
-        reply = await self._call(self._batch_message(msgs))
+        reply = await self._call(self._batch_message(msgs), timeout_s)
         return self._batch_results(reply, "observation", return_exceptions)
+
+    async def state_batch(
+        self, sessions: Iterable[str], *, return_exceptions: bool = False, timeout_s: float | None = None
+    ) -> list[StateT]:
+        """The state of several named sessions, in one frame."""
+        await self.connect()
+        reply = await self._call(self._batch_message(self._keyed_messages("state", sessions)), timeout_s)
+        return self._batch_results(reply, "state", return_exceptions)
+
+    async def close_batch(self, sessions: Iterable[str], *, return_exceptions: bool = False) -> None:
+        """Close several named sessions in one frame; the connection stays open."""
+        await self.connect()
+        reply = await self._call(self._batch_message(self._keyed_messages("close", sessions)))
+        self._batch_results(reply, "closed", return_exceptions)
 
     async def close_session(self, session: str) -> None:
         """Close one named session; the connection stays open."""
@@ -216,16 +186,16 @@ class AsyncEnvClient(BaseEnvClient[ActT, ObsT, StateT]):
 
     async def close(self) -> None:
         """End the session and the connection. Safe to call twice."""
-        ws, self._ws = self._ws, None
+        conn, self._conn = self._conn, None
         self._closed = True
         try:
-            if ws is not None:
+            if conn is not None:
                 try:
                     frame, _ = self._frame({"type": "close"})
-                    await ws.send(frame)
+                    await conn.send(frame)
                 except Exception:
                     pass
-                await ws.close()
+                await conn.close()
         finally:
             if self._on_close:
                 await asyncio.to_thread(self._run_close_callbacks)

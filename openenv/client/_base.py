@@ -14,9 +14,18 @@ import msgpack
 import orjson
 from pydantic import BaseModel
 
-from .._exceptions import OpenEnvError, ValidationFailed, WireError, error_from_wire
+from .._exceptions import (
+    BatchError,
+    OpenEnvError,
+    RequestTimeout,
+    SessionClosed,
+    ValidationFailed,
+    WireError,
+    error_from_wire,
+)
 from .._models import GENERIC_MODELS, EnvModels, StepResult
 from .._types import SUBPROTOCOL
+from ._transport import DEFAULT_TRANSPORT, ConnectParams
 
 ActT = TypeVar("ActT")
 ObsT = TypeVar("ObsT")
@@ -25,7 +34,14 @@ StateT = TypeVar("StateT")
 DEFAULT_TIMEOUT_S = 60.0
 DEFAULT_CONNECT_TIMEOUT_S = 10.0
 DEFAULT_MAX_FRAME_BYTES = 100 * 1024 * 1024
+#: On extended connections the client sends its timeout as the call's deadline and waits
+#: this much longer, so the server's DEADLINE_EXCEEDED (which may follow an interrupt and
+#: its grace period) arrives before the client gives up.
+REPLY_MARGIN_S = 3.0
 _SIGNALS = ("reward", "done", "truncated")
+
+ResetSpec = Mapping[str, Any]
+"""One item of ``reset_batch``: ``seed``, ``episode_id`` and any reset options."""
 
 
 def ws_url(base_url: str) -> str:
@@ -43,6 +59,9 @@ def ws_url(base_url: str) -> str:
 class BaseEnvClient(Generic[ActT, ObsT, StateT]):
     """Configuration, encoding and decoding shared by both clients."""
 
+    #: Extra seconds to wait past a call's ``timeout_s`` on extended connections.
+    reply_margin_s: float = REPLY_MARGIN_S
+
     def __init__(
         self,
         base_url: str,
@@ -54,16 +73,21 @@ class BaseEnvClient(Generic[ActT, ObsT, StateT]):
         headers: Mapping[str, str] | None = None,
         binary: bool = False,
         extensions: bool = True,
+        transport: Any = None,
     ) -> None:
         """Args:
         base_url: the server, ``http://host:8000`` (``/ws`` is appended).
         models: the env's models (``EnvModels``); the default gives dicts.
-        timeout_s: seconds to wait for each reply.
+        timeout_s: seconds each call may take. On a server with our extensions it is
+            sent as the call's deadline: the server stops the call then and answers
+            ``DeadlineExceeded``; the client waits ``REPLY_MARGIN_S`` longer for that.
         connect_timeout_s: seconds to wait for the connection and handshake.
         max_frame_bytes: largest frame accepted from the server.
         headers: extra handshake headers (e.g. ``Authorization``).
         binary: send msgpack binary frames (needs a server with our extensions).
         extensions: offer the ``openenv.v1`` subprotocol (ids, sessions, batch).
+        transport: how to connect (``openenv.client.ASGITransport(app)`` runs a server
+            app in-process); default: real WebSockets.
         """
         self.base_url = base_url
         self.url = ws_url(base_url)
@@ -74,8 +98,10 @@ class BaseEnvClient(Generic[ActT, ObsT, StateT]):
         self.headers = dict(headers or {})
         self.binary = binary
         self.subprotocols = [SUBPROTOCOL] if extensions else []
+        self.transport = transport if transport is not None else DEFAULT_TRANSPORT
         #: True once connected to a server that accepted the ``openenv.v1`` subprotocol.
         self.extended = False
+        self._closed = False
         self._next_id = 0
         obs = models.observation
         self._obs_model: type[BaseModel] | None = obs if _is_model(obs) else None  # type: ignore[assignment]
@@ -96,6 +122,18 @@ class BaseEnvClient(Generic[ActT, ObsT, StateT]):
         for callback in reversed(callbacks):
             callback()
 
+    # --- connection state (no I/O) ------------------------------------------------
+
+    def _connect_params(self) -> ConnectParams:
+        if self._closed:
+            raise SessionClosed("this client was closed; create a new one")
+        return ConnectParams(
+            self.url, self.subprotocols, self.headers, self.max_frame_bytes, self.connect_timeout_s
+        )
+
+    def _connected(self, subprotocol: str | None) -> None:
+        self.extended = subprotocol is not None
+
     # --- frames -------------------------------------------------------------------
 
     def _frame(self, message: dict[str, Any]) -> tuple[str | bytes, int | None]:
@@ -107,6 +145,36 @@ class BaseEnvClient(Generic[ActT, ObsT, StateT]):
         if self.binary:
             return msgpack.packb(message, use_bin_type=True), rid
         return orjson.dumps(message).decode(), rid
+
+    def _prepare(
+        self, message: dict[str, Any], timeout_s: float | None
+    ) -> tuple[str | bytes, int | None, float]:
+        """``(frame, request id, seconds to wait)``. On extended connections the call's
+        timeout travels as its server-side deadline."""
+        timeout = self.timeout_s if timeout_s is None else timeout_s
+        if self.extended:
+            message["timeout_s"] = timeout
+            frame, rid = self._frame(message)
+            return frame, rid, timeout + self.reply_margin_s
+        frame, rid = self._frame(message)
+        return frame, rid, timeout
+
+    def _timeout_error(self, message: dict[str, Any], waited: float) -> RequestTimeout:
+        what = message.get("type", "request")
+        if self.extended:
+            tail = (
+                "the server did not answer, not even with DEADLINE_EXCEEDED; the request may "
+                "have been applied. A new call on that session is refused (SESSION_BUSY) "
+                "while the old one still runs."
+            )
+        else:
+            tail = (
+                "the request may have been applied. The connection was dropped so that a late "
+                "reply is never read as the answer to the next request."
+            )
+        return RequestTimeout(
+            f"no reply to {what} within {waited:g} s: {tail}", timeout_s=waited, applied="unknown"
+        )
 
     def _decode(self, raw: str | bytes) -> dict[str, Any]:
         try:
@@ -198,16 +266,56 @@ class BaseEnvClient(Generic[ActT, ObsT, StateT]):
         return msg["data"]  # type: ignore[no-any-return]
 
     def _batch_results(self, msg: dict[str, Any], kind: str, return_exceptions: bool) -> list[Any]:
+        """Every item's outcome in order: a result or its error. Without
+        ``return_exceptions`` a failed item raises ``BatchError`` carrying them all."""
         self._raise_if_error(msg)
+        if msg["type"] != "batch":
+            raise OpenEnvError(f"expected a batch reply, got {msg['type']!r}")
+        parse = {"observation": self._result, "state": self._state, "closed": self._closed_item}[kind]
         out: list[Any] = []
+        failed = False
         for item in msg["data"]:
             try:
-                out.append(self._result(item) if kind == "observation" else self._state(item))
+                out.append(parse(item))
             except WireError as err:
-                if not return_exceptions:
-                    raise
+                failed = True
                 out.append(err)
+        if failed and not return_exceptions:
+            raise BatchError(out)
         return out
+
+    def _closed_item(self, msg: dict[str, Any]) -> None:
+        self._raise_if_error(msg)
+
+    # --- batch frames -------------------------------------------------------------
+
+    def _reset_batch_messages(
+        self,
+        sessions: Iterable[str] | Mapping[str, ResetSpec],
+        seed: int | None,
+        options: dict[str, Any],
+    ) -> list[dict[str, Any]]:
+        """One reset per session. A mapping gives each item its own ``seed``,
+        ``episode_id``, ``timeout_s`` and options (over the shared ``options``); a plain
+        list with ``seed`` gives item ``i`` the seed ``seed + i``."""
+        msgs = []
+        if isinstance(sessions, Mapping):
+            for key, spec in sessions.items():
+                item = {**options, **spec}
+                item_seed = item.pop("seed", seed)
+                episode_id = item.pop("episode_id", None)
+                item_timeout = item.pop("timeout_s", None)
+                msg = self._reset_message(item_seed, episode_id, item, key)
+                if item_timeout is not None:
+                    msg["timeout_s"] = item_timeout
+                msgs.append(msg)
+        else:
+            for i, key in enumerate(sessions):
+                msgs.append(self._reset_message(None if seed is None else seed + i, None, options, key))
+        return msgs
+
+    def _keyed_messages(self, kind: str, sessions: Iterable[str]) -> list[dict[str, Any]]:
+        return [self._with_session({"type": kind}, key) for key in sessions]
 
 
 def _is_model(cls: Any) -> bool:

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
-from .._exceptions import ConnectionClosed, FrameTooLarge, RequestTimeout, SessionClosed
+from .._exceptions import ConnectionClosed, FrameTooLarge, RequestTimeout
 from .._models import GENERIC_MODELS, EnvModels, StepResult
-from ._base import BaseEnvClient
-from ._wsync import SyncWebSocket
+from ._base import BaseEnvClient, ResetSpec
+from ._transport import Connection
 
 ActT = TypeVar("ActT")
 ObsT = TypeVar("ObsT")
@@ -25,8 +26,7 @@ class EnvClient(BaseEnvClient[ActT, ObsT, StateT]):
     ...     result = env.step(EchoAction(message="hi"))
     """
 
-    _ws: SyncWebSocket | None = None
-    _closed = False
+    _conn: Connection | None = None
 
     @classmethod
     def from_provider(
@@ -79,51 +79,44 @@ class EnvClient(BaseEnvClient[ActT, ObsT, StateT]):
 
     def connect(self) -> Self:
         """Open the connection now (otherwise the first call opens it)."""
-        if self._closed:
-            raise SessionClosed("this client was closed; create a new one")
-        if self._ws is None:
-            self._ws = SyncWebSocket(
-                self.url,
-                subprotocols=self.subprotocols,
-                headers=self.headers,
-                max_size=self.max_frame_bytes,
-                connect_timeout_s=self.connect_timeout_s,
-            )
-            self.extended = self._ws.subprotocol is not None
+        params = self._connect_params()
+        if self._conn is None:
+            self._conn = self.transport.connect(params)
+            self._connected(self._conn.subprotocol)
         return self
 
     def _call(self, message: dict[str, Any], timeout_s: float | None = None) -> dict[str, Any]:
-        ws = self.connect()._ws
-        assert ws is not None
-        frame, rid = self._frame(message)
-        timeout = self.timeout_s if timeout_s is None else timeout_s
+        conn = self._conn if self._conn is not None else self.connect()._conn
+        assert conn is not None
+        frame, rid, wait = self._prepare(message, timeout_s)
         try:
             try:
-                ws.send(frame)
+                conn.send(frame)
             except ConnectionClosed:
                 # The server may have sent an error (CAPACITY_REACHED right after accept)
                 # and closed before reading our frame: raise that error if it is queued.
-                self._raise_if_error(self._decode(ws.recv(1.0)))
+                self._raise_if_error(self._decode(conn.recv(1.0)))
                 raise
+            deadline = time.monotonic() + wait
             while True:
-                reply = self._decode(ws.recv(timeout))
+                reply = self._decode(conn.recv(max(deadline - time.monotonic(), 0.0)))
                 if self._is_reply_to(reply, rid):
                     return reply
         except RequestTimeout:
             if not self.extended:
                 # Without ids a late reply would be read as the next answer: drop the socket.
                 self._drop()
-            raise
+            raise self._timeout_error(message, wait) from None
         except (ConnectionClosed, FrameTooLarge):
-            # The socket is gone either way: close it and refuse later use (as AsyncEnvClient).
+            # The socket is gone either way: close it and refuse later use.
             self._drop()
             raise
 
     def _drop(self) -> None:
-        if self._ws is not None:
-            self._ws.close()
-            self._ws = None
+        conn, self._conn = self._conn, None
         self._closed = True
+        if conn is not None:
+            conn.close()
 
     def reset(
         self,
@@ -150,27 +143,49 @@ class EnvClient(BaseEnvClient[ActT, ObsT, StateT]):
 
     def reset_batch(
         self,
-        sessions: Iterable[str],
+        sessions: Iterable[str] | Mapping[str, ResetSpec],
         *,
         seed: int | None = None,
         return_exceptions: bool = False,
+        timeout_s: float | None = None,
         **options: Any,
     ) -> list[StepResult[ObsT]]:
-        """Reset several named sessions in one frame; ``seed`` (if any) is offset per session."""
+        """Reset several named sessions in one frame.
+
+        ``sessions`` is a list of names, or a mapping name -> that item's ``seed``,
+        ``episode_id``, ``timeout_s`` and options (e.g. G sessions on one task, B tasks).
+        With a list, ``seed`` is offset per item: item ``i`` gets ``seed + i``. Shared
+        ``options`` reach every item. A failed item raises ``BatchError`` (carrying every
+        item's outcome) unless ``return_exceptions``.
+        """
         self.connect()
-        msgs = [
-            self._reset_message(None if seed is None else seed + i, None, options, key)
-            for i, key in enumerate(sessions)
-        ]
-        return self._batch_results(self._call(self._batch_message(msgs)), "observation", return_exceptions)
+        msgs = self._reset_batch_messages(sessions, seed, options)
+        reply = self._call(self._batch_message(msgs), timeout_s)
+        return self._batch_results(reply, "observation", return_exceptions)
 
     def step_batch(
-        self, actions: Mapping[str, ActT], *, return_exceptions: bool = False
+        self, actions: Mapping[str, ActT], *, return_exceptions: bool = False, timeout_s: float | None = None
     ) -> list[StepResult[ObsT]]:
-        """Step several named sessions in one frame; results in ``actions`` order."""
+        """Step several named sessions in one frame; results in ``actions`` order. Each
+        item runs under its own deadline (``timeout_s``): a straggler fails alone."""
         self.connect()
         msgs = [self._step_message(action, key) for key, action in actions.items()]
-        return self._batch_results(self._call(self._batch_message(msgs)), "observation", return_exceptions)
+        reply = self._call(self._batch_message(msgs), timeout_s)
+        return self._batch_results(reply, "observation", return_exceptions)
+
+    def state_batch(
+        self, sessions: Iterable[str], *, return_exceptions: bool = False, timeout_s: float | None = None
+    ) -> list[StateT]:
+        """The state of several named sessions, in one frame."""
+        self.connect()
+        reply = self._call(self._batch_message(self._keyed_messages("state", sessions)), timeout_s)
+        return self._batch_results(reply, "state", return_exceptions)
+
+    def close_batch(self, sessions: Iterable[str], *, return_exceptions: bool = False) -> None:
+        """Close several named sessions in one frame; the connection stays open."""
+        self.connect()
+        reply = self._call(self._batch_message(self._keyed_messages("close", sessions)))
+        self._batch_results(reply, "closed", return_exceptions)
 
     def close_session(self, session: str) -> None:
         """Close one named session; the connection stays open."""
@@ -179,16 +194,16 @@ class EnvClient(BaseEnvClient[ActT, ObsT, StateT]):
 
     def close(self) -> None:
         """End the session and the connection. Safe to call twice."""
-        ws, self._ws = self._ws, None
+        conn, self._conn = self._conn, None
         self._closed = True
         try:
-            if ws is not None:
+            if conn is not None:
                 try:
                     frame, _ = self._frame({"type": "close"})
-                    ws.send(frame)
+                    conn.send(frame)
                 except Exception:
                     pass
-                ws.close()
+                conn.close()
         finally:
             self._run_close_callbacks()
 

@@ -26,7 +26,7 @@ from websockets.http11 import Response
 from websockets.typing import Subprotocol
 from websockets.uri import parse_uri
 
-from .._exceptions import ConnectError, ConnectionClosed, FrameTooLarge, RequestTimeout
+from .._exceptions import ConnectError, ConnectionClosed, RequestTimeout, connection_closed
 
 _READ = 256 * 1024
 #: How often the keepalive thread looks at idle sockets (pings come every ~20 s).
@@ -236,13 +236,7 @@ class SyncWebSocket:
             if unread_ok and self._messages:
                 return
             rcvd = proto.close_rcvd
-            code = rcvd.code if rcvd else None
-            reason = rcvd.reason if rcvd else ""
-            if code == 1009:
-                raise FrameTooLarge("the server closed the connection: frame too large (1009)")
-            raise ConnectionClosed(
-                f"connection closed (code {code}{': ' + reason if reason else ''})", code, reason
-            )
+            raise connection_closed(rcvd.code if rcvd else None, rcvd.reason if rcvd else "")
         if proto.parser_exc is not None:
             raise ConnectionClosed(f"protocol error: {proto.parser_exc}")
 

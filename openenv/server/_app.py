@@ -23,23 +23,29 @@ from ._runner import EnvRunner
 from ._sessions import SessionManager
 from ._settings import ServerSettings
 from ._tasks import preload_tasks, task_routes
+from ._web import web_routes
 from ._ws import make_ws_endpoint
 
 log = logging.getLogger("openenv.server")
 
 
 def create_app(
-    env: EnvClass | Callable[[], AnyEnv],
+    env: EnvClass | Callable[..., AnyEnv],
     *,
     env_class: EnvClass | None = None,
     settings: ServerSettings | None = None,
+    env_kwargs: dict[str, Any] | None = None,
 ) -> Starlette:
     """Build the ASGI app serving one environment.
 
     Args:
-        env: the env class (called with no arguments per session), or a factory.
+        env: the env class (called per session with ``env_kwargs``), or a factory.
         env_class: the class a factory returns; required when ``env`` is not a class.
         settings: server settings; default ``ServerSettings.from_env()``.
+        env_kwargs: constructor arguments of each session's env; default
+            ``settings.env_kwargs`` (``--env-kwargs``, ``OPENENV_ENV_KWARGS``). With
+            per-process resources (``process_resources``) the env also gets
+            ``resources=``.
 
     The app exposes ``app.state.sessions`` (the ``SessionManager``) for tests and tools.
     """
@@ -56,7 +62,13 @@ def create_app(
     settings = settings or ServerSettings.from_env()
 
     runner = EnvRunner(
-        env_class, env, slow_call_s=settings.slow_call_s, thread_workers=settings.thread_workers
+        env_class,
+        env,
+        slow_call_s=settings.slow_call_s,
+        thread_workers=settings.thread_workers,
+        call_timeout_s=settings.call_timeout_s,
+        interrupt_grace_s=settings.interrupt_grace_s,
+        env_kwargs=settings.env_kwargs if env_kwargs is None else env_kwargs,
     )
     manager = SessionManager(runner, settings.max_sessions, settings.idle_timeout_s)
     api = HttpApi(env_class, manager)
@@ -70,6 +82,7 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        await runner.start()
         await preload_tasks(env_class)
         manager.start()
         try:
@@ -84,6 +97,7 @@ def create_app(
         *task_routes(env_class),
         Route("/openapi.json", openapi_json, methods=["GET"]),
         WebSocketRoute("/ws", make_ws_endpoint(manager, request_adapter(env_class.action_model))),
+        *(web_routes() if settings.web else []),  # the playground; files read on first request
     ]
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={WireError: handle_wire_error})
     app.state.sessions = manager

@@ -1,22 +1,34 @@
 """How an env's methods are called: on the loop, on worker threads, or on its own thread.
 
-``EnvRunner`` holds the policy for one env class; ``EnvHandle`` wraps one instance and
-exposes the same four coroutines whatever the env's kind, so the session layer never
-branches on it. A fast sync env is called directly on the event loop: no thread hop.
+``EnvRunner`` holds the policy for one env class (and its per-process resources);
+``EnvHandle`` wraps one instance and exposes one ``call`` coroutine whatever the env's
+kind, under a deadline, so the session layer never branches on it. A fast sync env is
+called directly on the event loop: no thread hop.
+
+Deadlines: an async env's call is cancelled; a call on a thread cannot be, so the env's
+``interrupt()`` (if it has one) is called and the call gets ``interrupt_grace_s`` to
+return; if it does not, the session must be closed (``DeadlineExceeded`` with
+``session_closed=True``) and the env is closed once the stray call returns.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import logging
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from .._env import AnyEnv, AsyncEnvironment, EnvClass, Environment, Execution
+from .._env import AnyEnv, AsyncEnvironment, EnvClass, Execution
+from .._exceptions import DeadlineExceeded
 
 log = logging.getLogger("openenv.server")
+
+#: An AUTO env method runs on the loop after this many fast calls in a row off it.
+PROMOTE_AFTER = 8
 
 
 class EnvRunner:
@@ -25,18 +37,33 @@ class EnvRunner:
     def __init__(
         self,
         env_class: EnvClass,
-        factory: Callable[[], AnyEnv],
+        factory: Callable[..., AnyEnv],
         *,
         slow_call_s: float,
         thread_workers: int,
+        call_timeout_s: float = 0.0,
+        interrupt_grace_s: float = 1.0,
+        env_kwargs: dict[str, Any] | None = None,
     ) -> None:
         self.env_class = env_class
-        self.factory = factory
+        self._factory = factory
+        self.env_kwargs = dict(env_kwargs or {})
         self.is_async = issubclass(env_class, AsyncEnvironment)
         self.execution = Execution.INLINE if self.is_async else env_class.execution  # type: ignore[union-attr]
         self.slow_call_s = slow_call_s
+        own = env_class.call_timeout_s
+        self.call_timeout_s = own if own is not None else call_timeout_s
+        self.interrupt_grace_s = interrupt_grace_s
         self._thread_workers = thread_workers
         self._pool: ThreadPoolExecutor | None = None
+        # AUTO: methods proven fast (run on the loop), counts of fast calls in a row, and
+        # methods that were slow on the loop once (never promoted again).
+        self._on_loop: set[str] = set()
+        self._fast_runs: dict[str, int] = {}
+        self._slow: set[str] = set()
+        self._resources_cm: Any = None
+        self._has_resources = False
+        self._resources: Any = None
 
     @property
     def pool(self) -> ThreadPoolExecutor:
@@ -44,90 +71,229 @@ class EnvRunner:
             self._pool = ThreadPoolExecutor(self._thread_workers, thread_name_prefix="openenv-env")
         return self._pool
 
-    def demote(self, what: str, seconds: float) -> None:
-        """An AUTO env made a slow call: run this class on worker threads from now on."""
-        if self.execution is Execution.AUTO:
-            self.execution = Execution.THREAD
-            log.warning(
-                "%s.%s took %.1f ms on the event loop; running %s on worker threads from now "
-                "on (declare execution = Execution.THREAD or INLINE to choose)",
-                self.env_class.__name__,
-                what,
-                seconds * 1e3,
-                self.env_class.__name__,
-            )
+    @property
+    def always_inline(self) -> bool:
+        """Every call of this env runs to completion on the loop without suspending."""
+        return self.execution is Execution.INLINE and not self.is_async
+
+    # --- per-process resources ----------------------------------------------------
+
+    async def start(self) -> None:
+        """Enter the env's per-process resources (once, at server startup)."""
+        cm = self.env_class.process_resources(**self.env_kwargs)
+        if cm is None:
+            return
+        if isinstance(cm, contextlib.AbstractAsyncContextManager):
+            self._resources = await cm.__aenter__()
+        else:
+            self._resources = await asyncio.to_thread(cm.__enter__)
+        self._resources_cm = cm
+        self._has_resources = True
+        log.info("%s: per-process resources ready", self.env_class.__name__)
+
+    async def stop(self) -> None:
+        """Exit the per-process resources and stop the worker threads."""
+        cm, self._resources_cm = self._resources_cm, None
+        self._has_resources = False
+        try:
+            if isinstance(cm, contextlib.AbstractAsyncContextManager):
+                await cm.__aexit__(None, None, None)
+            elif cm is not None:
+                await asyncio.to_thread(cm.__exit__, None, None, None)
+        except Exception:
+            log.exception("closing the per-process resources of %s failed", self.env_class.__name__)
+        finally:
+            if self._pool is not None:
+                self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def _build(self) -> AnyEnv:
+        if self._has_resources:
+            return self._factory(resources=self._resources, **self.env_kwargs)
+        return self._factory(**self.env_kwargs)
+
+    # --- AUTO placement -----------------------------------------------------------
+
+    def _record(self, name: str, seconds: float, on_loop: bool) -> None:
+        """Promote a method proven fast off the loop; demote one that was slow on it."""
+        if seconds > self.slow_call_s:
+            self._fast_runs[name] = 0
+            if on_loop:
+                self._on_loop.discard(name)
+                self._slow.add(name)
+                log.warning(
+                    "%s.%s took %.1f ms on the event loop; it runs on worker threads from now on "
+                    "(declare execution = Execution.THREAD or INLINE to choose)",
+                    self.env_class.__name__,
+                    name,
+                    seconds * 1e3,
+                )
+            return
+        if not on_loop and name not in self._slow:
+            runs = self._fast_runs.get(name, 0) + 1
+            self._fast_runs[name] = runs
+            if runs >= PROMOTE_AFTER:
+                self._on_loop.add(name)
+
+    def runs_on_loop(self, name: str) -> bool:
+        """Whether a call of ``name`` runs on the event loop (no hop, no deadline)."""
+        ex = self.execution
+        return ex is Execution.INLINE or (ex is Execution.AUTO and name in self._on_loop)
+
+    # --- instances ----------------------------------------------------------------
 
     async def open(self) -> EnvHandle:
-        """Construct one env instance, off the event loop unless it is async."""
+        """Construct one env instance, off the event loop unless it is async or INLINE."""
         loop = asyncio.get_running_loop()
         if self.is_async or self.execution is Execution.INLINE:
             # Async and INLINE envs promise not to block: build them on the loop.
-            return EnvHandle(self, self.factory(), None)
+            return EnvHandle(self, self._build(), None)
         if self.execution is Execution.DEDICATED_THREAD:
             own = ThreadPoolExecutor(1, thread_name_prefix="openenv-session")
             try:
-                env = await loop.run_in_executor(own, self.factory)
+                env = await loop.run_in_executor(own, self._build)
             except BaseException:
                 own.shutdown(wait=False)
                 raise
             return EnvHandle(self, env, own)
-        return EnvHandle(self, await loop.run_in_executor(self.pool, self.factory), None)
+        return EnvHandle(self, await loop.run_in_executor(self.pool, self._build), None)
 
-    def shutdown(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
+    def deadline(self, requested: float | None) -> float | None:
+        """The deadline of one call: the request's, else the env's or server's (0: none)."""
+        if requested is not None:
+            return requested
+        return self.call_timeout_s or None
 
 
 class EnvHandle:
-    """One env instance with uniform async ``reset``/``step``/``state``/``close``."""
+    """One env instance with a uniform async ``call`` and ``close``."""
 
-    __slots__ = ("env", "own_thread", "runner")
+    __slots__ = ("env", "inflight", "own_thread", "runner")
 
     def __init__(self, runner: EnvRunner, env: Any, own_thread: ThreadPoolExecutor | None) -> None:
         self.runner = runner
         self.env = env
         self.own_thread = own_thread
+        #: The latest call run on a thread: it may still run after an overrun or after
+        #: its caller went away, and the env is never closed under it.
+        self.inflight: asyncio.Future[Any] | None = None
 
-    async def _call(self, name: str, *args: Any, **kwargs: Any) -> Any:
+    async def call(self, name: str, timeout_s: float | None, *args: Any, **kwargs: Any) -> Any:
+        """Run ``env.<name>(*args, **kwargs)`` where the runner says, under ``timeout_s``."""
         runner = self.runner
         fn = getattr(self.env, name)
         if runner.is_async:
-            return await fn(*args, **kwargs)
-        if runner.execution is Execution.INLINE:
+            if timeout_s is None:
+                return await fn(*args, **kwargs)
+            async with asyncio.timeout(timeout_s) as scope:
+                try:
+                    return await fn(*args, **kwargs)
+                except asyncio.CancelledError:
+                    if scope.expired():
+                        raise self._deadline(name, timeout_s, closed=False) from None
+                    raise
+        execution = runner.execution
+        if execution is Execution.INLINE:
             return fn(*args, **kwargs)
-        if runner.execution is Execution.AUTO:
+        if execution is Execution.AUTO and name in runner._on_loop:
             t0 = time.perf_counter()
             result = fn(*args, **kwargs)
-            took = time.perf_counter() - t0
-            if took > runner.slow_call_s:
-                runner.demote(name, took)
+            runner._record(name, time.perf_counter() - t0, on_loop=True)
             return result
-        executor = self.own_thread or runner.pool
-        loop = asyncio.get_running_loop()
         if kwargs:
-            return await loop.run_in_executor(executor, lambda: fn(*args, **kwargs))
-        return await loop.run_in_executor(executor, fn, *args)
+            fn = functools.partial(fn, **kwargs)
+        if execution is Execution.AUTO:
+            fn = functools.partial(_timed, runner, name, fn)
+        loop = asyncio.get_running_loop()
+        fut = self.inflight = loop.run_in_executor(self.own_thread or runner.pool, fn, *args)
+        if timeout_s is None:
+            return await asyncio.shield(fut)  # a cancelled caller leaves ``fut`` running
+        done, _ = await asyncio.wait((fut,), timeout=timeout_s)
+        if done:
+            return fut.result()
+        return await self._overrun(name, timeout_s, fut)
 
-    async def reset(self, seed: int | None, episode_id: str | None, options: dict[str, Any] | None) -> Any:
-        return await self._call("reset", seed=seed, episode_id=episode_id, options=options)
+    async def _overrun(self, name: str, timeout_s: float, fut: asyncio.Future[Any]) -> Any:
+        interrupt = getattr(self.env, "interrupt", None)
+        if callable(interrupt):
+            try:
+                interrupt()
+            except Exception:
+                log.exception("%s.interrupt() raised", type(self.env).__name__)
+            done, _ = await asyncio.wait((fut,), timeout=self.runner.interrupt_grace_s)
+            if done:
+                fut.exception()  # retrieved: whatever it returned or raised is discarded
+                raise self._deadline(name, timeout_s, closed=False, interrupted=True)
+        raise self._deadline(name, timeout_s, closed=True)
 
-    async def step(self, action: Any) -> Any:
-        return await self._call("step", action)
-
-    async def state(self) -> Any:
-        return await self._call("state")
+    def _deadline(
+        self, name: str, timeout_s: float, closed: bool, interrupted: bool = False
+    ) -> DeadlineExceeded:
+        env = type(self.env).__name__
+        if closed:
+            how = "it could not be interrupted, so its session was closed"
+        elif interrupted:
+            how = "it was interrupted; the session is still usable"
+        else:
+            how = "it was cancelled; the session is still usable"
+        return DeadlineExceeded(
+            f"{env}.{name}() overran its deadline of {timeout_s:g} s: {how}. The call may have "
+            "been applied in part.",
+            timeout_s=timeout_s,
+            call=name,
+            session_closed=closed,
+            applied="unknown",
+        )
 
     async def close(self) -> None:
-        """Close the env; never raises (errors are logged)."""
+        """Close the env; never raises (errors are logged).
+
+        While a call still runs on a thread (after an overrun, or when its caller went
+        away) the env is closed once that call returns, never under it: this returns at
+        once and the close happens then.
+        """
+        inflight = self.inflight
+        if inflight is not None and not inflight.done():
+            inflight.add_done_callback(_later(self._close_now))
+            return
+        await self._close_now()
+
+    async def _close_now(self) -> None:
+        runner = self.runner
         try:
-            if isinstance(self.env, Environment) and self.runner.execution is Execution.AUTO:
-                # An AUTO env has not said its close is fast (subprocesses, browsers): off the loop.
-                loop = asyncio.get_running_loop()
-                await loop.run_in_executor(self.runner.pool, self.env.close)
+            if runner.is_async:
+                await self.env.close()
+            elif runner.execution is Execution.INLINE:
+                self.env.close()
             else:
-                await self._call("close")
+                # THREAD, DEDICATED_THREAD and AUTO (an env that has not said its close is
+                # fast: subprocesses, browsers) close off the loop.
+                loop = asyncio.get_running_loop()
+                await loop.run_in_executor(self.own_thread or runner.pool, self.env.close)
         except Exception:
             log.exception("closing %s failed", type(self.env).__name__)
         finally:
             if self.own_thread is not None:
                 self.own_thread.shutdown(wait=False)
+
+
+def _timed(runner: EnvRunner, name: str, fn: Callable[..., Any], *args: Any) -> Any:
+    """Run ``fn`` on a worker thread and record how long it took (AUTO envs)."""
+    t0 = time.perf_counter()
+    try:
+        return fn(*args)
+    finally:
+        runner._record(name, time.perf_counter() - t0, on_loop=False)
+
+
+def _later(coro_fn: Callable[[], Any]) -> Callable[[Any], None]:
+    def callback(_fut: Any) -> None:
+        if not _fut.cancelled():
+            _fut.exception()  # mark retrieved
+        task = asyncio.ensure_future(coro_fn())
+        _BACKGROUND.add(task)
+        task.add_done_callback(_BACKGROUND.discard)
+
+    return callback
+
+
+_BACKGROUND: set[asyncio.Future[Any]] = set()

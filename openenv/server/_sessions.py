@@ -14,17 +14,21 @@ import uuid
 from enum import Enum
 from typing import Any, Protocol
 
+from pydantic import ValidationError
+
 from .._exceptions import (
     CapacityReached,
+    DeadlineExceeded,
     ExecutionError,
     FactoryError,
     ResetRequired,
+    SessionBusy,
     SessionClosed,
     SessionNotFound,
     WireError,
 )
 from .._models import Observation, State
-from .._protocol import ResetData
+from .._protocol import ResetData, validation_failed
 from ._runner import EnvHandle, EnvRunner
 
 log = logging.getLogger("openenv.server")
@@ -46,9 +50,21 @@ class Owner(Protocol):
 
 
 class Session:
-    """One env instance and its lifecycle."""
+    """One env instance and its lifecycle. One call at a time: a call that arrives while
+    another runs is refused with ``SessionBusy`` (nothing applied)."""
 
-    __slots__ = ("_handle", "busy", "closed_reason", "id", "last_active", "manager", "owner", "state")
+    __slots__ = (
+        "_close_after_call",
+        "_handle",
+        "busy",
+        "closed_reason",
+        "episode_over",
+        "id",
+        "last_active",
+        "manager",
+        "owner",
+        "state",
+    )
 
     def __init__(self, manager: SessionManager, handle: EnvHandle, owner: Owner | None) -> None:
         self.id = uuid.uuid4().hex
@@ -57,23 +73,47 @@ class Session:
         self.owner = owner
         self.state = SessionState.READY
         self.last_active = time.monotonic()
-        self.busy = False
+        #: The call running now (``"step"``, ...), or None.
+        self.busy: str | None = None
+        #: The last observation said ``done``: a step now needs a reset first.
+        self.episode_over = False
         self.closed_reason = ""
+        self._close_after_call = False
 
     def is_idle(self) -> bool:
-        """Not in a call, and no request for longer than the manager's idle timeout."""
-        return not self.busy and time.monotonic() - self.last_active > self.manager.idle_timeout_s
+        """No request for longer than the manager's idle timeout, or stuck in one call
+        for longer than that plus the call's deadline (a dead session)."""
+        quiet = time.monotonic() - self.last_active
+        manager = self.manager
+        if self.busy is None:
+            return quiet > manager.idle_timeout_s
+        runner = manager.runner
+        return quiet > manager.idle_timeout_s + (runner.call_timeout_s or 0) + runner.interrupt_grace_s
 
     def _check(self, need_reset: bool) -> None:
         if self.state is SessionState.CLOSED:
-            raise SessionClosed(f"session {self.id} is closed ({self.closed_reason})")
+            raise SessionClosed(
+                f"session {self.id} is closed ({self.closed_reason})", reason=self.closed_reason
+            )
         if need_reset and self.state is SessionState.READY:
-            raise ResetRequired("call reset before step or state")
+            raise ResetRequired("this session has no episode yet: call reset before step or state")
 
-    async def _run(self, what: str, call: Any) -> Any:
-        self.busy = True
+    async def _run(self, what: str, timeout_s: float | None, *args: Any, **kwargs: Any) -> Any:
+        if self.busy is not None:
+            raise SessionBusy(
+                f"session {self.id} is still running a {self.busy} call; this {what} request was "
+                "refused and not applied (one call at a time per session): retry when it ends",
+                busy_with=self.busy,
+                applied=False,
+            )
+        self.busy = what
+        self.last_active = time.monotonic()
         try:
-            return await call
+            return await self._handle.call(what, self.manager.runner.deadline(timeout_s), *args, **kwargs)
+        except DeadlineExceeded as err:
+            if err.details.get("session_closed"):
+                await self.close(f"{what} overran its deadline and could not be interrupted")
+            raise
         except WireError:
             raise
         except Exception as exc:
@@ -82,27 +122,44 @@ class Session:
                 f"{what} failed: {type(exc).__name__}: {exc}", exception=type(exc).__name__
             ) from exc
         finally:
-            self.busy = False
+            self.busy = None
             self.last_active = time.monotonic()
+            if self._close_after_call:
+                self._close_after_call = False
+                await asyncio.shield(self._handle.close())
 
-    async def reset(self, data: ResetData) -> Observation:
+    async def reset(self, data: ResetData, timeout_s: float | None = None) -> Observation:
         self._check(need_reset=False)
-        extra = data.model_extra
-        obs = await self._run("reset", self._handle.reset(data.seed, data.episode_id, extra or None))
+        options: Any = data.model_extra or None
+        model = self.manager.runner.env_class.reset_options_model
+        if model is not None:
+            try:
+                options = model.model_validate(options or {})
+            except ValidationError as exc:
+                raise validation_failed(exc, "reset options") from None
+        obs = await self._run("reset", timeout_s, seed=data.seed, episode_id=data.episode_id, options=options)
         self._expect(obs, "reset")
         self.state = SessionState.ACTIVE
+        self.episode_over = obs.done
         return obs  # type: ignore[no-any-return]
 
-    async def step(self, action: Any) -> Observation:
-        if self.state is not SessionState.ACTIVE:
+    async def step(self, action: Any, timeout_s: float | None = None) -> Observation:
+        if self.state is not SessionState.ACTIVE or self.episode_over:
             self._check(need_reset=True)
-        obs = await self._run("step", self._handle.step(action))
+            if self.episode_over:
+                raise ResetRequired(
+                    "the episode is over (the last observation had done=true): call reset to "
+                    "start a new one",
+                    episode_over=True,
+                )
+        obs = await self._run("step", timeout_s, action)
         self._expect(obs, "step")
+        self.episode_over = obs.done
         return obs  # type: ignore[no-any-return]
 
-    async def get_state(self) -> State:
+    async def get_state(self, timeout_s: float | None = None) -> State:
         self._check(need_reset=True)
-        state = await self._run("state", self._handle.state())
+        state = await self._run("state", timeout_s)
         if not isinstance(state, State):
             raise ExecutionError(f"state() returned {type(state).__name__}, not a State model")
         return state
@@ -112,13 +169,18 @@ class Session:
             raise ExecutionError(f"{what}() returned {type(obs).__name__}, not an Observation model")
 
     async def close(self, reason: str = "closed by client") -> None:
-        """Close the env and free the slot. Idempotent."""
+        """Close the env and free the slot. Idempotent. A call still running on a thread
+        finishes first; the slot is free at once."""
         if self.state is SessionState.CLOSED:
             return
         self.state = SessionState.CLOSED
         self.closed_reason = reason
         self.manager._release(self)
-        await self._handle.close()
+        if self.busy is not None:
+            self._close_after_call = True  # never close an env under a running call
+            return
+        # Shielded: a cancelled caller (a connection going away) never skips env.close().
+        await asyncio.shield(self._handle.close())
 
 
 class SessionManager:
@@ -165,7 +227,10 @@ class SessionManager:
         try:
             return self.sessions[session_id]
         except KeyError:
-            raise SessionNotFound(f"no session {session_id!r} (closed, reaped or never opened)") from None
+            raise SessionNotFound(
+                f"no session with id {session_id!r}: it was closed, reaped after idling, or never opened",
+                session_id=session_id,
+            ) from None
 
     def _release(self, session: Session) -> None:
         self.sessions.pop(session.id, None)
@@ -208,4 +273,4 @@ class SessionManager:
             self._reaper = None
         for session in list(self.sessions.values()):
             await session.close("server shutdown")
-        self.runner.shutdown()
+        await self.runner.stop()

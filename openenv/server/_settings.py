@@ -2,9 +2,34 @@
 
 from __future__ import annotations
 
+import json
 import os
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
+
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"0", "false", "no", "off", ""})
+
+
+def _parse(name: str, kind: type, raw: str) -> Any:
+    var = f"OPENENV_{name.upper()}"
+    if kind is bool:
+        low = raw.strip().lower()
+        if low in _TRUE or low in _FALSE:
+            return low in _TRUE
+        raise ValueError(f"{var}={raw!r} is not a boolean (use true/false, 1/0, yes/no, on/off)")
+    if kind is dict:
+        try:
+            value = json.loads(raw)
+        except ValueError as exc:
+            raise ValueError(f"{var} is not valid JSON: {exc}") from None
+        if not isinstance(value, dict):
+            raise ValueError(f"{var} must be a JSON object, not {type(value).__name__}")
+        return value
+    try:
+        return kind(raw)
+    except ValueError:
+        raise ValueError(f"{var}={raw!r} is not a valid {kind.__name__}") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,9 +47,19 @@ class ServerSettings:
             socket with code 1009.
         ping_interval_s / ping_timeout_s: WebSocket keepalive that finds half-open
             sockets. ``0`` disables it.
-        slow_call_s: an ``Execution.AUTO`` env whose call takes longer than this moves
-            to worker threads.
+        slow_call_s: an ``Execution.AUTO`` env call proven faster than this (off the
+            loop, several times in a row) runs on the event loop from then on; one slower
+            than this on the loop sends that method back to worker threads.
         thread_workers: size of the shared pool for ``Execution.THREAD`` envs.
+        call_timeout_s: default deadline of every env call (reset, step, state, tool
+            call); an env's ``call_timeout_s`` or a request's ``timeout_s`` overrides it.
+            ``0`` disables it. Calls on the event loop (``INLINE``) cannot be cut off.
+        max_call_timeout_s: the largest ``timeout_s`` a request may ask for.
+        interrupt_grace_s: after a deadline, how long an interrupted call may take to
+            return before its session is closed.
+        env_kwargs: constructor arguments of every session's env (JSON in
+            ``OPENENV_ENV_KWARGS``).
+        web: serve the web playground at ``/web``.
         log_level: uvicorn/our log level.
     """
 
@@ -38,6 +73,11 @@ class ServerSettings:
     ping_timeout_s: float = 20.0
     slow_call_s: float = 0.002
     thread_workers: int = 32
+    call_timeout_s: float = 300.0
+    max_call_timeout_s: float = 3600.0
+    interrupt_grace_s: float = 1.0
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+    web: bool = True
     log_level: str = "warning"
 
     @classmethod
@@ -45,15 +85,11 @@ class ServerSettings:
         """Defaults, then ``OPENENV_*`` variables, then ``overrides`` (None ignored)."""
         env = os.environ if environ is None else environ
         values: dict[str, Any] = {}
+        defaults = cls()
         for f in fields(cls):
             raw = env.get(f"OPENENV_{f.name.upper()}")
-            if raw is None:
-                continue
-            kind = type(getattr(cls(), f.name))
-            try:
-                values[f.name] = kind(raw)
-            except ValueError:
-                raise ValueError(f"OPENENV_{f.name.upper()}={raw!r} is not a valid {kind.__name__}") from None
+            if raw is not None:
+                values[f.name] = _parse(f.name, type(getattr(defaults, f.name)), raw)
         values.update({k: v for k, v in overrides.items() if v is not None})
         return replace(cls(), **values).validated()
 
@@ -64,8 +100,14 @@ class ServerSettings:
             raise ValueError("workers must be at least 1")
         if self.max_frame_bytes < 1024:
             raise ValueError("max_frame_bytes must be at least 1024")
+        if self.call_timeout_s < 0 or self.interrupt_grace_s < 0:
+            raise ValueError("call_timeout_s and interrupt_grace_s must be >= 0")
         return self
 
     def to_env(self) -> dict[str, str]:
         """The settings as ``OPENENV_*`` variables, for worker processes."""
-        return {f"OPENENV_{f.name.upper()}": str(getattr(self, f.name)) for f in fields(self)}
+        out = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            out[f"OPENENV_{f.name.upper()}"] = json.dumps(value) if isinstance(value, dict) else str(value)
+        return out

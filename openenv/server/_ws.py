@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import TypeAdapter
 from starlette.websockets import WebSocket, WebSocketState
 
-from .._exceptions import ExecutionError, ResetRequired, SessionClosed, WireError
+from .._exceptions import ExecutionError, ResetRequired, SessionBusy, SessionClosed, WireError
 from .._protocol import (
     BatchMessage,
     CloseMessage,
@@ -40,6 +40,8 @@ log = logging.getLogger("openenv.server")
 CLOSE_NORMAL = 1000
 CLOSE_CAPACITY = 1013  # "try again later"
 CLOSE_IDLE = 4408
+#: Requests one extended connection may have running at once; more wait to be read.
+MAX_IN_FLIGHT = 256
 
 
 class Connection:
@@ -54,6 +56,11 @@ class Connection:
         self.extended = extended
         self.sessions: dict[str | None, Session] = {}
         self.closing = False
+        # Extended connections to envs whose calls can suspend handle each frame in its
+        # own task, so a request for a busy session is answered at once (SESSION_BUSY).
+        self.concurrent = extended and not manager.runner.always_inline
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._opening: set[str | None] = set()
 
     # --- lifecycle ----------------------------------------------------------------
 
@@ -67,18 +74,18 @@ class Connection:
                 await self._close_socket(CLOSE_CAPACITY if err.details.get("max_sessions") else CLOSE_NORMAL)
                 return
         receive = ws.receive
+        concurrent = self.concurrent
         try:
             while not self.closing:
                 message = await receive()
                 if message["type"] == "websocket.disconnect":
                     break
                 text = message.get("text")
-                if text is not None:
-                    reply = await self.handle(text, False)
-                    binary = False
-                else:
-                    reply = await self.handle(message["bytes"], True)
-                    binary = True
+                frame, binary = (text, False) if text is not None else (message["bytes"], True)
+                if concurrent:
+                    await self._spawn(frame, binary)
+                    continue
+                reply = await self.handle(frame, binary)
                 if reply is not None and not await self._send(reply, binary):
                     break
         except Exception:
@@ -86,7 +93,23 @@ class Connection:
             # connection ends here and only here.
             log.debug("connection loop ended by an exception", exc_info=True)
         finally:
+            for task in list(self._tasks):
+                task.cancel()
+            if self._tasks:
+                await asyncio.wait(self._tasks, timeout=5.0)
             await self.close_sessions("connection closed")
+            await self._close_socket(CLOSE_NORMAL)
+
+    async def _spawn(self, frame: str | bytes, binary: bool) -> None:
+        if len(self._tasks) >= MAX_IN_FLIGHT:
+            await asyncio.wait(self._tasks, return_when=asyncio.FIRST_COMPLETED)
+        task = asyncio.create_task(self._answer(frame, binary))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _answer(self, frame: str | bytes, binary: bool) -> None:
+        reply = await self.handle(frame, binary)
+        if reply is not None and not await self._send(reply, binary):
             await self._close_socket(CLOSE_NORMAL)
 
     async def _send(self, reply: dict[str, Any], binary: bool) -> bool:
@@ -130,7 +153,7 @@ class Connection:
             rid, key = salvage_request_id(frame, binary) if self.extended else (None, None)
             return error_message(err, rid, key)
         if isinstance(msg, BatchMessage):
-            replies = await self._batch(msg.messages, binary)
+            replies = await self._batch(msg.messages, binary, msg.timeout_s)
             return self._tag({"type": "batch", "data": replies}, msg.id, None)
         return await self._one(msg, binary)
 
@@ -138,7 +161,7 @@ class Connection:
         key = msg.session
         try:
             if isinstance(msg, StepMessage):
-                obs = await self._session(key).step(msg.data)
+                obs = await self._session(key).step(msg.data, msg.timeout_s)
                 reply: dict[str, Any] = {
                     "type": "observation",
                     "data": observation_data(obs, binary, self.extended),
@@ -146,11 +169,11 @@ class Connection:
             elif isinstance(msg, ResetMessage):
                 session = self.sessions.get(key)
                 if session is None or session.state is SessionState.CLOSED:
-                    session = self.sessions[key] = await self.manager.open(self)
-                obs = await session.reset(msg.data)
+                    session = await self._open(key)
+                obs = await session.reset(msg.data, msg.timeout_s)
                 reply = {"type": "observation", "data": observation_data(obs, binary, self.extended)}
             elif isinstance(msg, StateMessage):
-                state = await self._session(key).get_state()
+                state = await self._session(key).get_state(msg.timeout_s)
                 reply = {"type": "state", "data": state.model_dump(mode="python" if binary else "json")}
             elif isinstance(msg, CloseMessage):
                 return await self._close_one(key, msg.id)
@@ -172,12 +195,24 @@ class Connection:
             reply["session"] = key
         return reply
 
+    async def _open(self, key: str | None) -> Session:
+        if key in self._opening:
+            raise SessionBusy(
+                f"{_name(key)} is still being opened; this reset was refused and not applied", applied=False
+            )
+        self._opening.add(key)
+        try:
+            session = self.sessions[key] = await self.manager.open(self)
+        finally:
+            self._opening.discard(key)
+        return session
+
     def _session(self, key: str | None) -> Session:
         session = self.sessions.get(key)
         if session is None:
             if key is None and not self.extended:
                 raise SessionClosed("the session of this connection is closed")
-            raise ResetRequired(f"no session {key!r} on this connection: send reset first")
+            raise ResetRequired(f"{_name(key)} has no episode on this connection: send reset first")
         return session
 
     async def _close_one(self, key: str | None, rid: Any) -> dict[str, Any] | None:
@@ -191,8 +226,11 @@ class Connection:
             return None
         return self._tag({"type": "closed"}, rid, key) if rid is not None or key is not None else None
 
-    async def _batch(self, messages: list[Any], binary: bool) -> list[dict[str, Any]]:
-        """Run each session's requests in order, different sessions concurrently."""
+    async def _batch(
+        self, messages: list[Any], binary: bool, default_timeout: float | None = None
+    ) -> list[dict[str, Any]]:
+        """Run each session's requests in order, different sessions concurrently; each
+        item under its own deadline (its ``timeout_s``, else the batch's)."""
         groups: dict[str | None, list[int]] = {}
         for i, m in enumerate(messages):
             groups.setdefault(m.session, []).append(i)
@@ -201,6 +239,8 @@ class Connection:
         async def run_group(indices: list[int]) -> None:
             for i in indices:
                 m = messages[i]
+                if m.timeout_s is None and default_timeout is not None:
+                    m.timeout_s = default_timeout
                 reply = await self._one(m, binary)
                 replies[i] = reply if reply is not None else self._tag({"type": "closed"}, m.id, m.session)
 
@@ -209,6 +249,10 @@ class Connection:
         else:
             await asyncio.gather(*(run_group(ix) for ix in groups.values()))
         return replies
+
+
+def _name(key: str | None) -> str:
+    return "the default session" if key is None else f"session {key!r}"
 
 
 def make_ws_endpoint(manager: SessionManager, adapter: TypeAdapter[Any]) -> Any:

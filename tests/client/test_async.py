@@ -9,8 +9,10 @@ import pytest
 from openenv import (
     GENERIC_MODELS,
     AsyncEnvClient,
+    BatchError,
     ConnectError,
     ConnectionClosed,
+    DeadlineExceeded,
     ExecutionError,
     FrameTooLarge,
     OpenEnvError,
@@ -21,6 +23,7 @@ from openenv import (
     TransportError,
     ValidationFailed,
 )
+from openenv._env import Execution
 
 from .._envs import MODELS, TAction, TObservation, TState, make_env
 from ..conftest import free_port
@@ -43,6 +46,9 @@ async def test_terminated_and_truncated(server):
     async with AsyncEnvClient(server.url, MODELS) as env:
         await env.reset()
         ended = await env.step(TAction(done=True))
+        with pytest.raises(ResetRequired, match="episode is over"):
+            await env.step(TAction())  # after the end: refused, nothing applied
+        await env.reset()
         cut = await env.step(TAction(truncated=True))
     assert (ended.terminated, ended.truncated) == (True, False)
     assert (cut.terminated, cut.truncated, cut.done) == (False, True, True)
@@ -94,8 +100,10 @@ async def test_step_batch_errors_per_item(server):
         out = await env.step_batch({"a": TAction(fail="x"), "b": TAction()}, return_exceptions=True)
         assert isinstance(out[0], ExecutionError)
         assert isinstance(out[1], StepResult)
-        with pytest.raises(ExecutionError):
+        with pytest.raises(BatchError) as info:
             await env.step_batch({"a": TAction(fail="x"), "b": TAction()})
+        assert isinstance(info.value.results[0], ExecutionError)
+        assert info.value.results[1].observation.step == 2
 
 
 async def test_server_errors_raise_typed_exceptions(server):
@@ -118,11 +126,24 @@ async def test_bytes_fields_round_trip(server, binary):
     assert result.observation.blob == bytes(i % 256 for i in range(777))
 
 
-async def test_timeout_on_extended_connection_does_not_desync(server):
+async def test_client_timeout_is_the_server_deadline(server):
     async with AsyncEnvClient(server.url, MODELS) as env:
         await env.reset()
-        with pytest.raises(RequestTimeout):
+        with pytest.raises(DeadlineExceeded) as info:
             await env.step(TAction(message="slow", sleep_s=1.0), timeout_s=0.2)
+        assert info.value.details["session_closed"] is True
+        with pytest.raises(SessionClosed, match="overran its deadline"):
+            await env.step(TAction(message="next"))
+        assert (await env.reset()).observation.step == 0
+
+
+async def test_timeout_on_extended_connection_does_not_desync(serve):
+    server = serve(make_env(execution=Execution.INLINE))  # a blocked loop: no deadline
+    async with AsyncEnvClient(server.url, MODELS) as env:
+        env.reply_margin_s = 0.0
+        await env.reset()
+        with pytest.raises(RequestTimeout, match="may have been applied"):
+            await env.step(TAction(message="slow", sleep_s=0.6), timeout_s=0.2)
         after = await env.step(TAction(message="next"), timeout_s=10)
         assert (after.observation.message, after.observation.step) == ("next", 2)
         assert (await env.state()).step_count == 2

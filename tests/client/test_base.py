@@ -8,6 +8,7 @@ import pytest
 
 from openenv import (
     GENERIC_MODELS,
+    BatchError,
     ExecutionError,
     OpenEnvError,
     ResetRequired,
@@ -182,8 +183,9 @@ def test_batch_results_with_and_without_return_exceptions():
     assert isinstance(out[0], StepResult)
     assert isinstance(out[1], ExecutionError)
     assert out[2].reward == 1.0
-    with pytest.raises(ExecutionError, match="boom"):
+    with pytest.raises(BatchError, match=r"1 of 3 batch items failed.*boom") as info:
         client()._batch_results(reply, "observation", return_exceptions=False)
+    assert [type(r) for r in info.value.results] == [StepResult, ExecutionError, StepResult]
 
 
 def test_batch_level_error_raises():

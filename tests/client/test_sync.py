@@ -9,14 +9,17 @@ import pytest
 
 from openenv import (
     GENERIC_MODELS,
+    BatchError,
     ConnectError,
     ConnectionClosed,
+    DeadlineExceeded,
     EnvClient,
     ExecutionError,
     FrameTooLarge,
     OpenEnvError,
     RequestTimeout,
     ResetRequired,
+    SessionBusy,
     SessionClosed,
     StepResult,
     TransportError,
@@ -51,6 +54,9 @@ def test_terminated_and_truncated(server):
     with EnvClient(server.url, MODELS) as env:
         env.reset()
         ended = env.step(TAction(done=True))
+        with pytest.raises(ResetRequired, match="episode is over"):
+            env.step(TAction())  # after the end: refused, nothing applied
+        env.reset()
         cut = env.step(TAction(truncated=True))
     assert (ended.terminated, ended.truncated, ended.done) == (True, False, True)
     assert (cut.terminated, cut.truncated, cut.done) == (False, True, True)
@@ -116,8 +122,13 @@ def test_step_batch_errors_per_item(server):
         assert isinstance(out[1], ExecutionError)
         assert out[1].details["exception"] == "RuntimeError"
         assert out[2].observation.step == 1
-        with pytest.raises(ExecutionError, match="nope"):
+        with pytest.raises(BatchError, match="1 of 3 batch items failed") as info:
             env.step_batch(actions)
+        # every outcome is kept: the other two steps were applied
+        ok_a, err_b, ok_c = info.value.results
+        assert (ok_a.observation.step, ok_c.observation.step) == (2, 2)
+        assert isinstance(err_b, ExecutionError)
+        assert info.value.errors == [err_b]
         never = env.step_batch({"zz": TAction()}, return_exceptions=True)
         assert isinstance(never[0], ResetRequired)
 
@@ -152,16 +163,50 @@ def test_binary_batch(server):
     assert [r.observation.blob for r in out] == [b"\x00\x01\x02", b"\x00\x01"]
 
 
-def test_timeout_on_extended_connection_does_not_desync(server):
+def test_client_timeout_is_the_server_deadline(server):
     with EnvClient(server.url, MODELS) as env:
         env.reset()
-        with pytest.raises(RequestTimeout):
+        started = time.monotonic()
+        with pytest.raises(DeadlineExceeded, match=r"overran its deadline of 0\.2 s") as info:
             env.step(TAction(message="slow", sleep_s=1.0), timeout_s=0.2)
+        assert time.monotonic() - started < 0.9  # the server answered at its deadline
+        # A threaded env without interrupt() cannot be stopped: its session was closed.
+        assert info.value.details["session_closed"] is True
+        assert info.value.details["applied"] == "unknown"
+        with pytest.raises(SessionClosed, match="overran its deadline"):
+            env.step(TAction(message="next"))
+        assert env.reset().observation.step == 0  # a fresh session on the same connection
+    server.wait_closes([1, 1], timeout_s=5)  # the stuck env closed once its call returned
+
+
+def test_timeout_on_extended_connection_does_not_desync(serve):
+    server = serve(make_env(execution=Execution.INLINE))  # a blocked loop: no deadline
+    with EnvClient(server.url, MODELS) as env:
+        env.reply_margin_s = 0.0
+        env.reset()
+        with pytest.raises(RequestTimeout, match="may have been applied") as info:
+            env.step(TAction(message="slow", sleep_s=0.6), timeout_s=0.2)
+        assert info.value.details == {"timeout_s": 0.2, "applied": "unknown"}
         # the late reply to "slow" arrives first and must be dropped
         after = env.step(TAction(message="next"), timeout_s=10)
         assert after.observation.message == "next"
         assert after.observation.step == 2
         assert env.state().step_count == 2
+
+
+def test_a_request_behind_a_running_call_is_refused_at_once(server):
+    with EnvClient(server.url, MODELS) as env:
+        env.reply_margin_s = -1.9  # the client gives up after 0.1 s; the server's deadline is 2 s
+        env.reset()
+        with pytest.raises(RequestTimeout):
+            env.step(TAction(message="slow", sleep_s=0.8), timeout_s=2.0)
+        started = time.monotonic()
+        with pytest.raises(SessionBusy, match="refused and not applied") as info:
+            env.step(TAction(message="retry"), timeout_s=5)
+        assert time.monotonic() - started < 0.5
+        assert info.value.details["applied"] is False
+        time.sleep(1.0)  # the slow step ends on the server
+        assert env.step(TAction(message="later")).observation.step == 2
 
 
 def test_timeout_without_extensions_drops_the_socket(server):

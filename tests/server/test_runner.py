@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 
@@ -9,7 +10,7 @@ import pytest
 
 from openenv import EnvClient
 from openenv._env import Execution
-from openenv.server._runner import EnvRunner
+from openenv.server._runner import PROMOTE_AFTER, EnvRunner
 
 from .._envs import MODELS, TAction, make_env
 from .._wire import call, connect
@@ -103,24 +104,45 @@ def test_dedicated_thread_survives_env_errors(serve):
     assert ok["data"]["observation"]["thread"] in server.tracker.threads("init")
 
 
-def test_auto_env_runs_inline_while_fast(serve):
+def test_auto_env_runs_off_the_loop_until_proven_fast(serve):
     server = serve(make_env(execution=Execution.AUTO), slow_call_s=5.0)
     with EnvClient(server.url, MODELS) as env:
         env.reset()
-        assert env.step(TAction()).observation.thread == server.loop_thread
+        threads = [env.step(TAction()).observation.thread for _ in range(PROMOTE_AFTER + 2)]
+    loop = server.loop_thread
+    # The first calls are measured on worker threads; once proven fast, step runs inline.
+    assert loop not in threads[:PROMOTE_AFTER]
+    assert threads[-1] == loop
     assert server.manager.runner.execution is Execution.AUTO
 
 
-def test_auto_env_moves_to_threads_after_a_slow_call(serve, caplog):
+def test_auto_env_slow_first_call_never_blocks_the_loop(serve):
+    server = serve(make_env(execution=Execution.AUTO), slow_call_s=0.05)
+    with connect(server.ws_url) as slow, connect(server.ws_url) as fast:
+        call(slow, {"type": "reset"})
+        call(fast, {"type": "reset"})
+        slow.send('{"type": "step", "data": {"sleep_s": 1.5}}')
+        time.sleep(0.1)
+        started, steps = time.monotonic(), 0
+        while time.monotonic() - started < 1.0:
+            assert call(fast, {"type": "step", "data": {}})["type"] == "observation"
+            steps += 1
+        reply = json.loads(slow.recv(timeout=10))
+    assert reply["data"]["observation"]["thread"] != server.loop_thread
+    assert steps > 50  # the other session kept stepping while the slow call ran
+
+
+def test_auto_env_method_slow_on_the_loop_goes_back_to_threads(serve, caplog):
     server = serve(make_env(execution=Execution.AUTO), slow_call_s=0.05)
     with caplog.at_level(logging.WARNING, logger="openenv.server"), EnvClient(server.url, MODELS) as env:
         env.reset()
-        slow = env.step(TAction(sleep_s=0.15))
-        assert slow.observation.thread == server.loop_thread  # the slow call itself was inline
-        assert server.manager.runner.execution is Execution.THREAD
-        after = env.step(TAction())
-        assert after.observation.thread != server.loop_thread
-        assert server.tracker.names[after.observation.thread].startswith("openenv-env")
+        for _ in range(PROMOTE_AFTER):
+            env.step(TAction())
+        assert env.step(TAction()).observation.thread == server.loop_thread
+        env.step(TAction(sleep_s=0.1))  # slow on the loop: step is demoted for good
+        after = [env.step(TAction()).observation.thread for _ in range(PROMOTE_AFTER + 1)]
+    assert server.loop_thread not in after
+    assert server.tracker.names[after[-1]].startswith("openenv-env")
     assert any("worker threads" in r.getMessage() for r in caplog.records)
 
 
@@ -130,7 +152,9 @@ def test_explicit_execution_is_never_demoted(serve, execution):
     with EnvClient(server.url, MODELS) as env:
         env.reset()
         env.step(TAction(sleep_s=0.05))
+        thread = env.step(TAction()).observation.thread
     assert server.manager.runner.execution is execution
+    assert (thread == server.loop_thread) is (execution is Execution.INLINE)
 
 
 def test_async_env_runs_on_the_loop(serve):
@@ -167,24 +191,32 @@ def test_runner_policy_flags():
     sync_auto = EnvRunner(make_env(execution=Execution.AUTO), lambda: None, slow_call_s=1, thread_workers=1)
     assert sync_auto.execution is Execution.AUTO
     assert not sync_auto.is_async
-    sync_auto.demote("step", 5.0)
-    assert sync_auto.execution is Execution.THREAD
+    for _ in range(PROMOTE_AFTER):
+        assert not sync_auto.runs_on_loop("step")
+        sync_auto._record("step", 0.001, on_loop=False)
+    assert sync_auto.runs_on_loop("step")
+    assert not sync_auto.runs_on_loop("reset")
+    sync_auto._record("step", 5.0, on_loop=True)
+    assert not sync_auto.runs_on_loop("step")
+    for _ in range(PROMOTE_AFTER * 2):
+        sync_auto._record("step", 0.001, on_loop=False)
+    assert not sync_auto.runs_on_loop("step")  # slow on the loop once: never promoted again
     sync_thread = EnvRunner(make_env(), lambda: None, slow_call_s=1, thread_workers=1)
-    assert sync_thread.execution is Execution.THREAD
-    sync_thread.demote("step", 5.0)
-    assert sync_thread.execution is Execution.THREAD
+    for _ in range(PROMOTE_AFTER):
+        sync_thread._record("step", 0.001, on_loop=False)
+    assert not sync_thread.runs_on_loop("step")
     async_runner = EnvRunner(make_env("async"), lambda: None, slow_call_s=1, thread_workers=1)
     assert async_runner.is_async
     assert async_runner.execution is Execution.INLINE
 
 
-def test_pool_is_created_lazily_and_shut_down():
+async def test_pool_is_created_lazily_and_shut_down():
     runner = EnvRunner(make_env(), lambda: None, slow_call_s=1, thread_workers=2)
     assert runner._pool is None
-    runner.shutdown()  # nothing to do
+    await runner.stop()  # nothing to do
     pool = runner.pool
     assert runner.pool is pool
-    runner.shutdown()
+    await runner.stop()
     with pytest.raises(RuntimeError):
         pool.submit(print)
 
@@ -202,7 +234,7 @@ async def test_handle_close_never_raises(execution, caplog):
     with caplog.at_level(logging.ERROR, logger="openenv.server"):
         await handle.close()
     assert any("closing" in r.getMessage() for r in caplog.records)
-    runner.shutdown()
+    await runner.stop()
 
 
 async def test_dedicated_thread_is_released_after_close():
@@ -210,7 +242,7 @@ async def test_dedicated_thread_is_released_after_close():
     runner = EnvRunner(env, env, slow_call_s=1, thread_workers=2)
     handle = await runner.open()
     assert handle.own_thread is not None
-    await handle.reset(None, None, None)
+    await handle.call("reset", None, seed=None, episode_id=None, options=None)
     await handle.close()
     with pytest.raises(RuntimeError):
         handle.own_thread.submit(print)

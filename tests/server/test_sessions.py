@@ -102,7 +102,7 @@ async def test_env_exception_is_execution_error_and_session_stays_active():
     assert info.value.details == {"exception": "RuntimeError"}
     assert "step failed: RuntimeError: bad thing" in info.value.message
     assert session.state is SessionState.ACTIVE
-    assert session.busy is False
+    assert session.busy is None
     assert (await session.step(TAction())).step == 1
     await manager.shutdown()
 
@@ -167,7 +167,7 @@ async def test_reap_idle_closes_idle_sessions_by_owner_and_skips_busy_ones():
     await busy.reset(ResetData())
     step = asyncio.ensure_future(busy.step(TAction(sleep_s=0.5)))
     await asyncio.sleep(0.2)
-    assert busy.busy is True
+    assert busy.busy == "step"
     assert await manager.reap_idle() == 3
     assert lone.state is SessionState.CLOSED
     assert len(owner.reaped) == 1
@@ -238,9 +238,11 @@ def test_http_session_lifecycle(server, http):
     assert step.status_code == 200
     assert step.json()["truncated"] is True
     assert step.json()["done"] is True
-    http.post(f"/sessions/{sid}/step", json={"action": {"message": "b"}})
+    after_end = http.post(f"/sessions/{sid}/step", json={"action": {"message": "b"}})
+    assert after_end.status_code == 409  # the episode ended: nothing applied
+    assert after_end.json()["error"]["code"] == "RESET_REQUIRED"
     state = http.get(f"/sessions/{sid}/state").json()
-    assert state["step_count"] == 2
+    assert state["step_count"] == 1
     assert len(server.tracker.instances) == 1  # one env for the whole episode
 
     closed = http.delete(f"/sessions/{sid}")

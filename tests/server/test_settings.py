@@ -19,6 +19,11 @@ DEFAULTS = {
     "ping_timeout_s": 20.0,
     "slow_call_s": 0.002,
     "thread_workers": 32,
+    "call_timeout_s": 300.0,
+    "max_call_timeout_s": 3600.0,
+    "interrupt_grace_s": 1.0,
+    "env_kwargs": {},
+    "web": True,
     "log_level": "warning",
 }
 
@@ -44,13 +49,19 @@ def test_from_env_reads_and_converts_each_variable():
         "OPENENV_SLOW_CALL_S": "0.01",
         "OPENENV_THREAD_WORKERS": "4",
         "OPENENV_LOG_LEVEL": "debug",
+        "OPENENV_CALL_TIMEOUT_S": "30",
+        "OPENENV_MAX_CALL_TIMEOUT_S": "60",
+        "OPENENV_INTERRUPT_GRACE_S": "0.5",
+        "OPENENV_ENV_KWARGS": '{"size": 3, "name": "x"}',
+        "OPENENV_WEB": "false",
         "UNRELATED": "x",
     }
     s = ServerSettings.from_env(env)
     assert dataclasses.asdict(s) == {
         "host": "0.0.0.0", "port": 9001, "workers": 3, "max_sessions": 5, "idle_timeout_s": 1.5,
         "max_frame_bytes": 4096, "ping_interval_s": 0.0, "ping_timeout_s": 2.5, "slow_call_s": 0.01,
-        "thread_workers": 4, "log_level": "debug",
+        "thread_workers": 4, "log_level": "debug", "call_timeout_s": 30.0, "max_call_timeout_s": 60.0,
+        "interrupt_grace_s": 0.5, "env_kwargs": {"size": 3, "name": "x"}, "web": False,
     }
     assert isinstance(s.port, int)
     assert isinstance(s.idle_timeout_s, float)
@@ -88,13 +99,30 @@ def test_validated_returns_itself():
     assert s.validated() is s
 
 
+@pytest.mark.parametrize(("raw", "value"), [("false", False), ("0", False), ("no", False), ("off", False),
+                                            ("true", True), ("1", True), ("Yes", True), ("on", True)])
+def test_bool_settings_read_false_as_false(raw, value):
+    assert ServerSettings.from_env({"OPENENV_WEB": raw}).web is value
+
+
+@pytest.mark.parametrize(("var", "raw", "message"), [
+    ("OPENENV_WEB", "maybe", "not a boolean"),
+    ("OPENENV_ENV_KWARGS", "{bad", "not valid JSON"),
+    ("OPENENV_ENV_KWARGS", "[1]", "must be a JSON object"),
+])
+def test_bad_typed_variables_say_why(var, raw, message):
+    with pytest.raises(ValueError, match=message):
+        ServerSettings.from_env({var: raw})
+
+
 def test_settings_are_frozen():
     with pytest.raises(dataclasses.FrozenInstanceError):
         ServerSettings().port = 1  # type: ignore[misc]
 
 
 def test_to_env_round_trips():
-    s = ServerSettings(host="0.0.0.0", port=1234, workers=2, idle_timeout_s=0.0, log_level="info")
+    s = ServerSettings(host="0.0.0.0", port=1234, workers=2, idle_timeout_s=0.0, log_level="info",
+                       env_kwargs={"a": [1, 2]}, web=False)
     env = s.to_env()
     assert set(env) == {f"OPENENV_{k.upper()}" for k in DEFAULTS}
     assert all(isinstance(v, str) for v in env.values())
