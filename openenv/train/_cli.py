@@ -1,0 +1,85 @@
+"""``openenv train ...`` and ``openenv train plot DIR``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from .._exceptions import OpenEnvError
+from ._config import TrainConfig
+from ._metrics import plot_rewards
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="openenv train",
+        description="Train a policy with GRPO against text envs (RFC 0002). "
+        "'openenv train plot DIR' draws DIR/metrics.jsonl to DIR/reward.png.",
+    )
+    p.add_argument("--env", action="append", metavar="URL", help="env server URL (repeatable)")
+    p.add_argument("--model", help="'tiny' (built locally) or a local Hugging Face model folder")
+    p.add_argument("--steps", type=int, help="training steps")
+    p.add_argument("--group-size", type=int, help="episodes per prompt (G)")
+    p.add_argument("--prompts-per-step", type=int, help="prompts (groups) per step (B)")
+    p.add_argument("--max-turns", type=int, help="turns per episode at most")
+    p.add_argument("--workers", type=int, help="rollout worker processes on Monarch; 0 = in this process")
+    p.add_argument("--device", choices=("cpu", "cuda"))
+    p.add_argument("--out", metavar="DIR", help="where metrics.jsonl and checkpoint.pt go")
+    p.add_argument("--config", metavar="FILE", help="a .toml or .json file with any TrainConfig field")
+    p.add_argument("--resume", action="store_true", default=None, help="continue from DIR/checkpoint.pt")
+    return p
+
+
+_FLAGS = (
+    "env",
+    "model",
+    "steps",
+    "group_size",
+    "prompts_per_step",
+    "max_turns",
+    "workers",
+    "device",
+    "out",
+    "resume",
+)
+
+
+def main(argv: Sequence[str]) -> int:
+    argv = list(argv)
+    if argv[:1] == ["plot"]:
+        return _plot(argv[1:])
+    args = build_parser().parse_args(argv)
+    given = {k: getattr(args, k) for k in _FLAGS if getattr(args, k) is not None}
+    try:
+        cfg = TrainConfig.from_file(args.config, **given) if args.config else TrainConfig.from_dict(given)
+    except (ValueError, TypeError, OSError) as exc:
+        print(f"openenv train: {exc}", file=sys.stderr)
+        return 2
+    from ._trainer import train
+
+    try:
+        rows = train(cfg)
+    except (ValueError, OpenEnvError) as exc:
+        print(f"openenv train: {exc}", file=sys.stderr)
+        return 2
+    if rows:
+        last = rows[-1]
+        print(
+            f"step {last['step']}: reward_mean {last['reward_mean']:.4f}; metrics in {cfg.out}/metrics.jsonl"
+        )
+    return 0
+
+
+def _plot(argv: Sequence[str]) -> int:
+    p = argparse.ArgumentParser(prog="openenv train plot", description="Draw the reward curve to a PNG.")
+    p.add_argument("dir", help="a training output folder (with metrics.jsonl)")
+    p.add_argument("-o", "--output", help="PNG path (default DIR/reward.png)")
+    args = p.parse_args(argv)
+    try:
+        path = plot_rewards(args.dir, args.output)
+    except (ValueError, OSError) as exc:
+        print(f"openenv train plot: {exc}", file=sys.stderr)
+        return 2
+    print(path)
+    return 0

@@ -1,0 +1,117 @@
+"""``TrainConfig``: every setting of a training run, one dataclass.
+
+Choices are functions (``advantage``, ``loss``), not mode strings; a config file or the
+command line names them (``"grpo"``, ``"dr_grpo"``, ``"rloo"``; ``"token"``, ``"gspo"``)
+and ``TrainConfig.from_dict`` looks the names up once, at the boundary.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ._algos import ADVANTAGES, LOSSES, AdvantageFn, PolicyLoss, clipped_token_loss, grpo_advantages
+
+
+@dataclass
+class TrainConfig:
+    """A GRPO run. Defaults suit the ``tiny`` preset on CPU."""
+
+    env: list[str]
+    model: str = "tiny"
+    steps: int = 100
+    group_size: int = 8
+    prompts_per_step: int = 8
+    max_turns: int = 1
+    workers: int = 0
+    """Rollout worker processes on Monarch; 0 runs rollouts in the trainer's process."""
+    device: str = "cpu"
+    out: str = "runs/train"
+    seed: int = 0
+    lr: float = 1e-3
+    weight_decay: float = 0.0
+    grad_clip: float = 1.0
+    advantage: AdvantageFn = grpo_advantages
+    loss: PolicyLoss = clipped_token_loss
+    eps_low: float = 0.2
+    eps_high: float = 0.28
+    kl_beta: float = 0.0
+    """Weight of the k3 KL to a frozen copy of the initial policy; 0 loads no copy."""
+    temperature: float = 1.0
+    max_new_tokens: int = 16
+    max_tokens: int = 256
+    max_sessions: int = 256
+    """Sessions open at once on one env connection (the rest wait for the next wave)."""
+    env_timeout_s: float = 30.0
+    episode_timeout_s: float = 300.0
+    micro_batch: int = 64
+    logprob_chunk: int = 1024
+    max_staleness: int = 0
+    """Episodes sampled more than this many policy versions ago are dropped."""
+    checkpoint_every: int = 10
+    task_seed_base: int = 0
+    resume: bool = False
+    progress: bool = True
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.env:
+            raise ValueError("at least one --env URL is needed")
+        if self.device not in ("cpu", "cuda"):
+            raise ValueError(f"device must be 'cpu' or 'cuda', not {self.device!r}")
+        for name in ("steps", "group_size", "prompts_per_step", "max_turns", "max_new_tokens", "micro_batch"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1")
+        if self.group_size < 2:
+            raise ValueError("group_size must be at least 2 (advantages compare episodes of a group)")
+        if self.workers < 0:
+            raise ValueError("workers must be 0 (in-process) or more")
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TrainConfig:
+        """Build from plain values; ``advantage`` and ``loss`` may be names."""
+        data = dict(data)
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"unknown config keys: {', '.join(unknown)}")
+        if isinstance(data.get("env"), str):
+            data["env"] = [data["env"]]
+        data["advantage"] = _lookup(ADVANTAGES, data.get("advantage", grpo_advantages), "advantage")
+        data["loss"] = _lookup(LOSSES, data.get("loss", clipped_token_loss), "loss")
+        return cls(**data)
+
+    @classmethod
+    def from_file(cls, path: str | Path, **overrides: Any) -> TrainConfig:
+        """A ``.toml`` or ``.json`` file; ``overrides`` (not ``None``) win."""
+        p = Path(path)
+        text = p.read_text(encoding="utf-8")
+        data = tomllib.loads(text) if p.suffix == ".toml" else json.loads(text)
+        data.update({k: v for k, v in overrides.items() if v is not None})
+        return cls.from_dict(data)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain values (functions by name), as written to ``DIR/config.json``."""
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        out["advantage"] = _name(ADVANTAGES, self.advantage)
+        out["loss"] = _name(LOSSES, self.loss)
+        return out
+
+
+def _lookup(table: dict[str, Any], value: Any, what: str) -> Any:
+    if not isinstance(value, str):
+        return value
+    if value not in table:
+        raise ValueError(f"unknown {what} {value!r}; one of {', '.join(sorted(table))}")
+    return table[value]
+
+
+def _name(table: dict[str, Any], fn: Any) -> str:
+    for name, f in table.items():
+        if f is fn:
+            return name
+    return f"{fn.__module__}:{fn.__qualname__}"

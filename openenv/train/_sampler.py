@@ -1,0 +1,66 @@
+"""Sampling from a policy: token ids in, token ids and their logprobs out."""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from ._model import Policy
+
+
+def _left_pad(contexts: list[list[int]], pad_id: int, device: torch.device) -> tuple[Tensor, Tensor]:
+    width = max(len(c) for c in contexts)
+    ids = torch.full((len(contexts), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(contexts), width), dtype=torch.long)
+    for i, c in enumerate(contexts):
+        ids[i, width - len(c) :] = torch.tensor(c, dtype=torch.long)
+        mask[i, width - len(c) :] = 1
+    return ids.to(device), mask.to(device)
+
+
+@torch.no_grad()
+def sample(
+    policy: Policy,
+    contexts: list[list[int]],
+    *,
+    max_new_tokens: int,
+    temperature: float,
+    generator: torch.Generator,
+    device: torch.device,
+) -> list[tuple[list[int], list[float]]]:
+    """Continue each context until a stop token or ``max_new_tokens``.
+
+    Returns, per context, the sampled ids (the stop token included) and the sampler's
+    log-probability of each at ``temperature``. Sequences are left-padded together; a
+    finished one is padded on the right and its extra tokens are dropped.
+    """
+    if not contexts:
+        return []
+    policy.model.eval()
+    ids, mask = _left_pad(contexts, policy.renderer.pad_id, device)
+    stops = torch.tensor(policy.renderer.stop_ids, device=device)
+    n = len(contexts)
+    done = torch.zeros(n, dtype=torch.bool, device=device)
+    out_ids: list[Tensor] = []
+    out_logps: list[Tensor] = []
+    autocast = torch.autocast("cuda", dtype=torch.bfloat16, enabled=device.type == "cuda")
+    for _ in range(max_new_tokens):
+        with autocast:
+            logits = policy.logits(ids, mask)[:, -1, :].float()
+        logp = torch.log_softmax(logits / temperature, dim=-1)
+        nxt = torch.multinomial(logp.exp().cpu(), 1, generator=generator).squeeze(1).to(device)
+        out_ids.append(torch.where(done, policy.renderer.pad_id, nxt))
+        out_logps.append(logp.gather(1, nxt[:, None]).squeeze(1))
+        ids = torch.cat([ids, nxt[:, None]], dim=1)
+        mask = torch.cat([mask, (~done).long()[:, None]], dim=1)
+        done = done | torch.isin(nxt, stops)
+        if bool(done.all()):
+            break
+    all_ids = torch.stack(out_ids, 1).tolist()
+    all_logps = torch.stack(out_logps, 1).tolist()
+    results = []
+    stop_set = set(policy.renderer.stop_ids)
+    for row_ids, row_logps in zip(all_ids, all_logps, strict=True):
+        end = next((j + 1 for j, t in enumerate(row_ids) if t in stop_set), len(row_ids))
+        results.append((row_ids[:end], row_logps[:end]))
+    return results

@@ -1,0 +1,119 @@
+"""Rollout workers: the same ``RolloutWorker`` in the trainer's process or as Monarch actors.
+
+A worker holds its own copy of the policy, one connection per env URL and the text-env
+description of each env. ``load_state`` receives the whole state dict as one serialized
+blob (one message per worker, never one per parameter); ``rollout`` plays the groups it
+is given and returns their ``Episode`` objects.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import zlib
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+from .._exceptions import OpenEnvError
+from ._model import Policy, load_policy
+from ._rollout import Episode, RolloutSettings, run_wave
+from ._text import TextEnv, fetch_schema, text_env
+
+
+def state_blob(policy: Policy) -> bytes:
+    """The policy's weights as one bytes object (CPU tensors, ``torch.save`` format)."""
+    buf = io.BytesIO()
+    torch.save({k: v.detach().cpu() for k, v in policy.model.state_dict().items()}, buf)
+    return buf.getvalue()
+
+
+class RolloutWorker:
+    """Plays episodes against env servers with its own policy copy."""
+
+    def __init__(
+        self,
+        model: str,
+        urls: Sequence[str],
+        settings: RolloutSettings,
+        *,
+        seed: int,
+        device: str = "cpu",
+        policy: Policy | None = None,
+    ) -> None:
+        self.device = torch.device(device)
+        self.policy = policy if policy is not None else load_policy(model, seed=seed)
+        self.policy.model.to(self.device)
+        self.urls = list(urls)
+        self.settings = settings
+        self.seed = seed
+        self.version = 0
+        self._clients: dict[str, Any] = {}
+        self._text: dict[str, TextEnv] = {}
+
+    def load_state(self, blob: bytes, version: int) -> None:
+        if blob:
+            state = torch.load(io.BytesIO(blob), map_location=self.device, weights_only=True)
+            self.policy.model.load_state_dict(state)
+        self.version = version
+
+    async def _connection(self, url: str) -> tuple[Any, TextEnv]:
+        from ..client import AsyncEnvClient
+
+        if url not in self._text:
+            schema = await asyncio.wait_for(
+                asyncio.to_thread(fetch_schema, url, self.settings.env_timeout_s),
+                self.settings.env_timeout_s,
+            )
+            self._text[url] = text_env(schema)
+        client = self._clients.get(url)
+        if client is None or client._closed:
+            client = AsyncEnvClient(url, timeout_s=self.settings.env_timeout_s)
+            await client.connect()
+            if not client.extended:
+                raise OpenEnvError(f"{url} does not speak the openenv.v1 extensions (named sessions, batch)")
+            self._clients[url] = client
+        return client, self._text[url]
+
+    async def rollout(self, step: int, groups: Sequence[tuple[int, int]]) -> list[Episode]:
+        """Play ``groups`` (``(group index, seed)``); group ``g`` goes to ``urls[g % len(urls)]``."""
+        by_url: dict[str, list[tuple[int, int]]] = {}
+        for g, seed in groups:
+            by_url.setdefault(self.urls[g % len(self.urls)], []).append((g, seed))
+        results = await asyncio.gather(*(self._on_url(step, url, gs) for url, gs in by_url.items()))
+        return [e for episodes in results for e in episodes]
+
+    async def _on_url(self, step: int, url: str, groups: list[tuple[int, int]]) -> list[Episode]:
+        cfg = self.settings
+        per_wave = max(1, cfg.max_sessions // cfg.group_size)
+        gen = torch.Generator().manual_seed(zlib.crc32(f"{self.seed}/{step}/{url}/{groups[0][0]}".encode()))
+        out: list[Episode] = []
+        for start in range(0, len(groups), per_wave):
+            wave = groups[start : start + per_wave]
+            try:
+                client, text = await self._connection(url)
+            except (OpenEnvError, OSError, TimeoutError) as exc:
+                out += _failed(wave, cfg.group_size, f"cannot reach {url}: {type(exc).__name__}: {exc}")
+                continue
+            out += await run_wave(
+                client, text, self.policy, wave, cfg, version=self.version, generator=gen, device=self.device
+            )
+        return out
+
+    async def close(self) -> None:
+        clients, self._clients = self._clients, {}
+        for client in clients.values():
+            with contextlib.suppress(OpenEnvError, OSError):
+                await client.close()
+
+
+def _failed(groups: Sequence[tuple[int, int]], group_size: int, error: str) -> list[Episode]:
+    out = []
+    for g, seed in groups:
+        for k in range(group_size):
+            e = Episode(g, seed, f"g{g}-{k}")
+            e.fail(error)
+            out.append(e)
+    return out
