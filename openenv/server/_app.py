@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route, WebSocketRoute
@@ -16,7 +17,7 @@ from starlette.routing import Route, WebSocketRoute
 from .._env import AnyEnv, AsyncEnvironment, EnvClass, Environment
 from .._exceptions import WireError
 from .._protocol import request_adapter
-from ._http import HttpApi, handle_wire_error, json_response
+from ._http import HttpApi, handle_http_error, handle_wire_error, json_response
 from ._jsonrpc import mcp_mount
 from ._openapi import build_openapi
 from ._runner import EnvRunner
@@ -67,6 +68,7 @@ def create_app(
         slow_call_s=settings.slow_call_s,
         thread_workers=settings.thread_workers,
         call_timeout_s=settings.call_timeout_s,
+        max_call_timeout_s=settings.max_call_timeout_s,
         interrupt_grace_s=settings.interrupt_grace_s,
         env_kwargs=settings.env_kwargs if env_kwargs is None else env_kwargs,
     )
@@ -76,8 +78,16 @@ def create_app(
     openapi: dict[str, Any] = {}
 
     async def openapi_json(request: Request) -> Response:
-        if not openapi:
-            openapi.update(build_openapi(env_class, api.step_model))
+        if not openapi:  # built on first use from the routes the app runs (user routes too)
+            meta = env_class.metadata()
+            openapi.update(build_openapi(
+                request.app.routes, title=meta.name, description=meta.description,
+                schemas=api.openapi_schemas(), extra={
+                    "action": env_class.action_model.__name__,
+                    "observation": env_class.observation_model.__name__,
+                    "websocket": "/ws",
+                },
+            ))
         return json_response(openapi)
 
     @contextlib.asynccontextmanager
@@ -99,7 +109,8 @@ def create_app(
         WebSocketRoute("/ws", make_ws_endpoint(manager, request_adapter(env_class.action_model))),
         *(web_routes() if settings.web else []),  # the playground; files read on first request
     ]
-    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={WireError: handle_wire_error})
+    app = Starlette(routes=routes, lifespan=lifespan,
+                    exception_handlers={WireError: handle_wire_error, HTTPException: handle_http_error})
     app.state.sessions = manager
     app.state.settings = settings
     app.state.mcp = mcp

@@ -42,6 +42,7 @@ class EnvRunner:
         slow_call_s: float,
         thread_workers: int,
         call_timeout_s: float = 0.0,
+        max_call_timeout_s: float = 3600.0,
         interrupt_grace_s: float = 1.0,
         env_kwargs: dict[str, Any] | None = None,
     ) -> None:
@@ -53,6 +54,7 @@ class EnvRunner:
         self.slow_call_s = slow_call_s
         own = env_class.call_timeout_s
         self.call_timeout_s = own if own is not None else call_timeout_s
+        self.max_call_timeout_s = max_call_timeout_s
         self.interrupt_grace_s = interrupt_grace_s
         self._thread_workers = thread_workers
         self._pool: ThreadPoolExecutor | None = None
@@ -160,7 +162,7 @@ class EnvRunner:
     def deadline(self, requested: float | None) -> float | None:
         """The deadline of one call: the request's, else the env's or server's (0: none)."""
         if requested is not None:
-            return requested
+            return min(requested, self.max_call_timeout_s)
         return self.call_timeout_s or None
 
 
