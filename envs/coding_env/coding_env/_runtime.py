@@ -1,0 +1,118 @@
+"""Settings and the per-process runtime (sandbox config, warm pool, grader)."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from openenv.sandbox import Limits, SandboxConfig, SandboxLevel, parse_level
+
+from ._grader import Grader
+from ._pool import WorkerPool
+from ._worker import Worker, default_python
+
+MiB = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class CodingSettings:
+    """The env's constructor arguments (``openenv serve coding --env-kwargs '{...}'``).
+
+    Args:
+        cell_timeout_s: wall clock of one cell before it is interrupted.
+        grace_s: how long an interrupted cell may take to stop before the worker is
+            killed (its state lost) and a fresh one started.
+        max_steps: steps per episode (a reset option may lower it); at the last step
+            the hidden tests run on the cells so far.
+        pool_size: started workers kept ready per server process (0: none).
+        sandbox: ``"auto"``, ``"strict"`` or ``"none"`` (default: ``OPENENV_SANDBOX``,
+            else ``"auto"``); see ``openenv.sandbox``.
+        memory_mb, cpu_s, nproc, file_size_mb, open_files: rlimits of each worker
+            process (``cpu_s`` adds up over a whole episode).
+        output_limit: bytes kept of each of stdout and stderr per cell (head + tail).
+        test_timeout_s: wall clock of each hidden test; grade_timeout_s: of a grading.
+        python: the interpreter in the sandbox (default: one every sandbox can run).
+    """
+
+    cell_timeout_s: float = 10.0
+    grace_s: float = 2.0
+    max_steps: int = 50
+    pool_size: int = 4
+    sandbox: str | None = None
+    memory_mb: int = 1024
+    cpu_s: int = 600
+    nproc: int = 128
+    file_size_mb: int = 64
+    open_files: int = 256
+    output_limit: int = 16384
+    test_timeout_s: float = 5.0
+    grade_timeout_s: float = 60.0
+    python: str | None = None
+
+    @classmethod
+    def from_kwargs(cls, **kwargs: Any) -> CodingSettings:
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(kwargs) - names)
+        if unknown:
+            raise TypeError(f"coding_env: unknown settings {unknown}; known: {sorted(names)}")
+        settings = cls(**kwargs)
+        if settings.cell_timeout_s <= 0 or settings.grace_s < 0 or settings.max_steps < 1:
+            raise ValueError("coding_env: cell_timeout_s > 0, grace_s >= 0 and max_steps >= 1 are required")
+        return settings
+
+
+class CodingRuntime:
+    """What one server process shares among its sessions: the sandbox config, the
+    interpreter, a warm ``WorkerPool`` and the ``Grader``."""
+
+    def __init__(self, settings: CodingSettings) -> None:
+        self.settings = settings
+        python, ro_paths = default_python()
+        self.python = settings.python or python
+        base = SandboxConfig.from_env()
+        level = parse_level(settings.sandbox) if settings.sandbox else base.level
+        limits = Limits(
+            cpu_s=settings.cpu_s,
+            memory_bytes=settings.memory_mb * MiB,
+            nproc=settings.nproc,
+            file_size_bytes=settings.file_size_mb * MiB,
+            open_files=settings.open_files,
+            wall_s=settings.grade_timeout_s,
+        )
+        self.config = dataclasses.replace(base, level=level, limits=limits, ro_paths=ro_paths, network=False)
+        self.grader = Grader(
+            self.config,
+            python=self.python,
+            timeout_s=settings.grade_timeout_s,
+            test_timeout_s=settings.test_timeout_s,
+        )
+        self.pool = WorkerPool(self.new_worker, settings.pool_size)
+
+    @property
+    def level(self) -> SandboxLevel:
+        return self.config.level
+
+    def new_worker(self) -> Worker:
+        limit = str(self.settings.output_limit)
+        env = {"CODING_ENV_OUTPUT_LIMIT": limit, "CODING_ENV_RESULT_LIMIT": limit}
+        return Worker(self.config, python=self.python, env=env)
+
+    def start(self) -> CodingRuntime:
+        self.pool.start()
+        return self
+
+    def close(self) -> None:
+        self.pool.close()
+
+
+@contextlib.contextmanager
+def runtime(settings: CodingSettings) -> Iterator[CodingRuntime]:
+    """The per-process resource: started at server start, closed at shutdown."""
+    rt = CodingRuntime(settings).start()
+    try:
+        yield rt
+    finally:
+        rt.close()
