@@ -75,6 +75,18 @@ class AsyncEnvClient(BaseEnvClient[ActT, ObsT, StateT]):
             LocalProcessProvider(target, **(provider_options or {})), models, **kwargs
         )
 
+    @classmethod
+    async def from_hub(
+        cls,
+        repo_id: str,
+        models: EnvModels[ActT, ObsT, StateT] = GENERIC_MODELS,  # type: ignore[assignment]
+        **options: Any,
+    ) -> AsyncEnvClient[ActT, ObsT, StateT]:
+        """``EnvClient.from_hub`` with ``await``; Hub calls and builds run off the loop."""
+        from ..hub import from_hub_async
+
+        return await from_hub_async(cls, repo_id, models, **options)  # type: ignore[no-any-return]
+
     async def connect(self) -> Self:
         """Open the connection now (otherwise the first call opens it)."""
         params = self._connect_params()

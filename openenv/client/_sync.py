@@ -77,6 +77,23 @@ class EnvClient(BaseEnvClient[ActT, ObsT, StateT]):
 
         return cls.from_provider(LocalProcessProvider(target, **(provider_options or {})), models, **kwargs)
 
+    @classmethod
+    def from_hub(
+        cls,
+        repo_id: str,
+        models: EnvModels[ActT, ObsT, StateT] = GENERIC_MODELS,  # type: ignore[assignment]
+        **options: Any,
+    ) -> EnvClient[ActT, ObsT, StateT]:
+        """Connect to the env published as Hugging Face Space ``repo_id`` (``openenv[hub]``).
+
+        Default: the live Space (a private one gets the token as ``Authorization``).
+        ``use_docker=True, trust_remote_code=True``: build and run its image locally.
+        See ``openenv.hub.resolve_hub_target`` for the options.
+        """
+        from ..hub import from_hub
+
+        return from_hub(cls, repo_id, models, **options)  # type: ignore[no-any-return]
+
     def connect(self) -> Self:
         """Open the connection now (otherwise the first call opens it)."""
         params = self._connect_params()

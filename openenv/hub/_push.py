@@ -76,16 +76,18 @@ def push(
     Raises ``HubError`` without a token (not needed for a dry run) or when the Hub refuses.
     """
     check_repo_id(repo_id)
-    with tempfile.TemporaryDirectory(prefix="openenv-push-") as tmp:
-        files = stage_space(env_dir, tmp)
-        result = PushResult(repo_id, files, dry_run=dry_run, private=private)
-        if dry_run:
-            return result
+    api = None
+    if not dry_run:  # fail on the token before staging anything
         token = resolve_token(token)
         if not token:
             raise HubError("no Hugging Face token: set HF_TOKEN or run `hf auth login`")
         api = _api(endpoint, token)
         _hub_call("authentication (whoami)", api.whoami)
+    with tempfile.TemporaryDirectory(prefix="openenv-push-") as tmp:
+        files = stage_space(env_dir, tmp)
+        result = PushResult(repo_id, files, dry_run=dry_run, private=private)
+        if api is None:
+            return result
         repo = _hub_call(
             f"creating Space {repo_id}",
             api.create_repo,

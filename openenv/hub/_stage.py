@@ -9,10 +9,12 @@ runs the openenv that was tested here and not a same-named package from an index
 from __future__ import annotations
 
 import fnmatch
+import importlib.util
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,7 @@ from ..authoring._manifest import Manifest, load_manifest
 DEFAULT_IGNORE = (
     ".git", "__pycache__", "*.pyc", "*.egg-info", ".venv*", "build", "dist", "wheels",
     ".pytest_cache", ".mypy_cache", ".ruff_cache", ".DS_Store", "Dockerfile", "README.md",
+    ".openenvignore",
 )
 IGNORE_FILE = ".openenvignore"
 
@@ -99,6 +102,8 @@ def _pip_wheel(source: Path, dest: Path) -> Path:
     before = set(dest.glob("*.whl"))
     cmd = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--disable-pip-version-check",
            "--wheel-dir", str(dest), str(source)]
+    if importlib.util.find_spec("setuptools") is not None:
+        cmd.insert(4, "--no-build-isolation")  # seconds faster; both build with setuptools
     result = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     made = sorted(set(dest.glob("*.whl")) - before)
     if result.returncode != 0 or not made:
@@ -109,6 +114,20 @@ def _pip_wheel(source: Path, dest: Path) -> Path:
 def _openenv_source() -> Path | None:
     root = Path(__file__).resolve().parents[2]
     return root if (root / "pyproject.toml").is_file() and (root / "openenv").is_dir() else None
+
+
+_wheel_cache: dict[tuple[str, float], Path] = {}
+
+
+def _openenv_wheel(root: Path, dest: Path) -> None:
+    """openenv's own wheel, built once per process while its sources are unchanged."""
+    files = [root / "pyproject.toml", *(root / "openenv").rglob("*")]
+    key = (str(root), max(p.stat().st_mtime for p in files if p.is_file()))
+    wheel = _wheel_cache.get(key)
+    if wheel is None or not wheel.is_file():
+        wheel = _pip_wheel(root, Path(tempfile.mkdtemp(prefix="openenv-wheel-")))
+        _wheel_cache[key] = wheel
+    shutil.copy2(wheel, dest / wheel.name)
 
 
 def _dist_name(env_dir: Path) -> str:
@@ -136,5 +155,5 @@ def stage_space(env_dir: str | Path, dest: str | Path) -> list[str]:
     _pip_wheel(src, wheels)
     openenv_src = _openenv_source()
     if openenv_src is not None:
-        _pip_wheel(openenv_src, wheels)
+        _openenv_wheel(openenv_src, wheels)
     return sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
