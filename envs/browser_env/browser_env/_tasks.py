@@ -1,10 +1,14 @@
 """MiniWoB++ tasks: the pages ship in the ``miniwob`` wheel and are served locally.
 
-A task is chosen at reset by ``task_id`` (any page name, e.g. ``click-test``), or drawn
-from the seed out of ``SEEDED_TASKS``: the tasks that the element actions can solve
-(no drawing or dragging). The page's own JavaScript generates the problem from the
-seed (``Math.seedrandom``) and scores the episode; the env reports the raw score
-(1.0 solved, below that partly or not, -1.0 wrong) without MiniWoB's time discount.
+A task is chosen at reset as ``openenv.tasks.TaskSet.pick`` chooses one: by
+``task_id`` (any page name, e.g. ``click-test``), else by ``index`` into a split, else
+drawn from the seed. Two splits: ``"default"`` (``SEEDED_TASKS``, the tasks the element
+actions can solve: no drawing or dragging) and ``"all"`` (every page, sorted). The
+list is built in, so no ``datasets`` is needed for 130 names.
+
+The page's own JavaScript generates the problem from the seed (``Math.seedrandom``)
+and scores the episode; the env reports the raw score (1.0 solved, below that partly
+or not, -1.0 wrong) without MiniWoB's time discount.
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ import random
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+
+from openenv import TaskNotFound
 
 #: Tasks drawn from the seed when the reset names none; all are solvable with element actions.
 SEEDED_TASKS: tuple[str, ...] = (
@@ -57,10 +63,6 @@ START_JS = """([seed, limitMs]) => {
 EXCLUDE_SELECTOR = "#reward-display, #click-canvas, #sync-task-cover"
 
 
-class UnknownTask(ValueError):
-    """No MiniWoB page by that name."""
-
-
 @dataclass(frozen=True, slots=True)
 class Task:
     """One MiniWoB page and the seed its problem is generated from."""
@@ -93,12 +95,28 @@ def task_ids() -> frozenset[str]:
     return frozenset(p.stem for p in (pages_root() / "miniwob").glob("*.html"))
 
 
-def choose(task_id: str | None, seed: int | None) -> Task:
-    """The task for a reset: the named one, or one drawn from the seed (random without)."""
+def split(name: str | None) -> tuple[str, ...]:
+    """The task ids of a split (``None``: ``"default"``)."""
+    if name in (None, "default"):
+        return SEEDED_TASKS
+    if name == "all":
+        return tuple(sorted(task_ids()))
+    raise TaskNotFound(f"no split {name!r}; splits: default, all", split=name, splits=["default", "all"])
+
+
+def choose(
+    task_id: str | None, index: int | None = None, split_name: str | None = None, seed: int | None = None
+) -> Task:
+    """The task for a reset, and the seed its page generates the problem from."""
     rng = random.Random(seed)
-    if task_id is None:
-        task_id = rng.choice(SEEDED_TASKS)
-    elif task_id not in task_ids():
-        near = sorted(t for t in task_ids() if task_id.split("-")[0] in t)[:5]
-        raise UnknownTask(f"no MiniWoB task {task_id!r}" + (f"; similar: {', '.join(near)}" if near else ""))
+    if task_id is not None:
+        if task_id not in task_ids():
+            near = sorted(t for t in task_ids() if task_id.split("-")[0] in t)[:5]
+            hint = f"; similar: {', '.join(near)}" if near else ""
+            raise TaskNotFound(f"no MiniWoB task {task_id!r}{hint}", task_id=task_id)
+    else:
+        ids = split(split_name)
+        if index is not None and index >= len(ids):
+            raise TaskNotFound(f"index {index} is past the {len(ids)} tasks of the split", index=index)
+        task_id = ids[index] if index is not None else ids[rng.randrange(len(ids))]
     return Task(task_id, rng.randrange(2**31))

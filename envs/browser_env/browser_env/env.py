@@ -42,6 +42,7 @@ class BrowserEnv(AsyncEnvironment[BrowserAction, BrowserObservation, BrowserStat
     env_name = "browser_env"
     env_version = "0.1.0"
     reset_options_model = BrowserResetOptions
+    max_sessions = 128  # about 60 MiB of Chromium each
 
     @classmethod
     def process_resources(cls, **env_kwargs: Any) -> BrowserHost:
@@ -69,10 +70,7 @@ class BrowserEnv(AsyncEnvironment[BrowserAction, BrowserObservation, BrowserStat
     ) -> BrowserObservation:
         self._check_alive()
         opts = self._parse_options(options)
-        try:
-            task = _tasks.choose(opts.task_id, seed)
-        except _tasks.UnknownTask as exc:
-            raise ValidationFailed(str(exc)) from None
+        task = _tasks.choose(opts.task_id, opts.index, opts.split, seed)
         host = await self._get_host()
         page = await self._fresh_page(host)
         await self._guard(page.goto(host.origin + task.path), "loading the task page")

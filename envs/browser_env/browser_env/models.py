@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel
+from pydantic import Field, RootModel
 
 from openenv import Action, EnvModels, Observation, State
+from openenv.tasks import TaskOptions
 
 ElementId = Annotated[int, Field(ge=1, description="an element id shown as [id] in the observation")]
 
@@ -129,12 +130,14 @@ class BrowserState(State):
     total_reward: float = 0.0
 
 
-class BrowserResetOptions(BaseModel):
-    """Options a client may pass to ``reset`` besides ``seed`` and ``episode_id``."""
+class BrowserResetOptions(TaskOptions):
+    """Options a client may pass to ``reset`` besides ``seed`` and ``episode_id``.
 
-    model_config = ConfigDict(extra="forbid")
+    The task: ``task_id`` (any MiniWoB page, e.g. ``click-test``) wins over ``index``
+    (into ``split``: ``"default"``, the tasks element actions can solve, or ``"all"``);
+    without either, it is drawn from the seed out of ``split``.
+    """
 
-    task_id: str | None = Field(default=None, description="e.g. 'click-test'; default: drawn from the seed")
     max_steps: int = Field(default=50, ge=1, le=10_000)
     screenshot: bool = Field(default=False, description="attach a PNG screenshot to every observation")
     time_limit_s: float = Field(

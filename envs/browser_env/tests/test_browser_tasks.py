@@ -19,7 +19,7 @@ from browser_env import (
     SelectAction,
 )
 
-from openenv import EnvClient, ResetRequired, ValidationFailed
+from openenv import EnvClient, ResetRequired, TaskNotFound, ValidationFailed
 
 pytestmark = [needs_chromium, pytest.mark.timeout(120)]
 
@@ -80,11 +80,22 @@ def test_task_drawn_from_seed(env: EnvClient) -> None:
     assert env.state().task_id == env.reset(seed=5).observation.task_id
 
 
-def test_unknown_task_and_bad_options_are_validation_errors(env: EnvClient) -> None:
-    with pytest.raises(ValidationFailed, match="no MiniWoB task 'click-nothing'"):
+def test_task_by_index_and_split(env: EnvClient) -> None:
+    assert env.reset(index=0, split="all").observation.task_id == "ascending-numbers"
+    assert env.reset(index=0).observation.task_id == "choose-list"
+
+
+def test_unknown_task_and_bad_options_are_typed_errors(env: EnvClient) -> None:
+    with pytest.raises(TaskNotFound, match="no MiniWoB task 'click-nothing'"):
         env.reset(task_id="click-nothing")
+    with pytest.raises(TaskNotFound):
+        env.reset(split="nope")
+    with pytest.raises(TaskNotFound):
+        env.reset(index=20)
     with pytest.raises(ValidationFailed):
         env.reset(task_id="click-test", max_steps=0)
+    with pytest.raises(ValidationFailed):
+        env.reset(task_id="click-test", colour="red")
 
 
 def test_navigation_outside_allowed_origins_is_refused(env: EnvClient) -> None:
