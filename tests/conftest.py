@@ -144,6 +144,10 @@ class LiveServer:
         assert self.tracker.close_counts() == counts
 
 
+#: Live test servers by port (the in-process client transport finds their apps here).
+LIVE_SERVERS: dict[int, LiveServer] = {}
+
+
 @pytest.fixture
 def serve() -> Iterator[Callable[..., LiveServer]]:
     """``serve(env=None, *, factory=None, **settings) -> LiveServer``.
@@ -165,6 +169,7 @@ def serve() -> Iterator[Callable[..., LiveServer]]:
         app = create_app(factory or env_class, env_class=env_class, settings=settings)
         server = LiveServer(app, settings, env_class)
         servers.append(server)
+        LIVE_SERVERS[server.port] = server
         return server.start()
 
     yield start

@@ -7,11 +7,21 @@ import typing as _typing
 
 from ._base import BaseEnvClient, ws_url
 from ._sync import EnvClient
+from ._transport import ConnectParams, WebSocketTransport
 
 if _typing.TYPE_CHECKING:
+    from ._asgi import ASGITransport
     from ._async import AsyncEnvClient
 
-__all__ = ["AsyncEnvClient", "BaseEnvClient", "EnvClient", "ws_url"]
+__all__ = [
+    "ASGITransport",
+    "AsyncEnvClient",
+    "BaseEnvClient",
+    "ConnectParams",
+    "EnvClient",
+    "WebSocketTransport",
+    "ws_url",
+]
 
 
 def __getattr__(name: str) -> _typing.Any:
@@ -19,6 +29,10 @@ def __getattr__(name: str) -> _typing.Any:
         from ._async import AsyncEnvClient
 
         return AsyncEnvClient
+    if name == "ASGITransport":
+        from ._asgi import ASGITransport
+
+        return ASGITransport
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -137,6 +137,7 @@ async def test_client_timeout_is_the_server_deadline(server):
         assert (await env.reset()).observation.step == 0
 
 
+@pytest.mark.socket_only
 async def test_timeout_on_extended_connection_does_not_desync(serve):
     server = serve(make_env(execution=Execution.INLINE))  # a blocked loop: no deadline
     async with AsyncEnvClient(server.url, MODELS) as env:
@@ -161,6 +162,7 @@ async def test_timeout_without_extensions_drops_the_socket(server):
     await env.close()
 
 
+@pytest.mark.socket_only
 async def test_frame_too_large(serve):
     server = serve(max_frame_bytes=2048)
     async with AsyncEnvClient(server.url, MODELS) as env:
@@ -172,6 +174,7 @@ async def test_frame_too_large(serve):
     await asyncio.to_thread(server.wait_active, 0)
 
 
+@pytest.mark.socket_only
 async def test_reply_over_the_client_limit_is_a_transport_error(server):
     async with AsyncEnvClient(server.url, MODELS, max_frame_bytes=2000) as env:
         await env.reset()

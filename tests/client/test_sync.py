@@ -78,7 +78,7 @@ def test_generic_client_gets_dicts(server):
 def test_without_extensions_it_speaks_upstream(server):
     with EnvClient(server.url, MODELS, extensions=False) as env:
         assert env.extended is False
-        assert server.active == 1  # plain connection: session built at connect
+        server.wait_active(1)  # plain connection: session built at connect
         env.reset()
         assert env.step(TAction(truncated=True)).done is True
         with pytest.raises(OpenEnvError, match=r"openenv\.v1"):
@@ -179,6 +179,7 @@ def test_client_timeout_is_the_server_deadline(server):
     server.wait_closes([1, 1], timeout_s=5)  # the stuck env closed once its call returned
 
 
+@pytest.mark.socket_only
 def test_timeout_on_extended_connection_does_not_desync(serve):
     server = serve(make_env(execution=Execution.INLINE))  # a blocked loop: no deadline
     with EnvClient(server.url, MODELS) as env:
@@ -221,6 +222,7 @@ def test_timeout_without_extensions_drops_the_socket(server):
     env.close()
 
 
+@pytest.mark.socket_only
 def test_frame_too_large(serve):
     server = serve(max_frame_bytes=2048)
     with EnvClient(server.url, MODELS) as env:
@@ -232,6 +234,7 @@ def test_frame_too_large(serve):
     server.wait_active(0)
 
 
+@pytest.mark.socket_only
 def test_reply_over_the_client_limit_is_a_transport_error(server):
     with EnvClient(server.url, MODELS, max_frame_bytes=2000) as env:
         env.reset()
@@ -252,6 +255,7 @@ def test_idle_reap_surfaces_as_connection_closed_4408(serve):
         assert "idle" in info.value.reason
 
 
+@pytest.mark.socket_only
 def test_server_dropping_an_idle_client_is_connection_closed(serve):
     # Regression: this used to escape as a raw BrokenPipeError from the pong flush.
     server = serve(ping_interval_s=0.2, ping_timeout_s=0.2)
