@@ -1,0 +1,109 @@
+"""The playground in headless Chromium (Playwright on Debian's /usr/bin/chromium):
+load it, fill the form generated from a tagged-union action, reset, step, and see the
+observation, reward, breakdown, image and history. The screenshot is kept as a test
+artifact in ``$OPENENV_TEST_ARTIFACTS`` (default ``build/test-artifacts/``)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from ._playground_env import CanvasEnv
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+ARTIFACTS = Path(os.environ.get("OPENENV_TEST_ARTIFACTS") or Path(__file__).resolve().parents[2] / "build" /
+                 "test-artifacts")
+
+
+@pytest.fixture
+def page():
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (dev extra)")
+    if not Path(CHROMIUM).is_file():
+        pytest.skip(f"chromium is not installed at {CHROMIUM} (scripts/setup.d/60-chromium.sh installs it)")
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True)
+        page = browser.new_page(viewport={"width": 1200, "height": 950})
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.errors = errors
+        yield page
+        browser.close()
+
+
+def rows(page) -> int:
+    return page.locator("#history tbody tr").count()
+
+
+@pytest.mark.timeout(90)
+def test_drive_an_episode_in_the_browser(serve, page):
+    server = serve(CanvasEnv)
+    page.goto(f"{server.url}/web")
+    page.wait_for_selector("#status.ok", timeout=15000)
+    assert page.inner_text("#env-name") == "CanvasEnv"
+
+    # the tagged union: a select of its branches, the first one's fields shown
+    union = page.locator("select[data-union=cmd]")
+    assert union.locator("option").all_inner_texts() == ["move", "paint"]
+    assert page.locator("input[name=dx]").get_attribute("min") == "-3"
+
+    page.fill("#reset-seed", "5")
+    page.click("#reset-button")
+    page.wait_for_selector("#step-button:not([disabled])")
+    assert rows(page) == 1
+
+    page.fill("input[name=dx]", "2")
+    page.click("#step-button")
+    page.wait_for_function("document.querySelectorAll('#history tbody tr').length === 2")
+    assert page.inner_text("#reward") == "0.2"
+    assert '"x": 2' in page.inner_text("#observation")
+
+    union.select_option(label="paint")
+    page.select_option("select[name=color]", label="blue")
+    page.fill("input[name=label]", "sky")
+    assert '"kind": "paint"' in page.input_value("#action-json")
+    page.click("#step-button")
+    page.wait_for_function("document.querySelectorAll('#history tbody tr').length === 3")
+
+    observation = page.inner_text("#observation")
+    assert '"color": "blue"' in observation
+    assert '"label": "sky"' in observation
+    assert "<image" in observation  # the base64 PNG is shown as an image, not as text
+    assert page.inner_text("#reward") == "1"
+    breakdown = page.inner_text("#breakdown-table").split()
+    assert breakdown == ["reward", "part", "value", "movement", "0", "paint", "1"]
+    image = page.locator("#images img")
+    assert image.count() == 1
+    assert image.evaluate("img => img.complete && img.naturalWidth") == 24
+    assert page.locator("#history tbody tr").nth(2).inner_text().startswith('2\t{"cmd":{"kind":"paint"')
+
+    page.click("#state-button")
+    page.wait_for_function("document.getElementById('state').textContent.includes('step_count')")
+    assert '"step_count": 2' in page.inner_text("#state")
+
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    shot = ARTIFACTS / "playground.png"
+    page.screenshot(path=str(shot), full_page=True)
+    assert shot.stat().st_size > 10_000
+    assert page.errors == []
+
+
+@pytest.mark.timeout(90)
+def test_errors_are_shown_and_the_session_survives(serve, page):
+    server = serve(CanvasEnv)
+    page.goto(f"{server.url}/web/")
+    page.wait_for_selector("#status.ok", timeout=15000)
+    page.click("#reset-button")
+    page.wait_for_selector("#step-button:not([disabled])")
+    page.click("#raw-box summary")
+    page.check("#use-raw")
+    page.fill("#action-json", '{"cmd": {"kind": "jump"}}')
+    page.click("#step-button")
+    page.wait_for_function("document.getElementById('error').textContent.length > 0")
+    assert page.inner_text("#error").startswith("VALIDATION_ERROR")
+    page.uncheck("#use-raw")
+    page.click("#step-button")
+    page.wait_for_function("document.querySelectorAll('#history tbody tr').length === 2")
+    assert page.inner_text("#error") == ""
