@@ -15,15 +15,33 @@ def _serve(args: argparse.Namespace) -> int:
     from .server import ServerSettings, serve
     from .server._serve import EnvNotFound, ServeFailed
 
-    settings = ServerSettings.from_env(
-        host=args.host,
-        port=args.port,
-        workers=args.workers,
-        max_sessions=args.max_sessions,
-        idle_timeout_s=args.idle_timeout,
-        log_level=args.log_level,
-        web=False if args.no_web else None,
-    )
+    env_kwargs = None
+    if args.env_kwargs is not None:
+        import json
+
+        try:
+            env_kwargs = json.loads(args.env_kwargs)
+        except ValueError as exc:
+            print(f"openenv serve: --env-kwargs is not valid JSON: {exc}", file=sys.stderr)
+            return 2
+        if not isinstance(env_kwargs, dict):
+            print("openenv serve: --env-kwargs must be a JSON object, e.g. '{\"size\": 3}'", file=sys.stderr)
+            return 2
+    try:
+        settings = ServerSettings.from_env(
+            host=args.host,
+            port=args.port,
+            workers=args.workers,
+            max_sessions=args.max_sessions,
+            idle_timeout_s=args.idle_timeout,
+            call_timeout_s=args.call_timeout,
+            log_level=args.log_level,
+            web=False if args.no_web else None,
+            env_kwargs=env_kwargs,
+        )
+    except ValueError as exc:
+        print(f"openenv serve: {exc}", file=sys.stderr)
+        return 2
     try:
         serve(args.env, settings)
     except EnvNotFound as exc:
@@ -225,6 +243,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--idle-timeout", type=float, help="seconds before an idle session is closed; 0 = never")
     p.add_argument("--log-level", help="debug, info, warning (default), error")
     p.add_argument("--no-web", action="store_true", help="do not serve the web playground at /web")
+    p.add_argument(
+        "--env-kwargs",
+        metavar="JSON",
+        help="constructor arguments of each env, a JSON object (OPENENV_ENV_KWARGS)",
+    )
+    p.add_argument(
+        "--call-timeout", type=float, help="deadline in seconds of each env call (default 300; 0 = none)"
+    )
     p.set_defaults(func=_serve)
 
     p = sub.add_parser("build", help="build the Docker image of an env folder (no network in the build)")

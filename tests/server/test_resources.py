@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -189,3 +191,29 @@ def test_a_straggler_fails_alone_under_its_per_item_deadline(serve):
     assert took < 2.0  # the reply did not wait for the straggler
     assert isinstance(out[1], DeadlineExceeded)
     assert out[0].observation.greeting == out[2].observation.greeting == "hi"
+
+
+def test_openenv_serve_passes_env_kwargs(tmp_path):
+    from ..conftest import free_port
+
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "openenv.cli", "serve", "tests.server.test_resources:PooledEnv",
+         "--port", str(port), "--env-kwargs", '{"greeting": "from the CLI"}'],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).raise_for_status()
+                break
+            except httpx.HTTPError:
+                assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
+                assert time.monotonic() < deadline, "server did not start"
+                time.sleep(0.1)
+        with EnvClient(f"http://127.0.0.1:{port}", MODELS) as env:
+            assert env.reset().observation.greeting == "from the CLI"
+    finally:
+        proc.terminate()
+        proc.wait(10)
