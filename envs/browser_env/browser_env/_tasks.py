@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from openenv import TaskNotFound
+from openenv import ValidationFailed
 
 #: Tasks drawn from the seed when the reset names none; all are solvable with element actions.
 SEEDED_TASKS: tuple[str, ...] = (
@@ -63,6 +63,10 @@ START_JS = """([seed, limitMs]) => {
 EXCLUDE_SELECTOR = "#reward-display, #click-canvas, #sync-task-cover"
 
 
+class NoSuchTask(ValidationFailed):
+    """No such task id, index or split (a reset option that fits no task: VALIDATION_ERROR)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Task:
     """One MiniWoB page and the seed its problem is generated from."""
@@ -101,7 +105,7 @@ def split(name: str | None) -> tuple[str, ...]:
         return SEEDED_TASKS
     if name == "all":
         return tuple(sorted(task_ids()))
-    raise TaskNotFound(f"no split {name!r}; splits: default, all", split=name, splits=["default", "all"])
+    raise NoSuchTask(f"no split {name!r}; splits: default, all", split=name, splits=["default", "all"])
 
 
 def choose(
@@ -113,10 +117,10 @@ def choose(
         if task_id not in task_ids():
             near = sorted(t for t in task_ids() if task_id.split("-")[0] in t)[:5]
             hint = f"; similar: {', '.join(near)}" if near else ""
-            raise TaskNotFound(f"no MiniWoB task {task_id!r}{hint}", task_id=task_id)
+            raise NoSuchTask(f"no MiniWoB task {task_id!r}{hint}", task_id=task_id)
     else:
         ids = split(split_name)
         if index is not None and index >= len(ids):
-            raise TaskNotFound(f"index {index} is past the {len(ids)} tasks of the split", index=index)
+            raise NoSuchTask(f"index {index} is past the {len(ids)} tasks of the split", index=index)
         task_id = ids[index] if index is not None else ids[rng.randrange(len(ids))]
     return Task(task_id, rng.randrange(2**31))
