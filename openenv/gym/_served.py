@@ -23,13 +23,14 @@ from collections.abc import Iterator
 from typing import Any, ClassVar
 
 import gymnasium
+from gymnasium.spaces import Discrete
 from pydantic import ConfigDict, Field
 
 from .._env import Environment, Execution
 from .._exceptions import ValidationFailed
 from .._models import Action, Observation, State
 from ._arrays import WireValue
-from ._spaces import space_schema
+from ._spaces import from_wire, space_schema
 
 #: ``/schema`` marks a served gym env with this key on the observation model.
 GYM_MARK = "x-openenv-gym"
@@ -52,15 +53,21 @@ class GymObservation(Observation):
 
 
 class GymEnvironment(Environment[GymAction, GymObservation, State]):
-    """One gym env per session. Build subclasses with ``gym_env_class``."""
+    """One gym env per session. Build subclasses with ``gym_env_class``.
 
-    execution = Execution.AUTO
+    Calls run on the event loop (``Execution.INLINE``): gym envs compute, and a thread
+    would not run that compute in parallel anyway. A slow env (rendering, a simulator
+    process) says ``gym_env_class(..., execution=Execution.THREAD)``.
+    """
+
+    execution = Execution.INLINE
     gym_target: ClassVar[str | type[gymnasium.Env[Any, Any]]] = ""
     make_kwargs: ClassVar[dict[str, Any]] = {}
     _spaces: ClassVar[dict[str, gymnasium.Space[Any]]] = {}
 
     def __init__(self, resources: Any = None, **kwargs: Any) -> None:
         self.env = make(type(self).gym_target, {**type(self).make_kwargs, **kwargs})
+        self._obs_model: type[GymObservation] = self.observation_model  # type: ignore[assignment]
         self._state = State()
 
     @classmethod
@@ -78,20 +85,25 @@ class GymEnvironment(Environment[GymAction, GymObservation, State]):
     def reset(self, *, seed: int | None = None, episode_id: str | None = None, options: Any = None) -> Any:
         obs, info = self.env.reset(seed=seed, options=options or None)
         self._state = State(episode_id=episode_id or uuid.uuid4().hex)
-        return GymObservation(observation=obs, info=info, reward=0.0)
+        return self._observation(obs, 0.0, False, False, info)
 
     def step(self, action: GymAction) -> Any:
-        space = self.env.action_space
-        value = _action_value(action.action, space)
+        value = _action_value(action.action, self.env.action_space)
         obs, reward, terminated, truncated, info = self.env.step(value)
         self._state.step_count += 1
-        return GymObservation(
+        return self._observation(obs, float(reward), bool(terminated), bool(truncated), info)
+
+    def _observation(self, obs: Any, reward: float, terminated: bool, truncated: bool, info: Any) -> Any:
+        # Built without validation (every field is the env's own output), every field
+        # given: pydantic's default-factory lookup costs more than the whole step.
+        return self._obs_model.model_construct(
             observation=obs,
-            reward=float(reward),
-            terminated=bool(terminated),
-            truncated=bool(truncated),
-            done=bool(terminated or truncated),
+            reward=reward,
+            terminated=terminated,
+            truncated=truncated,
+            done=terminated or truncated,
             info=info,
+            metadata={},
         )
 
     def state(self) -> State:
@@ -124,8 +136,10 @@ def _learn(cls: type[GymEnvironment], env_kwargs: dict[str, Any]) -> None:
 
 
 def _action_value(raw: Any, space: gymnasium.Space[Any]) -> Any:
-    from ._spaces import from_wire
-
+    if type(raw) is int and isinstance(space, Discrete):  # the common case, fast
+        if space.start <= raw < space.start + space.n:
+            return raw
+        raise ValidationFailed(f"action {raw!r} is not in the action space {space}")
     try:
         value = from_wire(raw, space)
         ok = space.contains(value)
@@ -136,8 +150,15 @@ def _action_value(raw: Any, space: gymnasium.Space[Any]) -> Any:
     return value
 
 
-def gym_env_class(target: str | type[gymnasium.Env[Any, Any]], **make_kwargs: Any) -> type[GymEnvironment]:
-    """An env class serving the gym env ``target`` (a registered id or an Env subclass)."""
+def gym_env_class(
+    target: str | type[gymnasium.Env[Any, Any]],
+    *,
+    execution: Execution = Execution.INLINE,
+    **make_kwargs: Any,
+) -> type[GymEnvironment]:
+    """An env class serving the gym env ``target`` (a registered id or an Env subclass);
+    ``make_kwargs`` go to ``gymnasium.make`` / the class (the server's ``env_kwargs``
+    are added per session)."""
     if isinstance(target, str):
         gymnasium.spec(target)  # an unknown id fails here, with gymnasium's message
         name = target
@@ -167,6 +188,7 @@ def gym_env_class(target: str | type[gymnasium.Env[Any, Any]], **make_kwargs: An
         {
             "gym_target": target,
             "make_kwargs": dict(make_kwargs),
+            "execution": execution,
             "env_name": name,
             "env_description": f"Gymnasium {name}",
             "action_model": action_model,

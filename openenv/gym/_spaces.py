@@ -17,7 +17,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from ._arrays import decode_arrays
+from ._arrays import ND_KEY, decode_arrays
 
 EXT = "x-gym-space"
 #: Observation/action fields of the base models that are not part of a space.
@@ -72,7 +72,7 @@ def describe(space: gymnasium.Space[Any]) -> dict[str, Any]:
             "dtype": space.dtype.str,
         }
     if isinstance(space, spaces.MultiBinary):
-        n = space.n
+        n: Any = space.n
         return {"type": "MultiBinary", "n": int(n) if np.ndim(n) == 0 else [int(v) for v in n]}
     if isinstance(space, spaces.Text):
         return {"type": "Text", "min_length": space.min_length, "max_length": space.max_length}
@@ -204,6 +204,9 @@ def _array(node: dict[str, Any], resolve: Any) -> gymnasium.Space[Any] | None:
 
 def from_wire(value: Any, space: gymnasium.Space[Any]) -> Any:
     """A wire value (lists, msgpack arrays, plain JSON) as a value of ``space``."""
+    if isinstance(space, spaces.Box) and isinstance(value, dict) and ND_KEY in value:  # fast path
+        arr = np.frombuffer(value[ND_KEY], dtype=np.dtype(value["dtype"])).reshape(value["shape"])
+        return arr.astype(space.dtype, copy=True)
     value = decode_arrays(value)
     if isinstance(space, spaces.Discrete):
         return np.int64(value)
