@@ -297,21 +297,6 @@ def build_parser() -> argparse.ArgumentParser:
     # `openenv train ...` is parsed by openenv.train._cli (see main); listed here for --help.
     sub.add_parser("train", help="train a policy with GRPO against text envs (openenv train --help)")
 
-    p = sub.add_parser("mcp", help="serve an env as an MCP server over stdio (for agent harnesses)")
-    p.add_argument("target", help="a served env URL, an env folder, module:Class, an env name, or an image")
-    p.add_argument("--image", action="store_true", help="TARGET is a Docker image: run it while serving")
-    p.add_argument("--reset-options", metavar="JSON", help='reset data, e.g. \'{"seed": 1, "max_steps": 5}\'')
-    p.set_defaults(func=_mcp)
-
-    from .authoring._cli import add_commands as add_authoring_commands
-    from .hub._cli import add_commands as add_hub_commands
-
-    add_authoring_commands(sub)  # init, validate
-    add_hub_commands(sub)  # push, pull
-
-    # `openenv train ...` is parsed by openenv.train._cli (see main); listed here for --help.
-    sub.add_parser("train", help="train a policy with GRPO against text envs (openenv train --help)")
-
     p = sub.add_parser("gc", help="remove env containers left behind by crashed clients")
     p.add_argument("--all", action="store_true", help="remove every openenv-managed container")
     p.set_defaults(func=_gc)
