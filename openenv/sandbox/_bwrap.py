@@ -40,23 +40,30 @@ def bwrap_argv(
     cwd: str,
     network: bool,
     ro_paths: Sequence[str] = (),
+    binds: Sequence[tuple[str, str, bool]] = (),
+    new_session: bool = True,
 ) -> list[str]:
     """``bwrap`` options (ending in ``--``) for one process tree.
 
     Every namespace is new (user, PID, network, IPC, UTS, cgroup) unless ``network``;
     the system is read-only; ``workdir`` and ``tmpdir`` are the only writable places
-    (at ``/workspace`` and ``/tmp``); the tree dies with its parent.
+    (at ``/workspace`` and ``/tmp``), plus ``binds`` (inner path, host path,
+    writable); the tree dies with its parent.
     """
     args = [bwrap, "--unshare-all"]
     if network:
         args.append("--share-net")
-    args += ["--die-with-parent", "--new-session", "--hostname", "sandbox"]
+    args += ["--die-with-parent", "--hostname", "sandbox"]
+    if new_session:  # else the caller gave it a fresh terminal of its own (setsid --ctty)
+        args.append("--new-session")
     args += system_binds()
     for path in ro_paths:
         if os.path.exists(path):
             args += ["--ro-bind", path, path]
     args += ["--proc", "/proc", "--dev", "/dev"]
     args += ["--bind", workdir, INNER_WORKDIR, "--bind", tmpdir, INNER_TMP]
+    for inner, host, writable in binds:
+        args += ["--bind" if writable else "--ro-bind", host, inner]
     args += ["--chdir", cwd, "--"]
     return args
 

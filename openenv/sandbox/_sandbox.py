@@ -16,7 +16,7 @@ from typing import Any
 
 from .._exceptions import SandboxError, SandboxUnavailable
 from . import _procs
-from ._bwrap import INNER_TMP, INNER_WORKDIR, bwrap_argv, bwrap_path, bwrap_works
+from ._bwrap import INNER_TMP, INNER_WORKDIR, bwrap_argv, bwrap_works
 from ._config import Isolation, Limits, SandboxConfig, SandboxLevel
 from ._run import Completed, run_process
 
@@ -101,26 +101,49 @@ class Sandbox:
         return describe(self.config, self.isolation, own_uid=self._lease is not None)
 
     # ---- starting processes ----------------------------------------------------
-    def command(self, argv: Sequence[str], *, cwd: str | None = None) -> list[str]:
-        """The full command line that runs ``argv`` contained (limits, bubblewrap)."""
+    def command(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str | None = None,
+        binds: Mapping[str, str] | None = None,
+        ro_binds: Mapping[str, str] | None = None,
+        ctty: bool = False,
+    ) -> list[str]:
+        """The full command line that runs ``argv`` contained (limits, bubblewrap).
+
+        ``binds`` / ``ro_binds`` map an inner path to a host path to show there
+        (bubblewrap only: at ``rlimits`` the host paths are used as they are; see
+        ``visible_path``). ``ctty``: the process's stdin is a fresh terminal that
+        becomes its controlling terminal (Ctrl-C and job control work).
+        """
         if not argv:
             raise SandboxError("empty command")
         prefix: list[str] = []
         prlimit = shutil.which("prlimit")
         if prlimit:
             prefix = [prlimit, *self.config.limits.prlimit_args(), "--"]
+        if ctty:
+            prefix += [_which("setsid"), "--ctty"]
         if self.isolation is Isolation.BWRAP:
-            bwrap = bwrap_path()
-            assert bwrap is not None
+            extra = [(i, h, True) for i, h in (binds or {}).items()]
+            extra += [(i, h, False) for i, h in (ro_binds or {}).items()]
             prefix += bwrap_argv(
-                bwrap=bwrap,
+                bwrap=_which("bwrap"),
                 workdir=str(self.workdir),
                 tmpdir=str(self.tmpdir),
                 cwd=cwd or INNER_WORKDIR,
                 network=self.config.network,
                 ro_paths=self.config.ro_paths,
+                binds=extra,
+                new_session=not ctty,
             )
         return [*prefix, *argv]
+
+    def visible_path(self, inner: str, host: str | Path) -> str:
+        """Where a bound path appears to the processes: ``inner`` under bubblewrap,
+        else the host path itself."""
+        return inner if self.isolation is Isolation.BWRAP else str(host)
 
     def environ(self, env: Mapping[str, str] | None = None) -> dict[str, str]:
         """The clean environment a process gets: a small base, the config's, ``env``."""
@@ -134,10 +157,13 @@ class Sandbox:
         }
         return {**base, **self.config.env, **(env or {})}
 
-    def popen_kwargs(self, *, cwd: str | None = None, env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    def popen_kwargs(
+        self, *, cwd: str | None = None, env: Mapping[str, str] | None = None, ctty: bool = False
+    ) -> dict[str, Any]:
         """Keyword arguments for ``subprocess.Popen`` / ``asyncio.create_subprocess_exec``."""
         self._check_open()
-        kwargs: dict[str, Any] = {"env": self.environ(env), "start_new_session": True}
+        # With ctty, ``setsid --ctty`` makes the new session (and takes the terminal).
+        kwargs: dict[str, Any] = {"env": self.environ(env), "start_new_session": not ctty}
         if self.isolation is Isolation.BWRAP:
             kwargs["cwd"] = str(self.root)  # bwrap's --chdir sets the inner one
         else:
@@ -148,30 +174,33 @@ class Sandbox:
             kwargs["preexec_fn"] = _LimitsPreexec(self.config.limits)
         return kwargs
 
-    def popen(
-        self, argv: Sequence[str], *, cwd: str | None = None, env: Mapping[str, str] | None = None, **kw: Any
-    ) -> subprocess.Popen[bytes]:
-        """Start ``argv`` contained; ``cwd`` is the inner path (default the workdir).
-        Other keywords go to ``subprocess.Popen`` (``stdin``, ``stdout``, ...)."""
-        kwargs = {**self.popen_kwargs(cwd=cwd, env=env), **kw}
+    def popen(self, argv: Sequence[str], **kw: Any) -> subprocess.Popen[bytes]:
+        """Start ``argv`` contained. Keywords: ``cwd`` (the inner path; default the
+        workdir), ``env``, ``binds``, ``ro_binds``, ``ctty`` (see ``command``); the
+        rest go to ``subprocess.Popen`` (``stdin``, ``stdout``, ...)."""
+        cmd, kwargs = self._prepare(argv, kw)
         try:
-            proc = subprocess.Popen(self.command(argv, cwd=cwd), **kwargs)
+            proc = subprocess.Popen(cmd, **kwargs)
         except OSError as exc:
             raise SandboxError(f"could not start {argv[0]!r}: {exc}") from exc
         self._groups.add(proc.pid)
         return proc
 
-    async def spawn(
-        self, argv: Sequence[str], *, cwd: str | None = None, env: Mapping[str, str] | None = None, **kw: Any
-    ) -> asyncio.subprocess.Process:
+    async def spawn(self, argv: Sequence[str], **kw: Any) -> asyncio.subprocess.Process:
         """``popen`` for asyncio: an ``asyncio.subprocess.Process``."""
-        kwargs = {**self.popen_kwargs(cwd=cwd, env=env), **kw}
+        cmd, kwargs = self._prepare(argv, kw)
         try:
-            proc = await asyncio.create_subprocess_exec(*self.command(argv, cwd=cwd), **kwargs)
+            proc = await asyncio.create_subprocess_exec(*cmd, **kwargs)
         except OSError as exc:
             raise SandboxError(f"could not start {argv[0]!r}: {exc}") from exc
         self._groups.add(proc.pid)
         return proc
+
+    def _prepare(self, argv: Sequence[str], kw: dict[str, Any]) -> tuple[list[str], dict[str, Any]]:
+        cwd, env, ctty = kw.pop("cwd", None), kw.pop("env", None), kw.pop("ctty", False)
+        binds, ro_binds = kw.pop("binds", None), kw.pop("ro_binds", None)
+        cmd = self.command(argv, cwd=cwd, binds=binds, ro_binds=ro_binds, ctty=ctty)
+        return cmd, {**self.popen_kwargs(cwd=cwd, env=env, ctty=ctty), **kw}
 
     def run(self, argv: Sequence[str], **kw: Any) -> Completed:
         """Run ``argv`` to completion (sync; not on a running event loop). See ``arun``."""
@@ -186,6 +215,8 @@ class Sandbox:
         env: Mapping[str, str] | None = None,
         timeout_s: float | None = None,
         output_limit: int = 1 << 20,
+        binds: Mapping[str, str] | None = None,
+        ro_binds: Mapping[str, str] | None = None,
     ) -> Completed:
         """Run ``argv`` to completion with bounded output and a wall clock.
 
@@ -198,6 +229,8 @@ class Sandbox:
             argv,
             cwd=cwd,
             env=env,
+            binds=binds,
+            ro_binds=ro_binds,
             stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -258,6 +291,13 @@ class Sandbox:
     def _check_open(self) -> None:
         if self.closed:
             raise SandboxError("the sandbox is closed")
+
+
+def _which(name: str) -> str:
+    path = shutil.which(name)
+    if path is None:
+        raise SandboxError(f"{name!r} is not installed")
+    return path
 
 
 def describe(config: SandboxConfig, isolation: Isolation, *, own_uid: bool) -> dict[str, Any]:

@@ -1,0 +1,276 @@
+"""One persistent ``bash`` on a PTY inside a sandbox, driven from the event loop.
+
+The shell runs with job control on its own terminal (so Ctrl-C reaches the foreground
+command), no echo, no line editing, and a ``PROMPT_COMMAND`` that prints a marker
+with the exit status and working directory after every command::
+
+    \\x1e<nonce>:<status>:<cwd>\\x1e
+
+Output is collected between markers into a bounded buffer (head and tail kept). When
+nobody waits and the buffer is full, the PTY is no longer read, so a ``yes`` left
+running blocks on its own terminal instead of costing server memory and CPU.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import secrets
+import time
+from collections import deque
+from dataclasses import dataclass
+
+from openenv.sandbox import HeadTail, Sandbox
+
+_WINDOW = 4600  # longest marker: nonce, status, a PATH_MAX cwd
+_ENV = {
+    "TERM": "dumb",
+    "PAGER": "cat",
+    "GIT_PAGER": "cat",
+    "MANPAGER": "cat",
+    "PYTHONUNBUFFERED": "1",
+    "DEBIAN_FRONTEND": "noninteractive",
+    "HISTFILE": "/dev/null",
+    "PS1": "",
+    "PS2": "",
+    "PS0": "",
+}
+
+
+@dataclass(slots=True)
+class Chunk:
+    """Output read from the shell; ``status``/``cwd`` are set when a command ended."""
+
+    output: bytes
+    omitted: int = 0
+    status: int | None = None
+    cwd: str | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.status is not None
+
+
+class ShellDied(Exception):
+    """The shell exited (``exit``, killed); it must be restarted."""
+
+
+def quote(command: str) -> str:
+    """``command`` as one bash ``$'...'`` word: safe to ``eval`` from a single line."""
+    out = []
+    for byte in command.encode("utf-8", errors="surrogateescape"):
+        if 0x20 <= byte < 0x7F and byte not in (0x27, 0x5C):
+            out.append(chr(byte))
+        else:
+            out.append(f"\\x{byte:02x}")
+    return "$'" + "".join(out) + "'"
+
+
+class PtyShell:
+    """A ``bash`` on a PTY in ``sandbox``. Start it with ``await start()``."""
+
+    def __init__(self, sandbox: Sandbox, *, read_limit: int = 1 << 20) -> None:
+        self.sandbox = sandbox
+        self.read_limit = read_limit
+        self.proc: asyncio.subprocess.Process | None = None
+        self._fd = -1
+        self._nonce = secrets.token_hex(6)
+        self._mark = re.compile(rb"\x1e" + self._nonce.encode() + rb":(\d+):([^\x1e]*)\x1e")
+        self._window = bytearray()
+        self._out = HeadTail(read_limit)
+        self._done: deque[Chunk] = deque()
+        self._event = asyncio.Event()
+        self._reading = False
+        self._waiting = 0
+        self._eof = False
+        self._exited = False
+        self._watcher: asyncio.Future[None] | None = None
+        self.cwd = sandbox.inner_workdir
+
+    # ---- lifecycle -----------------------------------------------------------------
+    async def start(self, timeout_s: float = 10.0) -> None:
+        master, slave = os.openpty()
+        try:
+            env = {**_ENV, "PROMPT_COMMAND": f'printf "\\036{self._nonce}:%s:%s\\036" "$?" "$PWD"'}
+            self.proc = await self.sandbox.spawn(
+                ["bash", "--noprofile", "--norc", "--noediting", "-i"],
+                stdin=slave,
+                stdout=slave,
+                stderr=slave,
+                ctty=True,
+                env=env,
+            )
+        except BaseException:
+            os.close(master)
+            raise
+        finally:
+            os.close(slave)
+        os.set_blocking(master, False)
+        self._fd = master
+        self._watcher = asyncio.ensure_future(self._watch_exit(self.proc))
+        self._resume()
+        # Bash prompts (a marker) before it reads the setup line, then once after it.
+        self.write(b"stty -echo -icanon; set +o history\n")
+        deadline = time.monotonic() + timeout_s
+        for _ in range(2):
+            if await self.wait_finished(max(0.0, deadline - time.monotonic())) is None:
+                raise ShellDied("the shell did not start")
+        self.take()
+
+    async def _watch_exit(self, proc: asyncio.subprocess.Process) -> None:
+        # A background job may hold the terminal open after the shell is gone: no EOF then.
+        await proc.wait()
+        self._exited = True
+        self._event.set()
+
+    async def close(self) -> None:
+        """Stop reading and close the terminal (the sandbox kills the processes)."""
+        if self._watcher is not None:
+            self._watcher.cancel()
+        self._pause()
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+        if self.proc is not None and self.proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.proc.kill()
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self.proc.wait(), 5)
+
+    @property
+    def alive(self) -> bool:
+        return not self._eof and not self._exited
+
+    # ---- input -----------------------------------------------------------------------
+    def write(self, data: bytes) -> None:
+        """Type ``data`` into the terminal (blocking writes are fine: it is a PTY)."""
+        if self._fd < 0 or self._eof:
+            raise ShellDied("the shell is not running")
+        view = memoryview(data)
+        deadline = time.monotonic() + 5.0
+        while view:
+            try:
+                n = os.write(self._fd, view)
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise ShellDied("the terminal does not take input") from None
+                time.sleep(0.001)
+                continue
+            except OSError as exc:
+                raise ShellDied(f"the terminal is gone: {exc}") from exc
+            view = view[n:]
+
+    def send_command(self, command: str) -> None:
+        self.write(f"eval {quote(command)}\n".encode())
+
+    def interrupt(self) -> None:
+        """Ctrl-C: SIGINT to the foreground process group of the terminal."""
+        with contextlib.suppress(ShellDied):
+            self.write(b"\x03")
+
+    # ---- output ----------------------------------------------------------------------
+    def take(self) -> Chunk:
+        """Everything read so far (finished commands and a partial one), as one chunk."""
+        parts, omitted, status, cwd = [], 0, None, None
+        while self._done:
+            chunk = self._done.popleft()
+            parts.append(chunk.output)
+            omitted += chunk.omitted
+            status, cwd = chunk.status, chunk.cwd
+        self._flush_window(keep_partial=self._reading)
+        data, more = self._out.take()
+        parts.append(data)
+        if cwd:
+            self.cwd = cwd
+        self._resume()
+        return Chunk(b"".join(parts), omitted + more, status, cwd)
+
+    async def wait_finished(self, timeout_s: float) -> Chunk | None:
+        """The output of the next finished command, or None at ``timeout_s``."""
+        deadline = time.monotonic() + timeout_s
+        while not self._done:
+            if self._eof:
+                raise ShellDied("the shell exited")
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            # Once the shell is gone, stop at the first pause in what is left to read.
+            got = await self._wait_event(min(left, 0.05) if self._exited else left)
+            if not got and self._exited and not self._done:
+                raise ShellDied("the shell exited")
+        chunk = self._done.popleft()
+        if chunk.cwd:
+            self.cwd = chunk.cwd
+        return chunk
+
+    async def wait_quiet(self, timeout_s: float, idle_s: float = 0.15) -> None:
+        """Wait until output pauses for ``idle_s`` (or a command ends), at most ``timeout_s``."""
+        deadline = time.monotonic() + timeout_s
+        while not self._done and not self._eof:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            if not await self._wait_event(min(idle_s, left)) and (self._out.total or self._window):
+                return  # output came and then stopped
+
+    async def _wait_event(self, timeout_s: float) -> bool:
+        """Wait for new output (True) or ``timeout_s`` (False)."""
+        self._resume()
+        self._event.clear()
+        self._waiting += 1
+        try:
+            await asyncio.wait_for(self._event.wait(), timeout_s)
+            return True
+        except TimeoutError:
+            return False
+        finally:
+            self._waiting -= 1
+
+    # ---- reading (event loop callback) --------------------------------------------------
+    def _on_readable(self) -> None:
+        try:
+            data = os.read(self._fd, 65536)
+        except BlockingIOError:
+            return
+        except OSError:  # EIO: every process holding the terminal is gone
+            data = b""
+        if not data:
+            self._eof = True
+            self._pause()
+            self._event.set()
+            return
+        self._window += data
+        while match := self._mark.search(self._window):
+            self._out.feed(bytes(self._window[: match.start()]))
+            output, omitted = self._out.take()
+            cwd = match[2].decode("utf-8", errors="replace")
+            self._done.append(Chunk(output, omitted, int(match[1]), cwd))
+            del self._window[: match.end()]
+        if len(self._window) > _WINDOW:
+            self._flush_window(keep_partial=True)
+        if self._out.total >= self.read_limit and not self._waiting:
+            self._pause()  # nobody is waiting and the buffer is full: back-pressure
+        self._event.set()
+
+    def _flush_window(self, *, keep_partial: bool) -> None:
+        """Move the window into the output, keeping a marker that may be half-read."""
+        cut = len(self._window)
+        if keep_partial:
+            start = self._window.rfind(b"\x1e", max(0, cut - _WINDOW))
+            if start >= 0:
+                cut = start
+        if cut:
+            self._out.feed(bytes(self._window[:cut]))
+            del self._window[:cut]
+
+    def _resume(self) -> None:
+        if not self._reading and self._fd >= 0 and not self._eof:
+            asyncio.get_running_loop().add_reader(self._fd, self._on_readable)
+            self._reading = True
+
+    def _pause(self) -> None:
+        if self._reading:
+            asyncio.get_running_loop().remove_reader(self._fd)
+            self._reading = False

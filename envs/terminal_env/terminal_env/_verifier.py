@@ -1,0 +1,109 @@
+"""Scoring a task: its tests run in fresh sandboxed processes, never in the agent's shell."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import secrets
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from openenv.sandbox import Sandbox
+
+from ._tasks import TerminalTask
+
+_TAP = re.compile(rb"^(not ok|ok)\b[ \t]*(\d*)[ \t]*-?[ \t]*(.*)$", re.MULTILINE)
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The reward and where it came from (``reward.txt``, ``tap`` or ``exit_code``)."""
+
+    reward: float
+    source: str
+    passed: int = 0
+    total: int = 0
+    exit_code: int | None = None
+    timed_out: bool = False
+    output: str = ""
+    results: list[dict[str, Any]] = field(default_factory=list)
+
+    def breakdown(self) -> dict[str, Any]:
+        return {
+            "reward": self.reward,
+            "source": self.source,
+            "tests_passed": self.passed,
+            "tests_total": self.total,
+            "exit_code": self.exit_code,
+            "timed_out": self.timed_out,
+            "tests": self.results,
+        }
+
+
+def score(stdout: bytes, exit_code: int | None, reward_file: Path) -> tuple[float, str, list[dict[str, Any]]]:
+    """``reward.txt`` if the tests wrote one, else the fraction of TAP lines that
+    passed, else 1.0 for exit code 0."""
+    results = [
+        {"name": m[3].decode(errors="replace").strip(), "passed": m[1] == b"ok"}
+        for m in _TAP.finditer(stdout)
+    ]
+    if reward_file.is_file() and not reward_file.is_symlink():
+        try:
+            value = float(reward_file.read_text(errors="replace").split()[0])
+        except (ValueError, IndexError):
+            return 0.0, "reward.txt (unreadable)", results
+        return min(1.0, max(0.0, value)), "reward.txt", results
+    if results:
+        return sum(1 for r in results if r["passed"]) / len(results), "tap", results
+    return (1.0 if exit_code == 0 else 0.0), "exit_code", results
+
+
+async def verify(sandbox: Sandbox, task: TerminalTask, *, timeout_s: float | None = None) -> Verdict:
+    """Stop the agent's processes, then run ``tests/test.sh`` on its working directory.
+
+    The tests are a private copy (the agent cannot have changed them); under
+    bubblewrap they appear at ``/tests`` and the log dir at ``/logs/verifier``
+    (Harbor's paths), else at host paths; ``$TESTS_DIR`` and ``$LOGS_DIR`` say where.
+    """
+    await asyncio.to_thread(sandbox.kill)
+    scratch = sandbox.root / f"verifier-{secrets.token_hex(4)}"
+    await asyncio.to_thread(_prepare, task, scratch, sandbox.uid)
+    tests = sandbox.visible_path("/tests", scratch / "tests")
+    logs = sandbox.visible_path("/logs/verifier", scratch / "logs")
+    done = await sandbox.arun(
+        ["bash", f"{tests}/test.sh"],
+        env={"TESTS_DIR": tests, "LOGS_DIR": logs, "REWARD_FILE": f"{logs}/reward.txt"},
+        timeout_s=timeout_s or task.verifier_timeout_s,
+        ro_binds={"/tests": str(scratch / "tests")},
+        binds={"/logs/verifier": str(scratch / "logs")},
+        output_limit=256 << 10,
+    )
+    reward, source, results = score(done.stdout, done.exit_code, scratch / "logs" / "reward.txt")
+    await asyncio.to_thread(shutil.rmtree, scratch, True)
+    text = (done.stdout + done.stderr).decode("utf-8", errors="replace")
+    return Verdict(
+        reward=0.0 if done.timed_out else reward,
+        source=source,
+        passed=sum(1 for r in results if r["passed"]),
+        total=len(results),
+        exit_code=done.exit_code,
+        timed_out=done.timed_out,
+        output=text[-8000:],
+        results=results,
+    )
+
+
+def _prepare(task: TerminalTask, scratch: Path, uid: int) -> None:
+    scratch.mkdir(mode=0o700)
+    shutil.copytree(task.tests_dir, scratch / "tests")
+    (scratch / "logs").mkdir()
+    if os.geteuid() == 0:
+        for path in (scratch, scratch / "logs"):
+            os.chown(path, uid, uid)
+        for dirpath, _dirs, files in os.walk(scratch / "tests"):
+            os.chmod(dirpath, 0o755)
+            for name in files:
+                os.chmod(os.path.join(dirpath, name), 0o644 if not name.endswith(".sh") else 0o755)

@@ -1,0 +1,380 @@
+"""The terminal environment: a persistent, sandboxed ``bash`` per session, with tasks."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import contextlib
+import os
+import shutil
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from openenv import AsyncEnvironment, EnvironmentMetadata
+from openenv._exceptions import ValidationFailed
+from openenv.sandbox import Isolation, Sandbox, SandboxConfig, SandboxUnavailable, resolve_isolation
+from openenv.sandbox._sandbox import describe
+
+from ._shell import Chunk, PtyShell, ShellDied
+from ._tasks import TASKS_DIR, HarborTaskSet, TerminalTask
+from ._text import clean, clip
+from ._verifier import Verdict, verify
+from .models import TerminalAction, TerminalObservation, TerminalResetOptions, TerminalState
+
+_WRITE = 'mkdir -p -- "$(dirname -- "$1")" && cat > "$1" && { [ -z "$2" ] || chmod "$2" "$1"; }'
+
+
+class TerminalMetadata(EnvironmentMetadata):
+    """``/metadata`` plus the sandbox in force."""
+
+    sandbox: dict[str, Any] = {}
+
+
+@dataclass(frozen=True, slots=True)
+class TerminalResources:
+    """Built once per server process: the sandbox config (checked) and the tasks."""
+
+    config: SandboxConfig
+    isolation: Isolation
+    task_set: HarborTaskSet
+
+    @classmethod
+    def build(cls, sandbox: str | None = None, tasks_dir: str | None = None, **_: Any) -> TerminalResources:
+        config = SandboxConfig.from_env(**({"level": sandbox} if sandbox else {}))
+        isolation = resolve_isolation(config)  # strict without bubblewrap: refuse to start
+        task_set = HarborTaskSet(tasks_dir) if tasks_dir else TerminalEnv.task_set
+        task_set.load()
+        return cls(config, isolation, task_set)
+
+
+class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, TerminalState]):
+    """A persistent bash on a PTY per session, in a sandbox, with verifiable tasks.
+
+    Constructor arguments (``--env-kwargs``): ``sandbox`` (``strict``/``auto``/``none``;
+    default ``OPENENV_SANDBOX`` or ``auto``), ``tasks_dir`` (a folder of Harbor-layout
+    tasks; default the shipped ones), ``default_timeout_s`` (30), ``max_timeout_s``
+    (120), ``output_limit`` (characters per observation, 16000), ``max_steps`` (None).
+    """
+
+    env_name = "terminal_env"
+    env_version = "0.1.0"
+    reset_options_model = TerminalResetOptions
+    call_timeout_s = 300.0
+    task_set: ClassVar[HarborTaskSet] = HarborTaskSet(TASKS_DIR)
+    _active: ClassVar[TerminalResources | None] = None
+
+    @classmethod
+    def process_resources(cls, **env_kwargs: Any) -> contextlib.AbstractContextManager[TerminalResources]:
+        return cls._resources(**env_kwargs)
+
+    @classmethod
+    @contextlib.contextmanager
+    def _resources(cls, **env_kwargs: Any) -> Iterator[TerminalResources]:
+        resources = TerminalResources.build(**env_kwargs)
+        cls._active = resources
+        try:
+            yield resources
+        finally:
+            cls._active = None
+
+    @classmethod
+    def metadata(cls) -> TerminalMetadata:
+        base = super().metadata()
+        return TerminalMetadata(**base.model_dump(), sandbox=cls.sandbox_report())
+
+    @classmethod
+    def sandbox_report(cls) -> dict[str, Any]:
+        """The sandbox in force in this process (for ``/metadata`` and ``/health``)."""
+        if cls._active is not None:
+            res = cls._active
+            return describe(res.config, res.isolation, own_uid=os.geteuid() == 0)
+        config = SandboxConfig.from_env()
+        try:
+            return describe(config, resolve_isolation(config), own_uid=os.geteuid() == 0)
+        except SandboxUnavailable as exc:
+            return {"requested": config.level.value, "level": "unavailable", "error": str(exc)}
+
+    def __init__(
+        self,
+        resources: TerminalResources | None = None,
+        *,
+        sandbox: str | None = None,
+        tasks_dir: str | None = None,
+        default_timeout_s: float = 30.0,
+        max_timeout_s: float = 120.0,
+        output_limit: int = 16_000,
+        max_steps: int | None = None,
+    ) -> None:
+        self.resources = resources or TerminalResources.build(sandbox, tasks_dir)
+        self.default_timeout_s = default_timeout_s
+        self.max_timeout_s = max_timeout_s
+        self.output_limit = output_limit
+        self.default_max_steps = max_steps
+        self._sandbox: Sandbox | None = None
+        self._shell: PtyShell | None = None
+        self._task: TerminalTask | None = None
+        self._state = TerminalState()
+        self._max_steps: int | None = None
+        self._done = False
+
+    # ---- episode --------------------------------------------------------------------------
+    async def reset(
+        self,
+        *,
+        seed: int | None = None,
+        episode_id: str | None = None,
+        options: Any = None,
+    ) -> TerminalObservation:
+        opts = (
+            options if isinstance(options, TerminalResetOptions) else TerminalResetOptions(**(options or {}))
+        )
+        await self._teardown()
+        task = None
+        if not opts.free_shell:
+            task = TerminalTask.from_task(self.resources.task_set.pick(opts, seed=seed))
+            if task.missing_tools:
+                raise ValidationFailed(
+                    f"task {task.id!r} needs {', '.join(task.missing_tools)}, not installed"
+                )
+        start = time.perf_counter()
+        self._sandbox = await asyncio.to_thread(Sandbox, self.resources.config)
+        if task is not None:
+            await self._prepare(task)
+        self._shell = PtyShell(self._sandbox)
+        await self._shell.start()
+        self._task, self._done = task, False
+        self._max_steps = opts.max_steps or self.default_max_steps
+        self._state = TerminalState(
+            episode_id=episode_id or uuid.uuid4().hex,
+            task_id=task.id if task else None,
+            cwd=self._shell.cwd,
+            sandbox=self._sandbox.describe(),
+        )
+        instruction = task.instruction if task else ""
+        prompt = (
+            f"{instruction}\n\nYou are in {self._shell.cwd}." if task else f"You are in {self._shell.cwd}."
+        )
+        return TerminalObservation(
+            prompt=prompt,
+            instruction=instruction,
+            task_id=self._state.task_id,
+            cwd=self._shell.cwd,
+            duration_s=time.perf_counter() - start,
+            reward=0.0,
+        )
+
+    async def _prepare(self, task: TerminalTask) -> None:
+        assert self._sandbox is not None
+        box = self._sandbox
+        if task.workdir_files is not None:
+            await asyncio.to_thread(_copy_owned, task.workdir_files, box.workdir, box.uid)
+        if task.setup_script is not None:
+            done = await box.arun(["bash", "-s"], input=task.setup_script.read_bytes(), timeout_s=60)
+            if done.exit_code != 0:
+                raise RuntimeError(
+                    f"task {task.id!r} setup failed: {done.stderr[-2000:].decode(errors='replace')}"
+                )
+
+    async def step(self, action: TerminalAction) -> TerminalObservation:
+        if self._shell is None or self._sandbox is None or self._done:
+            raise RuntimeError("reset first: no episode is running")
+        self._state.step_count += 1
+        start = time.perf_counter()
+        handler = getattr(self, f"_do_{action.type}")
+        obs: TerminalObservation = await handler(action)
+        obs.duration_s = time.perf_counter() - start
+        if not obs.done and self._max_steps is not None and self._state.step_count >= self._max_steps:
+            verdict = await self._verify()  # the episode ends at its step limit: score it
+            obs.reward, obs.done, obs.truncated = verdict.reward, True, True
+            obs.metadata["reward_breakdown"] = verdict.breakdown()
+        self._state.cwd = obs.cwd = obs.cwd or self._shell.cwd
+        obs.task_id = self._state.task_id
+        if not obs.prompt:
+            obs.prompt = _render(obs)
+        return obs
+
+    async def state(self) -> TerminalState:
+        return self._state.model_copy()
+
+    async def close(self) -> None:
+        await self._teardown()
+
+    def interrupt(self) -> None:
+        """Called by the server when a call overruns its deadline: Ctrl-C."""
+        if self._shell is not None:
+            self._shell.interrupt()
+
+    # ---- actions ----------------------------------------------------------------------------
+    async def _do_run(self, action: TerminalAction) -> TerminalObservation:
+        shell = self._live_shell()
+        timeout = min(action.timeout_s or self.default_timeout_s, self.max_timeout_s)
+        earlier = shell.take()  # what background jobs printed since the last action
+        try:
+            shell.send_command(action.command or "")
+            chunk = await shell.wait_finished(timeout)
+            if chunk is not None:
+                return self._observe(_join(earlier, chunk), exit_code=chunk.status)
+            shell.interrupt()
+            chunk = await shell.wait_finished(2.0)
+            if chunk is not None:
+                return self._observe(_join(earlier, chunk), exit_code=chunk.status, timed_out=True)
+            partial = _join(earlier, shell.take())
+            note = f"[timed out after {timeout:g}s; Ctrl-C did not stop it: the shell was restarted]"
+        except ShellDied:
+            partial, note = _join(earlier, shell.take()), "[the shell exited: a new one was started]"
+            timeout = 0.0
+        await self._restart()
+        return self._observe(partial, note=note, timed_out=timeout > 0, restarted=True)
+
+    async def _do_send_keys(self, action: TerminalAction) -> TerminalObservation:
+        shell = self._live_shell()
+        keys = (action.keys or "") + ("\n" if action.enter else "")
+        shell.write(keys.encode())
+        await shell.wait_quiet(min(action.timeout_s or 1.0, self.max_timeout_s))
+        chunk = shell.take()
+        return self._observe(chunk, exit_code=chunk.status)
+
+    async def _do_read(self, action: TerminalAction) -> TerminalObservation:
+        shell = self._live_shell()
+        await shell.wait_quiet(min(action.timeout_s or 0.5, self.max_timeout_s))
+        chunk = shell.take()
+        return self._observe(chunk, exit_code=chunk.status)
+
+    async def _do_interrupt(self, action: TerminalAction) -> TerminalObservation:
+        shell = self._live_shell()
+        shell.interrupt()
+        chunk = await shell.wait_finished(2.0)
+        chunk = _join(chunk, shell.take()) if chunk else shell.take()
+        return self._observe(chunk, exit_code=chunk.status)
+
+    async def _do_restart(self, action: TerminalAction) -> TerminalObservation:
+        earlier = self._shell.take() if self._shell else Chunk(b"")
+        await self._restart()
+        return self._observe(earlier, note="[a new shell was started]", restarted=True)
+
+    async def _do_write_file(self, action: TerminalAction) -> TerminalObservation:
+        assert self._sandbox is not None
+        assert action.content is not None
+        if action.encoding == "base64":
+            try:
+                data = base64.b64decode(action.content, validate=True)
+            except binascii.Error as exc:
+                raise ValidationFailed(f"content is not valid base64: {exc}") from None
+        else:
+            data = action.content.encode()
+        mode = format(action.mode, "o") if action.mode is not None else ""
+        done = await self._sandbox.arun(
+            ["sh", "-c", _WRITE, "sh", action.path or "", mode], input=data, cwd=self._cwd(), timeout_s=30
+        )
+        note = f"wrote {len(data)} bytes to {action.path}" if done.ok else ""
+        return self._observe(Chunk(done.stderr), exit_code=done.exit_code, note=note)
+
+    async def _do_read_file(self, action: TerminalAction) -> TerminalObservation:
+        assert self._sandbox is not None
+        limit = 4 << 20
+        done = await self._sandbox.arun(
+            ["cat", "--", action.path or ""], cwd=self._cwd(), timeout_s=30, output_limit=limit
+        )
+        if not done.ok:
+            return self._observe(Chunk(done.stderr), exit_code=done.exit_code)
+        if action.encoding == "base64":
+            text = base64.b64encode(done.stdout).decode()
+            return TerminalObservation(output=text, exit_code=0, omitted_bytes=done.stdout_omitted)
+        text, cut = clip(done.stdout.decode("utf-8", errors="replace"), max(self.output_limit, limit))
+        return TerminalObservation(output=text, exit_code=0, omitted_bytes=done.stdout_omitted + cut)
+
+    async def _do_submit(self, action: TerminalAction) -> TerminalObservation:
+        verdict = await self._verify()
+        self._state.submitted = True
+        summary = f"[submitted: reward {verdict.reward:.3f} ({verdict.source}"
+        summary += f", {verdict.passed}/{verdict.total} tests passed)]" if verdict.total else ")]"
+        return TerminalObservation(
+            output=summary,
+            prompt=summary,
+            exit_code=verdict.exit_code,
+            reward=verdict.reward,
+            done=True,
+            metadata={"reward_breakdown": verdict.breakdown(), "verifier_output": verdict.output},
+        )
+
+    # ---- helpers --------------------------------------------------------------------------------
+    async def _verify(self) -> Verdict:
+        self._done = True
+        if self._task is None or self._sandbox is None:
+            return Verdict(reward=0.0, source="no task")
+        if self._shell is not None:
+            await self._shell.close()
+        return await verify(self._sandbox, self._task)
+
+    def _live_shell(self) -> PtyShell:
+        assert self._shell is not None
+        return self._shell
+
+    def _cwd(self) -> str:
+        return self._shell.cwd if self._shell else ""
+
+    async def _restart(self) -> None:
+        assert self._sandbox is not None
+        if self._shell is not None:
+            await self._shell.close()
+        await asyncio.to_thread(self._sandbox.kill)
+        self._shell = PtyShell(self._sandbox)
+        await self._shell.start()
+        self._state.restarts += 1
+
+    def _observe(
+        self,
+        chunk: Chunk,
+        *,
+        exit_code: int | None = None,
+        timed_out: bool = False,
+        restarted: bool = False,
+        note: str = "",
+    ) -> TerminalObservation:
+        text, cut = clip(clean(chunk.output), self.output_limit)
+        if note:
+            text = f"{text}\n{note}" if text else note
+        return TerminalObservation(
+            output=text,
+            exit_code=exit_code,
+            timed_out=timed_out,
+            omitted_bytes=chunk.omitted + cut,
+            cwd=chunk.cwd or self._cwd(),
+            session_restarted=restarted,
+            reward=0.0,
+        )
+
+    async def _teardown(self) -> None:
+        shell, box = self._shell, self._sandbox
+        self._shell = self._sandbox = None
+        if shell is not None:
+            await shell.close()
+        if box is not None:
+            await asyncio.to_thread(box.close)
+
+
+def _join(first: Chunk, second: Chunk) -> Chunk:
+    return Chunk(
+        first.output + second.output,
+        first.omitted + second.omitted,
+        second.status if second.status is not None else first.status,
+        second.cwd or first.cwd,
+    )
+
+
+def _render(obs: TerminalObservation) -> str:
+    status = "running" if obs.exit_code is None else f"exit {obs.exit_code}"
+    return f"{obs.output}\n[{status}{', timed out' if obs.timed_out else ''}] {obs.cwd}$"
+
+
+def _copy_owned(src: Path, dest: Path, uid: int) -> None:
+    shutil.copytree(src, dest, dirs_exist_ok=True, symlinks=True)
+    if os.geteuid() == 0:
+        for dirpath, dirs, files in os.walk(dest):
+            for name in (*dirs, *files):
+                os.lchown(os.path.join(dirpath, name), uid, uid)

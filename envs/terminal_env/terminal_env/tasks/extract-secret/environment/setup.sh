@@ -1,0 +1,4 @@
+#!/bin/bash
+# Run in the working directory before the agent starts.
+set -e
+mkdir -p secret && echo XK-4471-Q > secret/code.txt && tar czf bundle.tar.gz secret && rm -r secret

@@ -1,0 +1,10 @@
+#!/bin/bash
+# Verifier: each check prints a TAP line; the reward is the fraction that pass.
+n=0
+check() {
+  n=$((n + 1))
+  if ( eval "$2" ) >/dev/null 2>&1; then echo "ok $n - $1"; else echo "not ok $n - $1"; fi
+}
+check 'parses' 'python3 -m json.tool config.json'
+check 'values kept' 'python3 -c "import json; c = json.load(open('\''config.json'\'')); assert c == {'\''name'\'': '\''svc'\'', '\''ports'\'': [80, 443], '\''debug'\'': False}"'
+echo "1..$n"

@@ -1,0 +1,10 @@
+#!/bin/bash
+# Verifier: each check prints a TAP line; the reward is the fraction that pass.
+n=0
+check() {
+  n=$((n + 1))
+  if ( eval "$2" ) >/dev/null 2>&1; then echo "ok $n - $1"; else echo "not ok $n - $1"; fi
+}
+check 'hash' '[ "$(cat commit.txt)" = "$(git -C repo log --format=%H --grep="fix: overflow")" ]'
+check 'full length' '[ "$(tr -d "\n" < commit.txt | wc -c)" -eq 40 ]'
+echo "1..$n"

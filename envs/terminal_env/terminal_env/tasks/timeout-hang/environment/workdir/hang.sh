@@ -1,0 +1,2 @@
+#!/bin/sh
+while :; do sleep 1; done
