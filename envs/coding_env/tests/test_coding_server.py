@@ -1,0 +1,65 @@
+"""The coding env behind a real ``openenv serve coding``: 4 concurrent sessions stay
+isolated, the warm pool serves resets, and a hostile session leaves the rest alone."""
+
+from __future__ import annotations
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+import pytest
+from _coding_fixtures import PROBLEMS, served
+from coding_env import MODELS, CodeAction
+
+from openenv import EnvClient
+
+SOLUTIONS = {row["id"]: row["solution"] for row in map(json.loads, PROBLEMS.read_text().splitlines())}
+TASKS = ["two_sum", "fizzbuzz", "is_palindrome", "roman_to_int"]
+
+
+@pytest.fixture(scope="module")
+def url():
+    with served("auto", pool_size=4) as url:
+        yield url
+
+
+def session(url: str, i: int) -> dict[str, object]:
+    with EnvClient(url, MODELS) as env:
+        first = env.reset(task_id=TASKS[i])
+        assert first.observation.task_id == TASKS[i]
+        env.step(CodeAction(code=f"mine = {i}\nopen('owner.txt', 'w').write('{i}')"))
+        look = "import os\n(mine, open('owner.txt').read(), sorted(os.listdir('.')))"
+        seen = env.step(CodeAction(code=look))
+        done = env.step(CodeAction(code=SOLUTIONS[TASKS[i]], submit=True))
+        return {"seen": seen.observation.result, "reward": done.reward, "done": done.terminated}
+
+
+def test_four_concurrent_sessions_are_isolated(url):
+    with ThreadPoolExecutor(4) as pool:
+        outcomes = list(pool.map(lambda i: session(url, i), range(4)))
+    for i, outcome in enumerate(outcomes):
+        assert outcome["seen"] == f"({i}, '{i}', ['owner.txt'])"
+        assert outcome["reward"] == 1.0
+        assert outcome["done"] is True
+
+
+def test_a_hard_hang_over_the_wire(url):
+    with EnvClient(url, MODELS) as env:
+        env.reset(task_id="two_sum")
+        env.step(CodeAction(code="x = 1"))
+        hang = "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile 1: pass"
+        hung = env.step(CodeAction(code=hang))
+        assert hung.observation.state_lost is True
+        assert hung.observation.timed_out is True
+        after = env.step(CodeAction(code="'fresh'"))
+        assert after.observation.result == "'fresh'"
+        assert env.state().restarts == 1
+
+
+def test_reset_options_are_validated(url):
+    response = httpx.post(f"{url}/reset", json={"task_id": "no_such_problem"}, timeout=30)
+    assert response.status_code == 404
+    bad = httpx.post(f"{url}/reset", json={"max_steps": 0}, timeout=30)
+    assert bad.status_code == 422
+    schema = httpx.get(f"{url}/schema", timeout=30).json()
+    assert set(schema["reset_options"]["properties"]) >= {"task_id", "index", "split", "max_steps"}
