@@ -196,41 +196,6 @@ def _train(argv: list[str]) -> int:
     return train_main(argv)
 
 
-def _mcp(args: argparse.Namespace) -> int:
-    import json
-
-    from ._extras import require
-
-    require("mcp", extra="mcp", feature="openenv mcp")
-    import anyio
-
-    from .mcp import serve_stdio
-    from .server._serve import EnvNotFound
-
-    try:
-        options = json.loads(args.reset_options) if args.reset_options else None
-    except json.JSONDecodeError as exc:
-        print(f"openenv mcp: --reset-options is not JSON: {exc}", file=sys.stderr)
-        return 2
-    try:
-        anyio.run(lambda: serve_stdio(args.target, image=args.image, reset_options=options))
-    except EnvNotFound as exc:
-        print(f"openenv mcp: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        pass
-    return 0
-
-
-def _train(argv: list[str]) -> int:
-    try:
-        from .train._cli import main as train_main  # needs the 'train' extra (torch)
-    except MissingExtra as exc:
-        print(f"openenv train: {exc}", file=sys.stderr)
-        return 2
-    return train_main(argv)
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="openenv", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
