@@ -1,0 +1,139 @@
+"""The loop: metrics, checkpoints and resume, failures, the CLI."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from openenv.cli import main as cli_main
+from openenv.train import TrainConfig, read_metrics, train
+
+from ._count_env import CountEnv
+from ._count_fixtures import small_config
+
+REQUIRED = (
+    "step",
+    "reward_mean",
+    "reward_std",
+    "episodes",
+    "tokens",
+    "frac_zero_std",
+    "entropy",
+    "clip_low",
+    "clip_high",
+    "logprob_gap",
+    "gen_tokens_per_s",
+    "train_tokens_per_s",
+    "episodes_per_s",
+    "env_latency_p50_ms",
+    "env_latency_p90_ms",
+    "staleness_max",
+    "weight_sync_s",
+)
+
+
+def test_metrics_and_resume_give_the_same_next_step(serve: Callable[..., Any], tmp_path: Path) -> None:
+    server = serve(CountEnv, max_sessions=64)
+    straight = train(small_config([server.url], str(tmp_path / "a"), steps=3, checkpoint_every=2))
+    assert [r["step"] for r in straight] == [0, 1, 2]
+    for key in REQUIRED:
+        assert key in straight[0], key
+    assert straight[0]["episodes"] == 16
+    assert straight[0]["failed"] == 0
+    assert straight[0]["logprob_gap"] < 1e-4  # on-policy: the sampler and the trainer agree
+    logged = read_metrics(tmp_path / "a")
+    assert [(r["step"], r["reward_mean"], r["tokens"]) for r in logged] == [
+        (r["step"], r["reward_mean"], r["tokens"]) for r in straight
+    ]
+    assert logged[0]["kl"] is None  # no reference model: nan is written as null
+
+    b = tmp_path / "b"
+    train(small_config([server.url], str(b), steps=2, checkpoint_every=2))
+    resumed = train(small_config([server.url], str(b), steps=3, checkpoint_every=2, resume=True))
+    assert [r["step"] for r in resumed] == [2]
+    for key in ("reward_mean", "loss", "entropy", "tokens", "grad_norm"):
+        assert resumed[0][key] == pytest.approx(straight[2][key], rel=1e-6, abs=1e-9), key
+    assert [r["step"] for r in read_metrics(b)] == [0, 1, 2]
+    wa = torch.load(tmp_path / "a" / "checkpoint.pt", weights_only=False)["model"]
+    wb = torch.load(b / "checkpoint.pt", weights_only=False)["model"]
+    assert all(torch.allclose(wa[k], wb[k]) for k in wa)
+    server.wait_active(0)
+
+
+def test_a_dead_env_server_neither_stalls_nor_crashes(serve: Callable[..., Any], tmp_path: Path) -> None:
+    server = serve(CountEnv, max_sessions=64)
+    rows = train(small_config([server.url, "http://127.0.0.1:9"], str(tmp_path), steps=2))
+    assert [r["episodes"] for r in rows] == [8, 8]
+    assert [r["failed"] for r in rows] == [8, 8]
+    assert all(r["loss"] is not None for r in rows)
+    # nothing reachable at all: steps still complete, with no update
+    rows = train(small_config(["http://127.0.0.1:9"], str(tmp_path / "none"), steps=2))
+    assert [r["episodes"] for r in rows] == [0, 0]
+    assert "loss" not in rows[0]
+
+
+def test_config_file_and_names(tmp_path: Path) -> None:
+    path = tmp_path / "run.toml"
+    path.write_text('env = ["http://127.0.0.1:1"]\nsteps = 7\nadvantage = "rloo"\nloss = "gspo"\n')
+    cfg = TrainConfig.from_file(path, steps=9)
+    assert cfg.steps == 9
+    assert cfg.to_dict()["advantage"] == "rloo"
+    assert cfg.to_dict()["loss"] == "gspo"
+    with pytest.raises(ValueError, match="unknown advantage 'ppo'"):
+        TrainConfig.from_dict({"env": ["x"], "advantage": "ppo"})
+    with pytest.raises(ValueError, match="unknown config keys: stepz"):
+        TrainConfig.from_dict({"env": ["x"], "stepz": 1})
+    with pytest.raises(ValueError, match="group_size must be at least 2"):
+        TrainConfig(env=["x"], group_size=1)
+
+
+def test_cli(serve: Callable[..., Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    if not torch.cuda.is_available():
+        assert (
+            cli_main(["train", "--env", "http://127.0.0.1:9", "--device", "cuda", "--out", str(tmp_path)])
+            == 2
+        )
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1
+        assert "no CUDA GPU is visible" in err
+    server = serve(CountEnv, max_sessions=64)
+    config = tmp_path / "c.json"
+    config.write_text(json.dumps({"max_new_tokens": 1, "progress": False}))
+    out = tmp_path / "run"
+    args = [
+        "train",
+        "--env",
+        server.url,
+        "--model",
+        "tiny",
+        "--steps",
+        "2",
+        "--group-size",
+        "2",
+        "--prompts-per-step",
+        "3",
+        "--max-turns",
+        "1",
+        "--workers",
+        "0",
+        "--device",
+        "cpu",
+        "--out",
+        str(out),
+        "--config",
+        str(config),
+    ]
+    assert cli_main(args) == 0
+    rows = read_metrics(out)
+    assert [r["step"] for r in rows] == [0, 1]
+    assert rows[0]["episodes"] == 6
+    assert cli_main(["train", "plot", str(out)]) == 0
+    png = (out / "reward.png").read_bytes()
+    assert png.startswith(b"\x89PNG\r\n\x1a\n")
+    assert len(png) > 1000
+    assert cli_main(["train", "plot", str(tmp_path / "empty")]) == 2
