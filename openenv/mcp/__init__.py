@@ -13,11 +13,11 @@ The models import without the SDK; everything else loads it on first use.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+import typing
 
 from ._models import MCP_MODELS, McpState, ToolCall, ToolResult
 
-if TYPE_CHECKING:
+if typing.TYPE_CHECKING:
     from ._bridge import RESET_META_KEY, SESSION_ARG, EnvMcpServer
     from ._server_env import McpConnection, McpServerEnv, mcp_server_env
     from ._stdio import serve_stdio
@@ -47,7 +47,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> typing.Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'openenv.mcp' has no attribute {name!r}")

@@ -1,0 +1,68 @@
+"""``openenv mcp TARGET`` over stdio, driven by the official SDK 2.x client."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from echo_env import EchoEnv
+from mcp.client.client import Client
+from mcp.client.stdio import StdioServerParameters
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def openenv_mcp(*args: str) -> StdioServerParameters:
+    return StdioServerParameters(command=sys.executable, args=["-m", "openenv", "mcp", *args], cwd=str(REPO))
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_env_folder_over_stdio_is_one_episode(mode):
+    params = openenv_mcp("envs/echo_env", "--reset-options", '{"max_steps": 2}')
+    async with Client(params, mode=mode) as client:
+        (tool,) = (await client.list_tools()).tools
+        assert tool.name == "echo"
+        assert "session_id" not in tool.input_schema["properties"]  # the process is the episode
+        first = await client.call_tool("echo", {"message": "a"})
+        assert first.structured_content is not None
+        assert first.structured_content["echoed_message"] == "a"
+        bad = await client.call_tool("echo", {"message": 3})
+        assert bad.is_error
+        second = await client.call_tool("echo", {"message": "bb"})
+        assert second.structured_content is not None
+        assert second.structured_content["truncated"] is True  # step 2 of the same episode
+        over = await client.call_tool("echo", {"message": "c"})
+        assert over.is_error
+        assert "episode is over" in over.content[0].text
+
+
+async def test_served_url_is_relayed_over_one_env_session(serve):
+    server = serve(EchoEnv)
+    async with Client(openenv_mcp(server.url, "--reset-options", '{"max_steps": 3}')) as client:
+        (tool,) = (await client.list_tools()).tools
+        assert tool.name == "echo"
+        for n in (1, 2, 3):
+            result = await client.call_tool("echo", {"message": "x" * n})
+            assert result.structured_content is not None
+            assert result.structured_content["message_length"] == n
+        assert result.structured_content["truncated"] is True
+        assert server.active == 1
+    server.wait_active(0)
+
+
+def test_unknown_target_is_one_line_and_exit_2():
+    proc = subprocess.run(
+        [sys.executable, "-m", "openenv", "mcp", "no_such_env_anywhere"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("openenv mcp: no environment 'no_such_env_anywhere'")
+    assert proc.stderr.count("\n") == 1
+    assert proc.stdout == ""
