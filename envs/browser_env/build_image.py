@@ -41,7 +41,7 @@ def fetch_debs(client: object, base_tag: str, dest: Path) -> int:
         "-o", f"Dir::State::status={work / 'status'}",
         "-o", f"Dir::Cache::archives={work / 'archives'}",
         "-o", "Debug::NoLocking=1",
-        "chromium",
+        "chromium", "libatomic1",  # libatomic1: Playwright's bundled node needs it
     ]  # fmt: skip
     subprocess.run(apt, check=True, capture_output=True)
     dest.mkdir()
@@ -66,7 +66,14 @@ def main() -> None:
         ctx = Path(tmp) / "ctx"
         (ctx / "wheels").mkdir(parents=True)
         _pip_wheel(["--no-deps", str(HERE)], ctx / "wheels", print)
-        _pip_wheel(project["dependencies"], ctx / "wheels", print)
+        # Only miniwob's pages are used: not its Python dependencies (selenium, numpy, ...).
+        deps = [d for d in project["dependencies"] if not d.startswith("miniwob")]
+        _pip_wheel(deps, ctx / "wheels", print)
+        _pip_wheel(
+            ["--no-deps", *(d for d in project["dependencies"] if d.startswith("miniwob"))],
+            ctx / "wheels",
+            print,
+        )
         print(f"{fetch_debs(client, base_tag, ctx / 'debs')} .debs for chromium")
         shutil.copy(HERE / "Dockerfile", ctx / "Dockerfile")
         _docker_build(client, ctx, args.tag, {"OPENENV_BASE": base_tag}, args.no_cache, print)

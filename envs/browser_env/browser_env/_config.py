@@ -28,6 +28,7 @@ class BrowserConfig(BaseModel):
         default=(), description="origins besides the task server that goto and links may reach"
     )
     action_timeout_s: float = Field(default=5.0, gt=0, le=300, description="Playwright's wait for one action")
+    load_timeout_s: float = Field(default=30.0, gt=0, le=600, description="the wait for a page to load")
     hang_timeout_s: float = Field(
         default=10.0, gt=0, le=600, description="a page silent this long is hung: its session ends"
     )

@@ -73,7 +73,8 @@ class BrowserEnv(AsyncEnvironment[BrowserAction, BrowserObservation, BrowserStat
         task = _tasks.choose(opts.task_id, opts.index, opts.split, seed)
         host = await self._get_host()
         page = await self._fresh_page(host)
-        await self._guard(page.goto(host.origin + task.path), "loading the task page")
+        load_s = self._config.load_timeout_s
+        await self._guard(page.goto(host.origin + task.path), "loading the task page", load_s + 5)
         limit_ms = int(opts.time_limit_s * 1000)
         if not await self._guard(page.evaluate(_tasks.START_JS, [task.seed, limit_ms]), "starting the task"):
             await self._guard(page.wait_for_function("WOB_TASK_READY", polling=20), "the task getting ready")
@@ -120,15 +121,21 @@ class BrowserEnv(AsyncEnvironment[BrowserAction, BrowserObservation, BrowserStat
             if not host.allows(act.url):
                 allowed = ", ".join(sorted(host.allowed_origins))
                 return f"navigation to {act.url!r} refused: only {allowed} allowed"
-            return await self._attempt(page.goto(act.url), "goto", self._config.hang_timeout_s)
-        element = getattr(act, "id", None)
-        if element is not None and element not in self._ids:
-            return f"no element [{element}] in the last observation"
-        error = await self._attempt(_page.apply(page, act, self._config.action_timeout_s * 1000), act.type)
+            error = await self._attempt(page.goto(act.url), "goto", self._config.load_timeout_s)
+        else:
+            element = getattr(act, "id", None)
+            if element is not None and element not in self._ids:
+                return f"no element [{element}] in the last observation"
+            error = await self._attempt(
+                _page.apply(page, act, self._config.action_timeout_s * 1000), act.type
+            )
         if not host.allows(page.url):
-            # A link or script left the allowed origins: go back rather than show that page.
-            await self._guard(page.go_back(), "going back")
-            error = f"the page navigated to {page.url!r}, outside the allowed origins: went back"
+            # A link, redirect or script left the allowed origins: do not show that page.
+            left = page.url
+            await self._attempt(page.go_back(), "going back", self._config.load_timeout_s)
+            if not host.allows(page.url):
+                await self._attempt(page.goto("about:blank"), "leaving", self._config.load_timeout_s)
+            error = f"the page went to {left!r}, outside the allowed origins: navigation refused"
         return error
 
     async def _attempt(self, call: Awaitable[Any], what: str, timeout_s: float | None = None) -> str | None:
@@ -243,7 +250,7 @@ class BrowserEnv(AsyncEnvironment[BrowserAction, BrowserObservation, BrowserStat
             self._page = await self._context.new_page()
             self._page.on("crash", self._on_crash)
             self._page.set_default_timeout(self._config.action_timeout_s * 1000)
-            self._page.set_default_navigation_timeout(self._config.hang_timeout_s * 1000)
+            self._page.set_default_navigation_timeout(self._config.load_timeout_s * 1000)
             return self._page
         await self._guard(self._context.clear_cookies(), "clearing cookies")
         if host.allows(self._page.url) and self._page.url != "about:blank":

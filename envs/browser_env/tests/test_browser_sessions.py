@@ -20,7 +20,7 @@ TASKS = ("click-test", "click-button", "enter-text", "choose-list")
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[BrowserServer]:
-    srv = BrowserServer(hang_timeout_s=2.0, action_timeout_s=1.0).start()
+    srv = BrowserServer(hang_timeout_s=3.0, action_timeout_s=1.0).start()
     yield srv
     srv.stop()
 
@@ -122,3 +122,18 @@ def test_crashed_renderer_ends_only_its_session(server: BrowserServer) -> None:
         with pytest.raises(SessionClosed, match="crashed"):
             doomed.reset(seed=1, task_id="click-test")
         assert _solve(healthy, "enter-text", 5) == 1.0
+
+
+def test_page_leaving_the_allowed_origins_is_sent_back(server: BrowserServer) -> None:
+    with EnvClient(server.url, MODELS) as env:
+        obs = env.reset(seed=1, task_id="click-test", episode_id="leaver").observation
+        page = server.env_of("leaver")._page
+        # The page itself (not a goto) sends the browser elsewhere when the button is clicked;
+        # Chromium resolves no outside host, so it lands on its error page: sent back too.
+        js = "() => { subbtn.onclick = () => { location.href = 'https://example.com/x'; }; }"
+        server.on_loop(lambda: page.evaluate(js))
+        result = env.step(ClickAction(id=2))
+        assert "outside the allowed origins: navigation refused" in (
+            result.observation.last_action_error or ""
+        )
+        assert result.observation.url == obs.url
