@@ -26,6 +26,7 @@ from ._text import clean, clip
 from ._verifier import Verdict, verify
 from .models import TerminalAction, TerminalObservation, TerminalResetOptions, TerminalState
 
+_GRACE_S = 1.0  # after Ctrl-C, how long the prompt may take before the shell is restarted
 _WRITE = 'mkdir -p -- "$(dirname -- "$1")" && cat > "$1" && { [ -z "$2" ] || chmod "$2" "$1"; }'
 
 
@@ -220,7 +221,7 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
             if chunk is not None:
                 return self._observe(_join(earlier, chunk), exit_code=chunk.status)
             shell.interrupt()
-            chunk = await shell.wait_finished(2.0)
+            chunk = await shell.wait_finished(_GRACE_S)
             if chunk is not None:
                 return self._observe(_join(earlier, chunk), exit_code=chunk.status, timed_out=True)
             partial = _join(earlier, shell.take())
