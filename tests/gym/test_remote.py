@@ -61,6 +61,15 @@ def test_registered_id_and_reset_options(serve):
         env.close()
     env = gymnasium.make("openenv.gym:openenv/Remote-v0", url=server.url)
     env.close()
+    vec = gymnasium.make_vec(
+        "openenv/Remote-v0", num_envs=3, vectorization_mode="vector_entry_point", url=server.url
+    )
+    try:
+        assert isinstance(vec, RemoteVectorEnv)
+        obs, _ = vec.reset(seed=0)
+        assert list(obs["echoed_message"]) == ["Echo environment ready!"] * 3
+    finally:
+        vec.close()
 
 
 def test_declared_spaces_win(serve):

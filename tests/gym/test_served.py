@@ -120,3 +120,44 @@ def test_server_env_kwargs_reach_gymnasium_make(serve):
 def test_unknown_gym_id_is_env_not_found():
     with pytest.raises(EnvNotFound, match="gym:NoSuchEnv-v0"):
         load_env_class("gym:NoSuchEnv-v0")
+
+
+def test_openenv_serve_cli_with_env_kwargs(tmp_path):
+    """The real CLI: ``openenv serve gym:CartPole-v1 --env-kwargs ...`` in a child process."""
+    import contextlib
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    argv = [
+        sys.executable,
+        "-m",
+        "openenv",
+        "serve",
+        "gym:CartPole-v1",
+        "--port",
+        str(port),
+        "--env-kwargs",
+        '{"max_episode_steps": 3}',
+    ]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
+                    break
+            assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+            assert time.monotonic() < deadline, "server did not start"
+            time.sleep(0.05)
+        remote = RemoteEnv(f"http://127.0.0.1:{port}")
+        remote.reset(seed=0)
+        assert [remote.step(i % 2)[3] for i in range(3)] == [False, False, True]
+        remote.close()
+    finally:
+        proc.terminate()
+        proc.wait(10)
