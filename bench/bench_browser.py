@@ -13,7 +13,9 @@ episode never ends); a reset loads the task page with a new seed. Also: what a P
 screenshot adds to a step, and sessions per GiB (PSS of the server and all its
 children, Chromium included, for N open sessions minus one).
 
-    .venv/bin/python bench/bench_browser.py            # about 1-2 minutes
+Then ``_browser_designs``: the async design against one sync-API thread per session.
+
+    .venv/bin/python bench/bench_browser.py            # about 2-3 minutes
     .venv/bin/python bench/bench_browser.py --quick
 """
 
@@ -28,6 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import _browser_designs
 import psutil
 from _util import (
     HOST,
@@ -264,6 +267,7 @@ def main() -> None:
     parser.add_argument("--resets", type=int, default=5)
     parser.add_argument("--sessions", type=int, default=8)
     parser.add_argument("--quick", action="store_true", help="2 blocks of 10 steps, 4 sessions")
+    parser.add_argument("--designs", default="1,4", help="N for the thread-design comparison; '' skips")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     if args.quick:
@@ -280,9 +284,20 @@ def main() -> None:
         direct.close()
         server.stop()
     res["memory"] = memory(args)
+    if args.designs:
+        ns = tuple(int(n) for n in args.designs.split(","))
+        res["designs"] = _browser_designs.compare(ns, args.steps)
     res["wall_s"] = time.perf_counter() - t0
     res["machine"]["loadavg_at_end"] = machine()["loadavg_at_start"]
     print(report(res, args.sessions))
+    if "designs" in res:
+        rows = [
+            [k, fmt(v["step_p50_ms"], 1), fmt(v["steps_per_s"], 1), fmt(v["pss_mib"])]
+            for k, v in res["designs"].items()
+        ]
+        print(
+            "\n" + table(["design, N sessions stepping at once", "step p50 ms", "steps/s", "PSS MiB"], rows)
+        )
     print(
         f"\nwall {res['wall_s']:.0f} s; load {res['machine']['loadavg_at_start']} -> "
         f"{res['machine']['loadavg_at_end']}; commit {res['machine'].get('commit', '?')}"
