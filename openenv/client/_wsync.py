@@ -20,7 +20,7 @@ from collections.abc import Mapping
 
 from websockets.client import ClientProtocol
 from websockets.datastructures import Headers
-from websockets.exceptions import InvalidHandshake, InvalidURI
+from websockets.exceptions import InvalidHandshake, InvalidURI, PayloadTooBig
 from websockets.frames import Opcode
 from websockets.http11 import Response
 from websockets.typing import Subprotocol
@@ -238,6 +238,11 @@ class SyncWebSocket:
             rcvd = proto.close_rcvd
             raise connection_closed(rcvd.code if rcvd else None, rcvd.reason if rcvd else "")
         if proto.parser_exc is not None:
+            if isinstance(proto.parser_exc, PayloadTooBig):
+                raise ConnectionClosed(
+                    f"a frame from the server was over this client's limit ({proto.parser_exc}); "
+                    "raise the client's max_frame_bytes"
+                )
             raise ConnectionClosed(f"protocol error: {proto.parser_exc}")
 
     def close(self, code: int = 1000) -> None:

@@ -96,7 +96,7 @@ class Session:
                 f"session {self.id} is closed ({self.closed_reason})", reason=self.closed_reason
             )
         if need_reset and self.state is SessionState.READY:
-            raise ResetRequired("this session has no episode yet: call reset before step or state")
+            raise ResetRequired(f"session {self.id} has no episode yet: call reset before step or state")
 
     async def _run(self, what: str, timeout_s: float | None, *args: Any, **kwargs: Any) -> Any:
         if self.busy is not None:

@@ -212,7 +212,7 @@ class Connection:
         if session is None:
             if key is None and not self.extended:
                 raise SessionClosed("the session of this connection is closed")
-            raise ResetRequired(f"{_name(key)} has no episode on this connection: send reset first")
+            raise ResetRequired(f"{_name(key)} has no episode yet: call reset before step or state")
         return session
 
     async def _close_one(self, key: str | None, rid: Any) -> dict[str, Any] | None:

@@ -238,7 +238,7 @@ def test_frame_too_large(serve):
 def test_reply_over_the_client_limit_is_a_transport_error(server):
     with EnvClient(server.url, MODELS, max_frame_bytes=2000) as env:
         env.reset()
-        with pytest.raises(TransportError):
+        with pytest.raises(TransportError, match=r"over this client's limit.*max_frame_bytes"):
             env.step(TAction(blob_size=5000))
     server.wait_active(0)
 
