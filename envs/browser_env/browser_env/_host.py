@@ -90,7 +90,13 @@ class BrowserHost:
                 f"no Chromium at {self.config.chromium_path}: install it (Debian: apt-get install chromium) "
                 "or set chromium_path / OPENENV_BROWSER_CHROMIUM"
             )
-        from playwright.async_api import async_playwright
+        try:
+            from playwright.async_api import async_playwright
+        except ImportError:
+            raise ModuleNotFoundError(
+                "browser_env needs Playwright: pip install 'playwright>=1.50' "
+                "(it drives the system Chromium: no 'playwright install')"
+            ) from None
 
         self.pages = TaskServer()
         self.allowed_origins = frozenset({self.pages.origin, *map(origin_of, self.config.allowed_origins)})
