@@ -33,7 +33,7 @@ from ._checks import (
     check_schema,
 )
 from ._checks_extra import check_http, check_mcp, check_tasks
-from ._manifest import ManifestError, load_manifest
+from ._manifest import MANIFEST, ManifestError, load_manifest
 from ._probe import ProbeError, http
 from ._report import Outcome, Report
 
@@ -93,23 +93,33 @@ def validate_url(
 
 
 def check_folder(folder: Path, report: Report) -> bool | None:
-    """The files of an env folder; returns the manifest's ``deterministic`` claim."""
+    """The files of an env folder; returns the manifest's ``deterministic`` claim.
+
+    A broken manifest or no entry point fails; a missing manifest, Dockerfile or README
+    only warns (the env still serves; ``push`` and ``build`` need them).
+    """
     claim: bool | None = None
-    try:
-        manifest = load_manifest(folder)
-        claim = manifest.deterministic or None
-        report.add("manifest", Outcome.PASS, f"openenv.yaml: {manifest.name} ({manifest.env})")
-    except ManifestError as exc:
-        report.add("manifest", Outcome.FAIL, str(exc))
-    problems = [f"{name} is missing" for name in ("pyproject.toml", "Dockerfile", "README.md")
-                if not (folder / name).is_file()]
+    if not (folder / MANIFEST).is_file():
+        report.add("manifest", Outcome.WARN, f"no {MANIFEST} (openenv push needs one; init makes one)")
+    else:
+        try:
+            manifest = load_manifest(folder)
+            claim = manifest.deterministic or None
+            report.add("manifest", Outcome.PASS, f"{MANIFEST}: {manifest.name} ({manifest.env})")
+        except ManifestError as exc:
+            report.add("manifest", Outcome.FAIL, str(exc))
+    entry = None
     if (folder / "pyproject.toml").is_file():
         with (folder / "pyproject.toml").open("rb") as f:
             project = tomllib.load(f).get("project", {})
-        if not project.get("entry-points", {}).get("openenv.envs"):
-            problems.append('pyproject.toml has no [project.entry-points."openenv.envs"] table')
-    if problems:
-        report.add("files", Outcome.FAIL, "the env folder is incomplete", problems)
+        entry = project.get("entry-points", {}).get("openenv.envs")
+    if not entry:
+        report.add("files", Outcome.FAIL, 'no pyproject.toml with [project.entry-points."openenv.envs"]')
+        return claim
+    missing = [name for name in ("Dockerfile", "README.md") if not (folder / name).is_file()]
+    if missing:
+        details = [f"{n} is missing" for n in missing]
+        report.add("files", Outcome.WARN, f"{' and '.join(missing)} missing", details)
     else:
         report.add("files", Outcome.PASS, "pyproject.toml (openenv.envs entry point), Dockerfile, README")
     return claim

@@ -74,9 +74,15 @@ def test_validate_folder_reports_missing_files(tmp_path: Path):
     (made / "Dockerfile").unlink()
     (made / "openenv.yaml").write_text("name: Not An Identifier\n")
     report = validate_path(made)
-    assert report.failed() == ["manifest", "files"], report.render()
+    assert report.failed() == ["manifest"], report.render()
+    assert report.get("files").outcome.value == "warn"
     assert "Dockerfile is missing" in report.get("files").details
     assert report.get("serve").outcome.value == "pass"  # the env itself still runs
+    (made / "openenv.yaml").unlink()
+    (made / "pyproject.toml").write_text('[project]\nname = "x"\n')
+    report = validate_path(made)
+    assert report.failed() == ["files", "serve"], report.render()
+    assert report.get("manifest").outcome.value == "warn"
 
 
 @pytest.mark.parametrize("bad", ["", "1abc", "class", "my env", "openenv", "Ünï"])
