@@ -120,9 +120,12 @@ class Sandbox:
         if not argv:
             raise SandboxError("empty command")
         prefix: list[str] = []
+        if self._lease:  # a prefix, not Popen(user=...): uvloop's subprocesses lack it
+            uid = str(self.uid)
+            prefix = [_which("setpriv"), f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--"]
         prlimit = shutil.which("prlimit")
         if prlimit:
-            prefix = [prlimit, *self.config.limits.prlimit_args(), "--"]
+            prefix += [prlimit, *self.config.limits.prlimit_args(), "--"]
         if ctty:
             prefix += [_which("setsid"), "--ctty"]
         if self.isolation is Isolation.BWRAP:
@@ -168,8 +171,6 @@ class Sandbox:
             kwargs["cwd"] = str(self.root)  # bwrap's --chdir sets the inner one
         else:
             kwargs["cwd"] = cwd or str(self.workdir)
-        if self._lease:
-            kwargs.update(user=self.uid, group=self.uid, extra_groups=[])
         if not shutil.which("prlimit"):
             kwargs["preexec_fn"] = _LimitsPreexec(self.config.limits)
         return kwargs

@@ -1,0 +1,166 @@
+"""A real ``openenv serve terminal`` at each sandbox level: sessions are isolated, and
+every escape attempt is contained while the server and the other sessions keep working."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from _terminal_fixtures import LEVELS, ROOT, served
+from terminal_env import MODELS, TerminalAction
+
+from openenv import AsyncEnvClient
+
+pytestmark = pytest.mark.timeout(240)
+
+
+@pytest.fixture(scope="module", params=LEVELS)
+def server(request: pytest.FixtureRequest) -> Iterator[Any]:
+    with served(str(request.param)) as replica:
+        replica.level = request.param
+        yield replica
+
+
+def client(server: Any) -> AsyncEnvClient[Any, Any, Any]:
+    return AsyncEnvClient(server.base_url, MODELS, timeout_s=60)
+
+
+async def sh(env: AsyncEnvClient[Any, Any, Any], command: str, timeout_s: float = 10) -> Any:
+    result = await env.step(TerminalAction(command=command, timeout_s=timeout_s))
+    return result.observation
+
+
+def healthy(server: Any) -> dict[str, Any]:
+    r = httpx.get(f"{server.base_url}/health", timeout=10)
+    assert r.status_code == 200
+    assert server.alive()
+    return dict(r.json())
+
+
+def test_metadata_reports_the_sandbox_in_force(server: Any) -> None:
+    meta = httpx.get(f"{server.base_url}/metadata", timeout=10).json()
+    sandbox = meta["sandbox"]
+    assert sandbox["requested"] == server.level
+    assert sandbox["level"] == ("bwrap" if server.level == "strict" else "rlimits")
+    assert sandbox["network"] is (server.level != "strict")  # never reported stronger than it is
+    healthy(server)
+
+
+async def test_four_concurrent_sessions_are_isolated(server: Any) -> None:
+    envs = [client(server) for _ in range(4)]
+    try:
+        await asyncio.gather(*(env.reset(free_shell=True) for env in envs))
+        await asyncio.gather(*(sh(env, f"echo {i} > mine.txt; cd /tmp; V={i}") for i, env in enumerate(envs)))
+        start = time.monotonic()
+        outs = await asyncio.gather(*(sh(env, 'sleep 0.5; echo "$V"; cat ~/mine.txt; ls ~') for env in envs))
+        assert time.monotonic() - start < 2.0  # they ran side by side
+        for i, obs in enumerate(outs):
+            assert obs.output.split() == [str(i), str(i), "mine.txt"]
+            assert obs.cwd == "/tmp"
+    finally:
+        await asyncio.gather(*(env.close() for env in envs))
+
+
+async def test_escape_attempts_are_contained(server: Any, tmp_path: Path) -> None:
+    strict = server.level == "strict"
+    attacker, bystander = client(server), client(server)
+    try:
+        await attacker.reset(free_shell=True)
+        await bystander.reset(free_shell=True)
+        await sh(bystander, "echo s3cret > secret.txt")
+        bystander_home = (await sh(bystander, "pwd")).output.strip()
+
+        async def bystander_ok() -> None:
+            assert (await sh(bystander, "echo alive")).output == "alive\n"
+            healthy(server)
+
+        # busy loop: Ctrl-C at the timeout
+        obs = await sh(attacker, "while :; do :; done", timeout_s=0.5)
+        assert obs.timed_out
+        await bystander_ok()
+        # infinite output: bounded
+        obs = await sh(attacker, "yes", timeout_s=0.5)
+        assert obs.timed_out
+        assert len(obs.output) < 20_000
+        await bystander_ok()
+        # memory bomb: the address-space limit stops it
+        obs = await sh(attacker, "python3 -c 'x = bytearray(16 << 30)'")
+        assert obs.exit_code == 1
+        assert "MemoryError" in obs.output
+        await bystander_ok()
+        # fork bomb: nproc is per sandbox where each has its own uid (a root server)
+        if ROOT:
+            await sh(attacker, "b() { b | b & }; b; sleep 2", timeout_s=3)
+            await bystander_ok()
+            restarted = await attacker.step(TerminalAction(type="restart"))  # kills the whole tree
+            assert restarted.observation.session_restarted
+            assert (await sh(attacker, "echo back")).output == "back\n"
+        # writing outside the workdir
+        obs = await sh(attacker, f"touch /usr/x /etc/x {Path.cwd()}/x 2>&1; ls /usr/x /etc/x 2>&1")
+        assert "No such file" in obs.output
+        assert "x" not in await asyncio.to_thread(os.listdir, "/usr")
+        # reading the server's files and another session's
+        secret = tmp_path / "server-secret"
+        secret.write_text("top")
+        secret.chmod(0o600)
+        others = f"{bystander_home}/secret.txt /tmp/openenv-sandbox/*/work/secret.txt"
+        obs = await sh(attacker, f"cat {secret} {others}")
+        assert "top" not in obs.output
+        assert "s3cret" not in obs.output
+        if strict:
+            assert "No such file" in (await sh(attacker, f"ls {Path.cwd()}")).output
+        # killing the server
+        obs = await sh(attacker, f"kill -9 {server.proc.pid}; echo rc=$?")
+        assert "rc=1" in obs.output
+        await bystander_ok()
+        # network egress, to the server's own port too
+        port = server.base_url.rsplit(":", 1)[1]
+        connect = f"import socket; socket.create_connection(('127.0.0.1', {port}), 2); print('connected')"
+        probe = f'python3 -c "{connect}"'
+        obs = await sh(attacker, probe)
+        if strict:
+            assert "connected" not in obs.output
+            assert obs.exit_code == 1
+        else:  # rlimits: no network namespace, and the report says so (test_metadata...)
+            assert "connected" in obs.output
+        await bystander_ok()
+    finally:
+        await attacker.close()
+        await bystander.close()
+
+
+async def test_no_process_survives_the_session(server: Any) -> None:
+    env = client(server)
+    await env.reset(free_shell=True)
+    await sh(env, "sleep 1234.5 & nohup sleep 1234.5 >/dev/null 2>&1 &")
+    await sh(env, "setsid sleep 1234.5 & disown -a; echo ok")
+    for _ in range(100):
+        if _sleepers() >= 3:
+            break
+        await asyncio.sleep(0.05)
+    assert _sleepers() >= 3
+    await env.close()
+    for _ in range(200):  # the server closes the session as the connection ends
+        if not _sleepers():
+            break
+        await asyncio.sleep(0.05)
+    assert _sleepers() == 0
+    healthy(server)
+
+
+def _sleepers() -> int:
+    count = 0
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if f.read() == b"sleep\x001234.5\x00":
+                    count += 1
+        except OSError:
+            continue
+    return count
