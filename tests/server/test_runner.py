@@ -146,6 +146,19 @@ def test_auto_env_method_slow_on_the_loop_goes_back_to_threads(serve, caplog):
     assert any("worker threads" in r.getMessage() for r in caplog.records)
 
 
+def test_auto_env_is_built_and_closed_off_the_loop_even_once_promoted(serve):
+    server = serve(make_env(execution=Execution.AUTO), slow_call_s=5.0)
+    with EnvClient(server.url, MODELS) as env:
+        env.reset()
+        for _ in range(PROMOTE_AFTER + 1):
+            env.step(TAction())
+        assert server.manager.runner.runs_on_loop("step")
+    server.wait_closes([1])
+    tracker = server.tracker
+    assert server.loop_thread not in tracker.threads("close")  # an AUTO close may block
+    assert server.loop_thread not in tracker.threads("init")
+
+
 @pytest.mark.parametrize("execution", [Execution.INLINE, Execution.THREAD])
 def test_explicit_execution_is_never_demoted(serve, execution):
     server = serve(make_env(execution=execution), slow_call_s=0.01)
