@@ -116,13 +116,12 @@ def _openenv_source() -> Path | None:
     return root if (root / "pyproject.toml").is_file() and (root / "openenv").is_dir() else None
 
 
-_wheel_cache: dict[tuple[str, float], Path] = {}
+_wheel_cache: dict[str, Path] = {}
 
 
 def _openenv_wheel(root: Path, dest: Path) -> None:
-    """openenv's own wheel, built once per process while its sources are unchanged."""
-    files = [root / "pyproject.toml", *(root / "openenv").rglob("*")]
-    key = (str(root), max(p.stat().st_mtime for p in files if p.is_file()))
+    """openenv's own wheel, built once per process (the openenv this process runs)."""
+    key = str(root)
     wheel = _wheel_cache.get(key)
     if wheel is None or not wheel.is_file():
         wheel = _pip_wheel(root, Path(tempfile.mkdtemp(prefix="openenv-wheel-")))

@@ -171,3 +171,21 @@ def test_cli_exit_status_is_one_on_failure():
 
 def test_outcome_values_are_stable():
     assert [o.value for o in Outcome] == ["pass", "fail", "warn", "skip"]
+
+
+def test_task_api_is_checked_where_present(serve, tmp_path):
+    pytest.importorskip("datasets", reason="the Task API needs the tasks extra (datasets)")
+    from openenv.tasks import TaskOptions, TaskSet
+
+    rows = [{"id": f"q{i}", "question": f"{i} + 1", "answer": i + 1} for i in range(3)]
+    (tmp_path / "train.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+    class QuizEnv(CountEnv):
+        task_set = TaskSet(str(tmp_path / "train.jsonl"))
+        reset_options_model = TaskOptions
+
+    report = validate_url(serve(QuizEnv).url)
+    assert report.ok, report.render()
+    tasks = report.get("tasks")
+    assert tasks.outcome is Outcome.PASS
+    assert tasks.summary == "Task API at /QuizEnv/: splits, num_tasks, task_range, bad split"

@@ -47,8 +47,17 @@ def env_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def pushed(hub: FakeHub, env_dir: Path) -> PushResult:
-    return push(env_dir, "alice/maze", private=True, token=hub.token, endpoint=hub.url)
+def pushed(hub: FakeHub, env_dir: Path) -> list[str]:
+    """``openenv push --private`` with the token from ``HF_TOKEN``: the files it printed."""
+    env = {**os.environ, "HF_TOKEN": hub.token, "HF_ENDPOINT": hub.url, "HF_HUB_DISABLE_TELEMETRY": "1"}
+    out = subprocess.run(
+        [sys.executable, "-m", "openenv", "push", str(env_dir), "--repo-id", "alice/maze", "--private"],
+        capture_output=True, text=True, timeout=120, env=env,
+    )
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith(f"pushed 10 files to {hub.url}/spaces/alice/maze (commit ")
+    return [line.strip() for line in lines[1:]]
 
 
 def front_matter(readme: bytes) -> dict:
@@ -57,18 +66,16 @@ def front_matter(readme: bytes) -> dict:
     return yaml.safe_load(text.split("---\n")[1])
 
 
-def test_push_uploads_the_staged_space(hub: FakeHub, pushed: PushResult):
+def test_push_uploads_the_staged_space(hub: FakeHub, pushed: list[str]):
     repo = hub.repos["alice/maze"]
-    assert sorted(repo.files) == sorted(SPACE_FILES) == pushed.files
+    assert sorted(repo.files) == sorted(SPACE_FILES) == pushed
     assert (repo.private, repo.sdk) == (True, "docker")
-    assert pushed.url == f"{hub.url}/spaces/alice/maze"
-    assert pushed.commit == repo.sha
     methods = [c for c in hub.calls if c[1].startswith("/api/")]
     assert methods[:2] == [("GET", "/api/whoami-v2"), ("POST", "/api/repos/create")]
     assert methods[-1] == ("POST", "/api/spaces/alice/maze/commit/main")
 
 
-def test_front_matter_and_dockerfile(hub: FakeHub, pushed: PushResult):
+def test_front_matter_and_dockerfile(hub: FakeHub, pushed: list[str]):
     files = hub.repos["alice/maze"].files
     meta = front_matter(files["README.md"])
     assert meta["sdk"] == "docker"
@@ -84,20 +91,23 @@ def test_front_matter_and_dockerfile(hub: FakeHub, pushed: PushResult):
 
 
 def test_dry_run_lists_exactly_what_push_uploads_and_contacts_nobody(hub: FakeHub, env_dir: Path,
-                                                                      pushed: PushResult):
+                                                                      pushed: list[str]):
     before = len(hub.calls)
     result = push(env_dir, "alice/maze", dry_run=True, endpoint=hub.url, token="unused")
     assert result.dry_run
-    assert result.files == pushed.files
+    assert result.files == pushed
     assert len(hub.calls) == before
 
 
-def test_second_push_reuses_the_space(hub: FakeHub, env_dir: Path, pushed: PushResult):
+def test_second_push_reuses_the_space(hub: FakeHub, env_dir: Path, pushed: list[str]):
     (env_dir / "maze" / "extra.py").write_text("X = 1\n")
     try:
         again = push(env_dir, "alice/maze", token=hub.token, endpoint=hub.url)
     finally:
         (env_dir / "maze" / "extra.py").unlink()
+    assert isinstance(again, PushResult)
+    assert again.url == f"{hub.url}/spaces/alice/maze"
+    assert again.commit == hub.repos["alice/maze"].sha
     assert "maze/extra.py" in again.files
     assert hub.repos["alice/maze"].files["maze/extra.py"] == b"X = 1\n"
     assert len(hub.repos["alice/maze"].commits) == 2
@@ -128,15 +138,3 @@ def test_bad_token_and_no_token(hub: FakeHub, env_dir: Path, monkeypatch: pytest
 def test_bad_repo_ids(env_dir: Path, repo_id: str):
     with pytest.raises(HubError, match="not a Hub repo id"):
         push(env_dir, repo_id, dry_run=True)
-
-
-def test_cli_push_takes_the_token_from_hf_token(hub: FakeHub, env_dir: Path):
-    env = {**os.environ, "HF_TOKEN": hub.token, "HF_ENDPOINT": hub.url, "HF_HUB_DISABLE_TELEMETRY": "1"}
-    out = subprocess.run(
-        [sys.executable, "-m", "openenv", "push", str(env_dir), "--repo-id", "org/maze-cli"],
-        capture_output=True, text=True, timeout=120, env=env,
-    )
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.startswith(f"pushed 10 files to {hub.url}/spaces/org/maze-cli")
-    assert sorted(hub.repos["org/maze-cli"].files) == sorted(SPACE_FILES)
-    assert not hub.repos["org/maze-cli"].private
