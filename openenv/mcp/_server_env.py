@@ -3,8 +3,8 @@
 Each env session holds one MCP connection, opened at reset (a fresh server process
 per episode for a command) and closed on the next reset and at close. Actions are
 tool calls, observations are tool results, the tool list is in the reset
-observation's metadata, and the reward comes from a supplied function (a rubric is
-a callable too): ``reward(action, observation) -> float | None``, sync or async.
+observation's metadata, and the reward comes from an ``openenv.rewards`` rubric or
+any function ``reward(action, observation) -> float | None``, sync or async.
 
 The SDK's client runs its transport in task groups that must be left by the task
 that entered them, so each connection is held open by a task of its own; calls are
@@ -117,7 +117,8 @@ class McpServerEnv(AsyncEnvironment[ToolCall, ToolResult, McpState]):
         env: extra environment variables for a command (the SDK passes only
             ``HOME``, ``PATH``, ``SHELL``, ``TERM``, ``USER``, ``LOGNAME`` through).
         cwd: working directory of a command.
-        reward: ``(action, observation) -> float | None``, sync or async.
+        reward: a ``Rubric`` (scored with ``acall``) or ``(action, observation) -> float
+            | None``, sync or async.
         done_tools: calling one of these tools ends the episode (terminated).
         max_steps: the episode ends truncated after this many tool calls.
         tool_timeout_s: a call running longer is cancelled; ``is_error``, ``timed_out``.
@@ -169,7 +170,8 @@ class McpServerEnv(AsyncEnvironment[ToolCall, ToolResult, McpState]):
         self._state.step_count += 1
         obs = await self._call(self._conn.client, action)
         if self._reward is not None:
-            value = self._reward(action, obs)
+            acall = getattr(self._reward, "acall", None)  # an openenv.rewards.Rubric scores on the loop
+            value = acall(action, obs) if callable(acall) else self._reward(action, obs)
             obs.reward = await value if inspect.isawaitable(value) else value
         if action.tool in self._done_tools and not obs.is_error:
             obs.done = True

@@ -18,13 +18,9 @@ def submitted(action: ToolCall, observation: ToolResult) -> float:
 
 
 def tool_server_env(piddir: str, **kwargs):  # type: ignore[no-untyped-def]
+    config = {"reward": submitted, "done_tools": ["submit"], **kwargs}
     return mcp_server_env(
-        "tool_server",
-        command=[sys.executable, TOOL_SERVER],
-        env={"OPENENV_TEST_PIDDIR": piddir},
-        reward=submitted,
-        done_tools=["submit"],
-        **kwargs,
+        "tool_server", command=[sys.executable, TOOL_SERVER], env={"OPENENV_TEST_PIDDIR": piddir}, **config
     )
 
 

@@ -14,7 +14,8 @@ import httpx
 import pytest
 
 from openenv import AsyncEnvClient, ExecutionError
-from openenv.mcp import MCP_MODELS, McpServerEnv, ToolCall, mcp_server_env
+from openenv.mcp import MCP_MODELS, McpServerEnv, ToolCall, ToolResult, mcp_server_env
+from openenv.rewards import Rubric
 
 from ._mcp_envs import tool_server_env
 
@@ -87,12 +88,22 @@ async def test_episode_through_our_client(serve, tmp_path):
     server.wait_active(0)
 
 
-async def test_max_steps_truncates(serve, tmp_path):
-    server = serve(tool_server_env(str(tmp_path), max_steps=2))
+class ResultIsTwo(Rubric):
+    """An async rubric: 1.0 when the tool answered 2."""
+
+    async def forward(self, action: ToolCall, observation: ToolResult) -> float:
+        return 1.0 if observation.structured_content == {"result": 2} else 0.0
+
+
+async def test_rubric_reward_and_max_steps(serve, tmp_path):
+    server = serve(tool_server_env(str(tmp_path), max_steps=2, reward=ResultIsTwo()))
     async with AsyncEnvClient(server.url, MCP_MODELS) as client:
         await client.reset()
-        assert not (await client.step(ToolCall(tool="add", arguments={"a": 1, "b": 1}))).done
+        two = await client.step(ToolCall(tool="add", arguments={"a": 1, "b": 1}))
+        assert two.reward == 1.0
+        assert not two.done
         last = await client.step(ToolCall(tool="count"))
+        assert last.reward == 0.0
         assert last.truncated
         assert not last.terminated
     wait_gone(pids(tmp_path))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -66,3 +67,24 @@ def test_unknown_target_is_one_line_and_exit_2():
     assert proc.stderr.startswith("openenv mcp: no environment 'no_such_env_anywhere'")
     assert proc.stderr.count("\n") == 1
     assert proc.stdout == ""
+
+
+async def test_readme_harness_entries_work(serve):
+    """The README's ``mcpServers`` block: the stdio command and the URL entry both serve."""
+    readme = (REPO / "README.md").read_text()
+    section = readme[readme.index("## Use it from an agent harness (MCP)") :]
+    block = section[section.index("```json\n") + 8 : section.index("```\n", section.index("```json\n") + 8)]
+    entries = json.loads(block)["mcpServers"]
+    (stdio,) = [e for e in entries.values() if "command" in e]
+    (http,) = [e for e in entries.values() if "url" in e]
+    command = str(Path(sys.executable).with_name(stdio["command"]))  # the venv's console script
+    async with Client(StdioServerParameters(command=command, args=stdio["args"], cwd=str(REPO))) as client:
+        result = await client.call_tool("echo", {"message": "hi"})
+        assert result.structured_content is not None
+        assert result.structured_content["echoed_message"] == "hi"
+    server = serve(EchoEnv)
+    assert http["url"].startswith("http://127.0.0.1:8000/mcp")
+    async with Client(http["url"].replace("http://127.0.0.1:8000", server.url)) as client:
+        result = await client.call_tool("echo", {"message": "hi"})
+        assert result.structured_content is not None
+        assert result.structured_content["echoed_message"] == "hi"
