@@ -78,14 +78,20 @@ class Worker:
         self._buf = bytearray()
         self._busy = False
         self._seq = 0
+        intr_r, self._intr = os.pipe()
         try:
-            self.proc = self.sandbox.popen(
-                [python, "-I", "-u", "-c", _WORKER_SOURCE],
-                env=env,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-            )
+            try:
+                self.proc = self.sandbox.popen(
+                    [python, "-I", "-u", "-c", _WORKER_SOURCE],
+                    env={**(env or {}), "CODING_ENV_INTERRUPT_FD": str(intr_r)},
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                    pass_fds=(intr_r,),
+                )
+            finally:
+                os.close(intr_r)
+            os.set_blocking(self._intr, False)
             assert self.proc.stdin is not None
             assert self.proc.stdout is not None
             self._out = self.proc.stdout.fileno()
@@ -134,14 +140,19 @@ class Worker:
 
     def interrupt(self) -> None:
         """Raise ``KeyboardInterrupt`` in the running cell (no-op when idle or dead)."""
-        if self._busy and self.alive:
-            with contextlib.suppress(WorkerLost):
-                self._send({"op": "interrupt"})
+        with self._write_lock:  # close() cannot free the fd number under us
+            if self._busy and self._intr >= 0:
+                with contextlib.suppress(OSError):  # gone, or a full pipe of interrupts
+                    os.write(self._intr, b"\x03")
 
     def close(self) -> None:
         """Kill every process of the worker and delete its sandbox. Idempotent."""
         proc = getattr(self, "proc", None)
         self.sandbox.close()
+        with self._write_lock:
+            if self._intr >= 0:
+                os.close(self._intr)
+                self._intr = -1
         if proc is not None:
             for stream in (proc.stdin, proc.stdout):
                 with contextlib.suppress(OSError):

@@ -2,16 +2,16 @@
 
 Started as ``python -I -u -c <this source>``. Frames on the pipes it was given as
 stdin/stdout are 4-byte big-endian lengths followed by JSON. The parent sends
-``{"op": "exec", "code": ...}`` and ``{"op": "interrupt"}``; the worker answers each
-exec with one reply (``stdout``, ``stderr``, ``result``, ``exception``, ...), and says
-``{"op": "ready"}`` once at start.
+``{"op": "exec", "code": ...}``; the worker answers each with one reply (``stdout``,
+``stderr``, ``result``, ``exception``, ...), and says ``{"op": "ready"}`` once at
+start. A byte on the pipe named by ``CODING_ENV_INTERRUPT_FD`` interrupts the cell.
 
 Cells share one namespace (a notebook). A trailing expression is evaluated and its
 ``repr`` returned as ``result``. Output written through ``sys.stdout``/``sys.stderr``
 and through file descriptors 1 and 2 (child processes) is captured, keeping the head
 and the tail past a limit. An ``interrupt`` raises ``KeyboardInterrupt`` in the running
-cell; the namespace survives. A reader thread owns the input pipe, so an interrupt
-needs no signal from outside the sandbox.
+cell; the namespace survives. The interrupt arrives on a pipe, not as a signal, so
+it needs no way to signal a process inside the sandbox's PID namespace.
 """
 
 import ast
@@ -19,7 +19,6 @@ import io
 import json
 import linecache
 import os
-import queue
 import signal
 import struct
 import sys
@@ -83,6 +82,8 @@ class FdCapture:
     def drain(self, into: Capture) -> None:
         f = self.file
         size = os.fstat(f.fileno()).st_size
+        if not size:
+            return  # the common case: no child process wrote anything
         if size:
             f.seek(0)
             if size <= 2 * into.half:
@@ -135,7 +136,6 @@ class Worker:
         self.out = FdCapture(1)
         self.err = FdCapture(2)
         self.namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": __builtins__}
-        self.cells: queue.SimpleQueue[dict[str, Any]] = queue.SimpleQueue()
         self.running = False
         self.count = 0
         self.main = threading.get_ident()
@@ -146,22 +146,23 @@ class Worker:
         if self.running:
             raise KeyboardInterrupt
 
-    def read_loop(self) -> None:
+    def watch_interrupts(self, fd: int) -> None:
+        """Each byte on ``fd`` interrupts the running cell (a thread that is idle
+        until then, so a cell's own round trip has no thread hop)."""
+        os.set_inheritable(fd, False)
+        while os.read(fd, 64):
+            if self.running:
+                signal.pthread_kill(self.main, signal.SIGINT)
+
+    def serve(self) -> None:
+        fd = os.environ.get("CODING_ENV_INTERRUPT_FD")
+        if fd:
+            threading.Thread(target=self.watch_interrupts, args=(int(fd),), daemon=True).start()
+        self.channel.send({"op": "ready", "pid": os.getpid()})
         while True:
             msg = self.channel.recv()
             if msg is None:
                 os._exit(0)  # the parent is gone
-            if msg.get("op") == "interrupt":
-                if self.running:
-                    signal.pthread_kill(self.main, signal.SIGINT)
-            else:
-                self.cells.put(msg)
-
-    def serve(self) -> None:
-        threading.Thread(target=self.read_loop, daemon=True).start()
-        self.channel.send({"op": "ready", "pid": os.getpid()})
-        while True:
-            msg = self.cells.get()
             reply = self.run_cell(str(msg.get("code", "")), msg.get("count"))
             if os.getpid() != self.pid:
                 os._exit(0)  # a process the cell forked: only the worker answers
