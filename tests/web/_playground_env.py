@@ -34,6 +34,15 @@ class Paint(BaseModel):
     label: str = Field(default="", max_length=40)
 
 
+class CanvasOptions(BaseModel):
+    """Reset options: where the brush starts."""
+
+    model_config = {"extra": "forbid"}
+
+    start_x: int = Field(default=0, ge=0, le=100)
+    note: str | None = None
+
+
 class CanvasAction(Action):
     cmd: Annotated[Move | Paint, Field(discriminator="kind")]
 
@@ -52,6 +61,7 @@ class CanvasEnv(Environment[CanvasAction, CanvasObservation, State]):
     """Move a brush and paint: the playground's test env."""
 
     execution = Execution.INLINE
+    reset_options_model = CanvasOptions
 
     def __init__(self) -> None:
         self._state, self._x, self._color, self._label = State(), 0, "red", ""
@@ -63,7 +73,8 @@ class CanvasEnv(Environment[CanvasAction, CanvasObservation, State]):
 
     def reset(self, *, seed: int | None = None, episode_id: str | None = None,
               options: Any = None) -> CanvasObservation:
-        self._state, self._x, self._color, self._label = State(episode_id=episode_id), 0, "red", ""
+        start = options.start_x if isinstance(options, CanvasOptions) else 0
+        self._state, self._x, self._color, self._label = State(episode_id=episode_id), start, "red", ""
         return self._observe(0.0, {})
 
     def step(self, action: CanvasAction) -> CanvasObservation:

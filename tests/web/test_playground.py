@@ -47,18 +47,19 @@ def test_drive_an_episode_in_the_browser(serve, page):
     # the tagged union: a select of its branches, the first one's fields shown
     union = page.locator("select[data-union=cmd]")
     assert union.locator("option").all_inner_texts() == ["move", "paint"]
-    assert page.locator("input[name=dx]").get_attribute("min") == "-3"
+    assert page.locator("#action-fields input[name=dx]").get_attribute("min") == "-3"
 
     page.fill("#reset-seed", "5")
+    page.fill("#reset-fields input[name=start_x]", "3")  # a form from the reset options schema
     page.click("#reset-button")
     page.wait_for_selector("#step-button:not([disabled])")
     assert rows(page) == 1
 
-    page.fill("input[name=dx]", "2")
+    page.fill("#action-fields input[name=dx]", "2")
     page.click("#step-button")
     page.wait_for_function("document.querySelectorAll('#history tbody tr').length === 2")
     assert page.inner_text("#reward") == "0.2"
-    assert '"x": 2' in page.inner_text("#observation")
+    assert '"x": 5' in page.inner_text("#observation")
 
     union.select_option(label="paint")
     page.select_option("select[name=color]", label="blue")

@@ -4,7 +4,7 @@
 
 const ROOT = location.pathname.replace(/web\/?(index\.html)?$/, "");
 const $ = (id) => document.getElementById(id);
-const state = { schema: null, session: null, step: 0, form: null };
+const state = { schema: null, session: null, step: 0, form: null, options: null };
 
 // --- HTTP -----------------------------------------------------------------------
 
@@ -46,10 +46,11 @@ async function onSession(method, suffix, body) {
 
 // --- the form, from JSON Schema ------------------------------------------------------
 
-function resolve(node) {
+// ``root`` is the schema whose $defs a $ref points into (the action's, the options').
+function resolve(node, root) {
   let guard = 0;
   while (node && node.$ref && guard++ < 20) {
-    let target = state.schema.action;
+    let target = root;
     for (const part of node.$ref.replace(/^#\//, "").split("/")) target = target[part];
     const { $ref, ...rest } = node;
     node = { ...target, ...rest };
@@ -73,28 +74,28 @@ function labelled(name, node, required, input) {
   return el("label", {}, title, input, hint);
 }
 
-function tagOf(branch) {
+function tagOf(branch, root) {
   for (const [key, prop] of Object.entries(branch.properties || {})) {
-    const p = resolve(prop);
+    const p = resolve(prop, root);
     if (p.const !== undefined) return { key, value: p.const };
     if (p.enum && p.enum.length === 1) return { key, value: p.enum[0] };
   }
   return null;
 }
 
-function unionField(name, branches, required) {
-  const resolved = branches.map(resolve);
+function unionField(name, branches, required, root) {
+  const resolved = branches.map((b) => resolve(b, root));
   const box = el("fieldset", { "data-field": name }, el("legend", { text: `${name} (one of)` }));
   const select = el("select", { "data-union": name });
   resolved.forEach((b, i) => {
-    const tag = tagOf(b);
+    const tag = tagOf(b, root);
     select.append(el("option", { value: String(i), text: (tag && String(tag.value)) || b.title || `option ${i + 1}` }));
   });
   const holder = el("div");
   let current = null;
   const render = () => {
     holder.replaceChildren();
-    current = build(resolved[Number(select.value)], null, true);
+    current = build(resolved[Number(select.value)], null, true, root);
     holder.append(current.el);
   };
   select.addEventListener("change", () => { render(); syncJson(); });
@@ -103,26 +104,29 @@ function unionField(name, branches, required) {
   return { el: box, get: () => current.get() };
 }
 
-function build(node, name, required) {
-  node = resolve(node);
+function build(node, name, required, root) {
+  node = resolve(node, root);
   if (node.const !== undefined) return { el: null, get: () => node.const };
   const branches = node.oneOf || node.anyOf;
   if (branches) {
-    const real = branches.filter((b) => resolve(b).type !== "null");
-    if (real.length === 1) return build({ ...resolve(real[0]), description: node.description, default: node.default }, name, false);
-    return unionField(name || "action", real, required);
+    const real = branches.filter((b) => resolve(b, root).type !== "null");
+    if (real.length === 1) {
+      const only = { ...resolve(real[0], root), description: node.description, default: node.default };
+      return build(only, name, false, root);
+    }
+    return unionField(name || "action", real, required, root);
   }
-  if (node.type === "object" && node.properties) return objectField(node, name);
+  if (node.type === "object" && node.properties) return objectField(node, name, root);
   return scalarField(node, name, required);
 }
 
-function objectField(node, name) {
+function objectField(node, name, root) {
   const req = new Set(node.required || []);
   const children = [];
   const box = name ? el("fieldset", { "data-field": name }, el("legend", { text: name })) : el("div");
   for (const [key, prop] of Object.entries(node.properties)) {
     if (key === "metadata") continue; // the base Action's free-form dict; use the JSON box
-    const child = build(prop, key, req.has(key));
+    const child = build(prop, key, req.has(key), root);
     children.push([key, child]);
     if (child.el) box.append(child.el);
   }
@@ -263,7 +267,7 @@ async function onReset(ev) {
   $("error").textContent = "";
   try {
     const raw = $("reset-options").value.trim();
-    const body = raw ? JSON.parse(raw) : {};
+    const body = { ...(state.options ? state.options.get() : {}), ...(raw ? JSON.parse(raw) : {}) };
     const seed = $("reset-seed").value;
     if (seed !== "") body.seed = Number(seed);
     const episode = $("reset-episode").value.trim();
@@ -308,7 +312,12 @@ async function main() {
     document.title = `${meta.name} · openenv playground`;
     $("env-name").textContent = meta.name;
     $("env-description").textContent = meta.description || "";
-    state.form = build(schema.action, null, true);
+    state.form = build(schema.action, null, true, schema.action);
+    const options = schema.reset_options;
+    if (options && options.properties && Object.keys(options.properties).length) {
+      state.options = build(options, null, true, options);
+      $("reset-fields").replaceChildren(state.options.el);
+    }
     $("action-fields").replaceChildren(state.form.el || el("p", { class: "hint", text: "this action has no fields" }));
     syncJson();
     $("status").textContent = "ready";
