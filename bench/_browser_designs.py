@@ -66,7 +66,11 @@ def run_async(n: int, steps: int) -> dict[str, float]:
             await host.aclose()
         return _figures(lats, wall, pss)
 
-    return asyncio.run(main())
+    try:
+        from uvloop import run  # what the server runs
+    except ImportError:
+        from asyncio import run  # type: ignore[assignment]
+    return run(main())
 
 
 def run_threads(n: int, steps: int) -> dict[str, float]:

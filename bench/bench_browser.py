@@ -60,7 +60,13 @@ class Direct:
     """The same Playwright calls an env step makes, without server, session or env."""
 
     def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
+        # The loop the server runs (uvloop when installed): the comparison is of the calls.
+        try:
+            import uvloop
+
+            self.loop: asyncio.AbstractEventLoop = uvloop.new_event_loop()
+        except ImportError:
+            self.loop = asyncio.new_event_loop()
         self.host = BrowserHost(BrowserConfig())
         self.page: Any = None
 
