@@ -189,3 +189,10 @@ def test_task_api_is_checked_where_present(serve, tmp_path):
     tasks = report.get("tasks")
     assert tasks.outcome is Outcome.PASS
     assert tasks.summary == "Task API at /QuizEnv/: splits, num_tasks, task_range, bad split"
+
+
+def test_a_ws_url_is_accepted(serve):
+    server = serve(CountEnv)
+    report = validate_url(server.ws_url, max_steps=1)
+    assert report.target == server.url
+    assert report.ok, report.render()
