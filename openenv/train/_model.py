@@ -101,8 +101,12 @@ class Policy:
     name: str
 
     def logits(self, input_ids: Tensor, attention_mask: Tensor) -> Tensor:
-        out: Any = self.model(input_ids=input_ids, attention_mask=attention_mask)
-        return out if isinstance(out, Tensor) else out.logits  # HF returns a ModelOutput
+        if isinstance(self.model, TinyLM):
+            return self.model(input_ids, attention_mask)  # type: ignore[no-any-return]
+        out: Any = self.model(
+            input_ids=input_ids, attention_mask=attention_mask, position_ids=_positions(attention_mask)
+        )
+        return out.logits  # type: ignore[no-any-return]
 
 
 def load_policy(name: str, *, seed: int = 0) -> Policy:
@@ -130,5 +134,12 @@ def hidden_and_head(policy: Policy, input_ids: Tensor, attention_mask: Tensor) -
     model: Any = policy.model
     if isinstance(model, TinyLM):
         return model.hidden(input_ids, attention_mask), model.head
-    out = model.get_decoder()(input_ids=input_ids, attention_mask=attention_mask)
+    out = model.get_decoder()(
+        input_ids=input_ids, attention_mask=attention_mask, position_ids=_positions(attention_mask)
+    )
     return out.last_hidden_state, model.get_output_embeddings()
+
+
+def _positions(attention_mask: Tensor) -> Tensor:
+    """Position ids that skip left padding."""
+    return (attention_mask.long().cumsum(1) - 1).clamp(min=0)

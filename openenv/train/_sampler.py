@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from ._model import Policy
+from ._model import Policy, TinyLM
 
 
 def _left_pad(contexts: list[list[int]], pad_id: int, device: torch.device) -> tuple[Tensor, Tensor]:
@@ -39,6 +39,20 @@ def sample(
     policy.model.eval()
     ids, mask = _left_pad(contexts, policy.renderer.pad_id, device)
     stops = torch.tensor(policy.renderer.stop_ids, device=device)
+    if not isinstance(policy.model, TinyLM):
+        from ._hf import hf_generate
+
+        new, logps = hf_generate(
+            policy.model,
+            ids,
+            mask,
+            pad_id=policy.renderer.pad_id,
+            stop_ids=policy.renderer.stop_ids,
+            max_new_tokens=max_new_tokens,
+            temperature=temperature,
+            generator=generator,
+        )
+        return _trim(new.tolist(), logps.tolist(), policy.renderer.stop_ids)
     n = len(contexts)
     done = torch.zeros(n, dtype=torch.bool, device=device)
     out_ids: list[Tensor] = []
@@ -56,11 +70,17 @@ def sample(
         done = done | torch.isin(nxt, stops)
         if bool(done.all()):
             break
-    all_ids = torch.stack(out_ids, 1).tolist()
-    all_logps = torch.stack(out_logps, 1).tolist()
+    return _trim(
+        torch.stack(out_ids, 1).tolist(), torch.stack(out_logps, 1).tolist(), policy.renderer.stop_ids
+    )
+
+
+def _trim(
+    all_ids: list[list[int]], all_logps: list[list[float]], stop_ids: tuple[int, ...]
+) -> list[tuple[list[int], list[float]]]:
+    """Cut each row after its first stop token (kept); padding after it goes."""
     results = []
-    stop_set = set(policy.renderer.stop_ids)
     for row_ids, row_logps in zip(all_ids, all_logps, strict=True):
-        end = next((j + 1 for j, t in enumerate(row_ids) if t in stop_set), len(row_ids))
+        end = next((j + 1 for j, t in enumerate(row_ids) if t in stop_ids), len(row_ids))
         results.append((row_ids[:end], row_logps[:end]))
     return results

@@ -1,0 +1,106 @@
+"""Hugging Face models: sampling with ``generate`` and a randomly initialised local model.
+
+``random_hf_model(path)`` writes a Llama-architecture model with random weights and a
+character-level tokenizer (the ``tiny`` alphabet, with a chat template) to ``path``, all
+built locally: tests and benchmarks get a real ``transformers`` model of a chosen shape
+where no pretrained weights can be downloaded.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from .._extras import require
+from ._render import tiny_alphabet
+
+CHAT_TEMPLATE = (
+    "{% for m in messages %}{{ '<|' + m['role'] + '|>' + m['content'] }}"
+    "{% if m['role'] == 'assistant' %}{{ eos_token + '\\n' }}{% endif %}{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|assistant|>' }}{% endif %}"
+)
+
+
+def random_hf_model(
+    path: str | Path,
+    *,
+    hidden_size: int = 64,
+    layers: int = 2,
+    heads: int = 4,
+    intermediate_size: int = 256,
+    max_positions: int = 2048,
+    seed: int = 0,
+) -> Path:
+    """Save a random ``LlamaForCausalLM`` and its tokenizer to ``path``; returns ``path``."""
+    transformers = require("transformers", extra="train", feature="random_hf_model")
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+
+    specials = ["<pad>", "<s>", "</s>", "<unk>", "<|user|>", "<|assistant|>", "<|system|>"]
+    vocab = {tok: i for i, tok in enumerate([*specials, *tiny_alphabet(), "\n"])}
+    core = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    core.pre_tokenizer = pre_tokenizers.Split("", behavior="isolated")
+    core.decoder = decoders.Fuse()
+    tokenizer = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=core,
+        bos_token="<s>",
+        eos_token="</s>",
+        pad_token="<pad>",
+        unk_token="<unk>",
+        additional_special_tokens=specials[4:],
+    )
+    tokenizer.chat_template = CHAT_TEMPLATE
+    config = transformers.LlamaConfig(
+        vocab_size=len(vocab),
+        hidden_size=hidden_size,
+        intermediate_size=intermediate_size,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        num_key_value_heads=heads,
+        max_position_embeddings=max_positions,
+        bos_token_id=1,
+        eos_token_id=2,
+        pad_token_id=0,
+        tie_word_embeddings=False,
+    )
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = transformers.LlamaForCausalLM(config)
+    out = Path(path)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    return out
+
+
+@torch.no_grad()
+def hf_generate(
+    model: Any,
+    ids: torch.Tensor,
+    mask: torch.Tensor,
+    *,
+    pad_id: int,
+    stop_ids: tuple[int, ...],
+    max_new_tokens: int,
+    temperature: float,
+    generator: torch.Generator,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``model.generate`` on left-padded ``ids``: new ids ``[n, k]`` and their logprobs."""
+    torch.manual_seed(int(torch.randint(0, 2**62, (1,), generator=generator)))
+    out = model.generate(
+        input_ids=ids,
+        attention_mask=mask,
+        do_sample=True,
+        temperature=temperature,
+        top_k=0,
+        top_p=1.0,
+        max_new_tokens=max_new_tokens,
+        pad_token_id=pad_id,
+        eos_token_id=list(stop_ids),
+        output_logits=True,
+        return_dict_in_generate=True,
+    )
+    new = out.sequences[:, ids.shape[1] :]
+    logits = torch.stack(out.logits, 1).float() / temperature
+    logps = torch.log_softmax(logits, -1).gather(2, new[..., None]).squeeze(2)
+    return new, logps
