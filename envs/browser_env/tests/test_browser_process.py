@@ -7,8 +7,10 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
+from typing import IO
 
 import psutil
 import pytest
@@ -40,13 +42,13 @@ def _browsers_of(proc: psutil.Process) -> list[psutil.Process]:
     return found
 
 
-def _serve_and_use() -> tuple[subprocess.Popen[bytes], list[psutil.Process]]:
-    """Start the server, run one episode in two sessions; its Chromium processes."""
+def _serve(log: IO[bytes]) -> tuple[subprocess.Popen[bytes], str]:
+    """``openenv serve envs/browser_env`` on a free port, once it accepts connections."""
     port = _free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "openenv", "serve", str(ENV_DIR), "--port", str(port), "--no-web"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        stdout=log,
+        stderr=subprocess.STDOUT,
         start_new_session=True,
     )
     url = f"http://127.0.0.1:{port}"
@@ -58,8 +60,14 @@ def _serve_and_use() -> tuple[subprocess.Popen[bytes], list[psutil.Process]]:
         except OSError:
             if proc.poll() is not None or time.monotonic() > deadline:
                 proc.kill()
-                raise RuntimeError(f"server did not start: {proc.stderr.read().decode()[-2000:]}") from None
+                log.seek(0)
+                raise RuntimeError(f"server did not start: {log.read().decode()[-2000:]}") from None
             time.sleep(0.1)
+    return proc, url
+
+
+def _use(proc: subprocess.Popen[bytes], url: str) -> list[psutil.Process]:
+    """Run episodes in two sessions; the server's Chromium processes."""
     with EnvClient(url, MODELS) as a, EnvClient(url, MODELS) as b:
         a.reset(seed=1, task_id="click-test")
         b.reset(seed=2, task_id="click-test")
@@ -68,7 +76,7 @@ def _serve_and_use() -> tuple[subprocess.Popen[bytes], list[psutil.Process]]:
         # One browser process tree for the whole server, however many sessions.
         roots = [p for p in browsers if "chrom" not in p.parent().name().lower()]
         assert len(roots) == 1, roots
-    return proc, browsers
+    return browsers
 
 
 def _wait_gone(procs: list[psutil.Process], timeout_s: float) -> list[psutil.Process]:
@@ -78,10 +86,17 @@ def _wait_gone(procs: list[psutil.Process], timeout_s: float) -> list[psutil.Pro
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["sigterm", "sigkill"])
 def test_no_chromium_outlives_the_server(sig: signal.Signals) -> None:
-    proc, browsers = _serve_and_use()
-    assert browsers
-    os.kill(proc.pid, sig)
-    proc.wait(30)
+    with tempfile.TemporaryFile() as log:
+        proc, url = _serve(log)
+        try:
+            browsers = _use(proc, url)
+            assert browsers
+            os.kill(proc.pid, sig)
+            proc.wait(30)
+        finally:
+            if proc.poll() is None:  # a failed check above: do not leave the server running
+                proc.kill()
+                proc.wait(10)
     left = _wait_gone(browsers, 15)
     for p in left:  # clean up before failing
         p.kill()
