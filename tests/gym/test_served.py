@@ -161,3 +161,19 @@ def test_openenv_serve_cli_with_env_kwargs(tmp_path):
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_fast_observation_dumps_as_pydantic_does():
+    from openenv._protocol import observation_data
+
+    cls = load_env_class("gym:CartPole-v1")
+    model = cls.observation_model
+    obs, info = np.arange(4, dtype=np.float32), {"x": np.int64(2), "arr": np.ones(2)}
+    fast = model.fast(obs, 1.0, True, False, info)
+    slow = model(observation=obs, reward=1.0, terminated=True, truncated=False, done=True, info=info)
+    assert isinstance(fast, model)
+    assert fast == slow
+    for binary in (True, False):
+        assert observation_data(fast, binary, True) == observation_data(slow, binary, True)
+    assert fast.model_dump(mode="json") == slow.model_dump(mode="json")
+    assert fast.model_dump(include={"reward"}) == {"reward": 1.0}  # other call shapes: pydantic's
