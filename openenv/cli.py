@@ -27,6 +27,10 @@ def _serve(args: argparse.Namespace) -> int:
         if not isinstance(env_kwargs, dict):
             print("openenv serve: --env-kwargs must be a JSON object, e.g. '{\"size\": 3}'", file=sys.stderr)
             return 2
+    if args.sandbox:
+        import os
+
+        os.environ["OPENENV_SANDBOX"] = args.sandbox  # read by openenv.sandbox; workers inherit it
     try:
         settings = ServerSettings.from_env(
             host=args.host,
@@ -215,6 +219,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--call-timeout", type=float, help="deadline in seconds of each env call (default 300; 0 = none)"
+    )
+    p.add_argument(
+        "--sandbox",
+        choices=["strict", "auto", "none"],
+        help="containment of envs that run commands (OPENENV_SANDBOX; default auto; "
+        "strict refuses to start without bubblewrap)",
     )
     p.set_defaults(func=_serve)
 
