@@ -6,9 +6,9 @@
 Needs the ``train`` extra (torch; ``torchmonarch`` for ``workers > 0``).
 """
 
-from .._extras import require
+from .._extras import require as _require
 
-require("torch", extra="train", feature="openenv.train")
+_require("torch", extra="train", feature="openenv.train")
 
 from ._algos import (  # noqa: E402
     ADVANTAGES,

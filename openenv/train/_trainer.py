@@ -189,14 +189,12 @@ def train(cfg: TrainConfig) -> list[dict[str, Any]]:
             else LocalPool(policy, cfg.env, settings, seed=cfg.seed, device=cfg.device)
         )
         log = MetricsLog(out, cfg.steps, cfg.progress)
+        rollouts = _Rollouts(runner, pool, cfg, policy)
         try:
             for step in range(start, cfg.steps):
                 t0 = time.perf_counter()
-                runner.run(pool.sync(policy, step))
-                t1 = time.perf_counter()
-                groups = [(g, task_seed(cfg, step, g)) for g in range(cfg.prompts_per_step)]
-                episodes = runner.run(pool.rollout(step, groups))
-                t2 = time.perf_counter()
+                episodes, sync_s = rollouts.get(step)
+                t1, t2 = t0 + sync_s, time.perf_counter()
                 row = _score(cfg, step, episodes)
                 fresh = [
                     e for e in episodes if e.reward is not None and _staleness(e, step) <= cfg.max_staleness
@@ -228,6 +226,48 @@ def train(cfg: TrainConfig) -> list[dict[str, Any]]:
             runner.run(pool.close())
             torch.set_num_threads(threads)
     return rows
+
+
+class _Rollouts:
+    """Rollouts step by step; with ``max_staleness >= 1`` one step ahead.
+
+    Pipelined, the rollout of step ``s + 1`` is started (with the weights of version
+    ``s``) before the update of step ``s``, so Monarch workers sample while the trainer
+    trains; step ``s + 1`` then trains on episodes one version old, with the ratio taken
+    against the sampler's logprobs. An in-process pool has nothing to overlap with and
+    runs each rollout when it is started.
+    """
+
+    def __init__(self, runner: asyncio.Runner, pool: Pool, cfg: TrainConfig, policy: Policy) -> None:
+        self.runner, self.pool, self.cfg, self.policy = runner, pool, cfg, policy
+        self.pending: tuple[int, Any] | None = None
+
+    def _start(self, step: int, version: int) -> float:
+        t0 = time.perf_counter()
+        self.runner.run(self.pool.sync(self.policy, version))
+        sync_s = time.perf_counter() - t0
+        groups = [(g, task_seed(self.cfg, step, g)) for g in range(self.cfg.prompts_per_step)]
+        if isinstance(self.pool, LocalPool):
+            self.pending = (step, self.runner.run(self.pool.rollout(step, groups)))
+        else:
+            task = self.runner.get_loop().create_task(self.pool.rollout(step, groups))
+            self.runner.run(asyncio.sleep(0))  # let it send its calls to the workers
+            self.pending = (step, task)
+        return sync_s
+
+    async def _wait(self, task: asyncio.Task[list[Episode]]) -> list[Episode]:
+        return await task
+
+    def get(self, step: int) -> tuple[list[Episode], float]:
+        """The episodes of ``step`` and the seconds spent sending weights."""
+        sync_s = self._start(step, step) if self.pending is None or self.pending[0] != step else 0.0
+        assert self.pending is not None
+        result = self.pending[1]
+        self.pending = None
+        episodes = result if isinstance(result, list) else self.runner.run(self._wait(result))
+        if self.cfg.max_staleness >= 1 and step + 1 < self.cfg.steps:
+            sync_s += self._start(step + 1, step)
+        return episodes, sync_s
 
 
 def _staleness(e: Episode, step: int) -> int:

@@ -137,3 +137,14 @@ def test_cli(serve: Callable[..., Any], tmp_path: Path, capsys: pytest.CaptureFi
     assert png.startswith(b"\x89PNG\r\n\x1a\n")
     assert len(png) > 1000
     assert cli_main(["train", "plot", str(tmp_path / "empty")]) == 2
+
+
+def test_one_step_off_policy(serve: Callable[..., Any], tmp_path: Path) -> None:
+    server = serve(CountEnv, max_sessions=64)
+    rows = train(small_config([server.url], str(tmp_path), steps=3, max_staleness=1))
+    # step 0 waits for its own rollout; later steps train on the rollout started one update earlier
+    assert [r["staleness_max"] for r in rows] == [0, 1, 1]
+    assert all(r["episodes"] == 16 for r in rows)
+    assert rows[2]["logprob_gap"] > 0  # the ratio is taken against the older sampler's logprobs
+    rows = train(small_config([server.url], str(tmp_path / "strict"), steps=2))
+    assert [r["staleness_max"] for r in rows] == [0, 0]
