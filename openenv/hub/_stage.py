@@ -119,7 +119,7 @@ def _openenv_source() -> Path | None:
 _wheel_cache: dict[str, Path] = {}
 
 
-def _openenv_wheel(root: Path, dest: Path) -> None:
+def _openenv_wheel(root: Path, dest: Path) -> str:
     """openenv's own wheel, built once per process (the openenv this process runs)."""
     key = str(root)
     wheel = _wheel_cache.get(key)
@@ -127,13 +127,7 @@ def _openenv_wheel(root: Path, dest: Path) -> None:
         wheel = _pip_wheel(root, Path(tempfile.mkdtemp(prefix="openenv-wheel-")))
         _wheel_cache[key] = wheel
     shutil.copy2(wheel, dest / wheel.name)
-
-
-def _dist_name(env_dir: Path) -> str:
-    import tomllib
-
-    with (env_dir / "pyproject.toml").open("rb") as f:
-        return str(tomllib.load(f)["project"]["name"])
+    return wheel.name
 
 
 def stage_space(env_dir: str | Path, dest: str | Path) -> list[str]:
@@ -145,14 +139,19 @@ def stage_space(env_dir: str | Path, dest: str | Path) -> list[str]:
         shutil.copy2(src / rel, out / rel)
     readme = (src / "README.md").read_text() if (src / "README.md").is_file() else f"# {manifest.name}\n"
     (out / "README.md").write_text(front_matter(readme, manifest))
-    requirements = f'"openenv[server]" "{_dist_name(src)}"'
-    (out / "Dockerfile").write_text(
-        SPACE_DOCKERFILE.format(name=manifest.name, port=manifest.port, requirements=requirements)
-    )
     wheels = out / "wheels"
     wheels.mkdir(exist_ok=True)
-    _pip_wheel(src, wheels)
+    # The wheels by path: an index may hold a higher "openenv" (upstream's) that a bare
+    # requirement would pick instead of ours.
+    requirements = [f'"/tmp/wheels/{_pip_wheel(src, wheels).name}"']
     openenv_src = _openenv_source()
     if openenv_src is not None:
-        _openenv_wheel(openenv_src, wheels)
+        requirements.insert(0, f'"/tmp/wheels/{_openenv_wheel(openenv_src, wheels)}[server]"')
+    else:
+        from .. import __version__
+
+        requirements.insert(0, f'"openenv[server]=={__version__}"')
+    (out / "Dockerfile").write_text(
+        SPACE_DOCKERFILE.format(name=manifest.name, port=manifest.port, requirements=" ".join(requirements))
+    )
     return sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())

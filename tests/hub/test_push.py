@@ -86,7 +86,9 @@ def test_front_matter_and_dockerfile(hub: FakeHub, pushed: list[str]):
     assert "# Maze env" in files["README.md"].decode()
     dockerfile = files["Dockerfile"].decode()
     assert dockerfile.splitlines()[-1] == 'CMD ["openenv", "serve", "maze"]'
-    assert '"openenv[server]" "openenv-maze"' in dockerfile
+    # by path: an index's same-named "openenv" (upstream's, a higher version) cannot win
+    assert ('"/tmp/wheels/openenv-0.1.0-py3-none-any.whl[server]" '
+            '"/tmp/wheels/openenv_maze-0.1.0-py3-none-any.whl"') in dockerfile
     assert files["openenv.yaml"].startswith(b"spec_version: 1\nname: maze\n")
 
 
