@@ -12,9 +12,9 @@
   ``openenv serve gym:CartPole-v1`` (or ``module:Class`` for a ``gymnasium.Env``).
 """
 
-from .._extras import require
+from .._extras import require as _require
 
-require("gymnasium", extra="gym", feature="openenv.gym")
+_require("gymnasium", extra="gym", feature="openenv.gym")
 
 import gymnasium  # noqa: E402
 

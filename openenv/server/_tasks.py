@@ -48,7 +48,7 @@ def task_set_of(env_class: EnvClass) -> Any:
     """The env class's ``TaskSet`` or None (``openenv.tasks`` is imported only if used)."""
     if getattr(env_class, "task_set", None) is None:
         return None
-    from ..tasks import task_set_of as find
+    from ..tasks._taskset import task_set_of as find
 
     return find(env_class)
 

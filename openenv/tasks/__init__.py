@@ -24,9 +24,3 @@ from .._exceptions import TaskNotFound
 from ._taskset import Task, TaskOptions, TaskSet
 
 __all__ = ["Task", "TaskNotFound", "TaskOptions", "TaskSet"]
-
-
-def task_set_of(env_class: type) -> TaskSet | None:
-    """The ``TaskSet`` an env class declares as ``task_set``, or None."""
-    value = getattr(env_class, "task_set", None)
-    return value if isinstance(value, TaskSet) else None

@@ -273,3 +273,9 @@ def _options(options: TaskOptions | Mapping[str, Any] | None) -> TaskOptions:
             f"invalid task options: {errors[0]['msg']}",
             errors=[{"type": e["type"], "loc": list(e["loc"]), "msg": e["msg"]} for e in errors],
         ) from None
+
+
+def task_set_of(env_class: type) -> TaskSet | None:
+    """The ``TaskSet`` an env class declares as ``task_set``, or None."""
+    value = getattr(env_class, "task_set", None)
+    return value if isinstance(value, TaskSet) else None
