@@ -173,6 +173,7 @@ def _mcp(args: argparse.Namespace) -> int:
     require("mcp", extra="mcp", feature="openenv mcp")
     import anyio
 
+    from ._exceptions import ProviderError
     from .mcp import serve_stdio
     from .server._serve import EnvNotFound
 
@@ -186,6 +187,9 @@ def _mcp(args: argparse.Namespace) -> int:
     except EnvNotFound as exc:
         print(f"openenv mcp: {exc}", file=sys.stderr)
         return 2
+    except ProviderError as exc:  # a URL or image that serves no MCP, a container that did not start
+        print(f"openenv mcp: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         pass
     return 0

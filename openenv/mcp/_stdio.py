@@ -27,6 +27,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
 from .._env import EnvClass
+from .._exceptions import ProviderError
 from ._bridge import EnvMcpServer
 
 
@@ -62,9 +63,24 @@ def relay_server(client: Client, name: str) -> Server[Any]:
     return Server(name, on_list_tools=list_tools, on_call_tool=call_tool)
 
 
+def _first_error(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
 @contextlib.asynccontextmanager
 async def _remote(url: str, reset_options: Mapping[str, Any] | None) -> AsyncIterator[Server[Any]]:
-    async with Client(_mcp_url(url, reset_options), mode="legacy") as client:
+    target = _mcp_url(url, reset_options)
+    async with contextlib.AsyncExitStack() as stack:
+        try:
+            client = await stack.enter_async_context(Client(target, mode="legacy"))
+        except Exception as exc:
+            reason = _first_error(exc)
+            raise ProviderError(
+                f"no MCP session at {target}: {type(reason).__name__}: {reason} "
+                "(is it an openenv server with the 'mcp' extra installed?)"
+            ) from None
         yield relay_server(client, "openenv-relay")
 
 

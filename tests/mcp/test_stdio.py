@@ -53,9 +53,16 @@ async def test_served_url_is_relayed_over_one_env_session(serve):
     server.wait_active(0)
 
 
-def test_unknown_target_is_one_line_and_exit_2():
+@pytest.mark.parametrize(
+    ("target", "rc", "start"),
+    [
+        ("no_such_env_anywhere", 2, "openenv mcp: no environment 'no_such_env_anywhere'"),
+        ("http://127.0.0.1:9", 1, "openenv mcp: no MCP session at http://127.0.0.1:9/mcp: ConnectError"),
+    ],
+)
+def test_bad_target_is_one_line(target, rc, start):
     proc = subprocess.run(
-        [sys.executable, "-m", "openenv", "mcp", "no_such_env_anywhere"],
+        [sys.executable, "-m", "openenv", "mcp", target],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -63,8 +70,8 @@ def test_unknown_target_is_one_line_and_exit_2():
         stdin=subprocess.DEVNULL,
         check=False,
     )
-    assert proc.returncode == 2
-    assert proc.stderr.startswith("openenv mcp: no environment 'no_such_env_anywhere'")
+    assert proc.returncode == rc
+    assert proc.stderr.startswith(start)
     assert proc.stderr.count("\n") == 1
     assert proc.stdout == ""
 
