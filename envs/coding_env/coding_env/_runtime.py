@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from openenv.sandbox import Limits, SandboxConfig, SandboxLevel, parse_level
+from openenv.sandbox import Isolation, Limits, SandboxConfig, SandboxLevel, parse_level, resolve_isolation
+from openenv.sandbox._sandbox import describe
 
 from ._grader import Grader
 from ._pool import WorkerPool
@@ -83,6 +85,9 @@ class CodingRuntime:
             wall_s=settings.grade_timeout_s,
         )
         self.config = dataclasses.replace(base, level=level, limits=limits, ro_paths=ro_paths, network=False)
+        #: What every sandbox of this process gets; ``strict`` without bubblewrap raises
+        #: ``SandboxUnavailable`` here, so a server refuses to start rather than run weaker.
+        self.isolation: Isolation = resolve_isolation(self.config)
         self.grader = Grader(
             self.config,
             python=self.python,
@@ -94,6 +99,10 @@ class CodingRuntime:
     @property
     def level(self) -> SandboxLevel:
         return self.config.level
+
+    def describe(self) -> dict[str, Any]:
+        """The sandbox in force, for ``/metadata`` and each reset's observation."""
+        return describe(self.config, self.isolation, own_uid=os.geteuid() == 0)
 
     def new_worker(self) -> Worker:
         limit = str(self.settings.output_limit)

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from openenv import Environment, Execution
+from openenv import Environment, EnvironmentMetadata, Execution
 from openenv.tasks import Task, TaskOptions, TaskSet
 
 from ._grader import Grade
@@ -36,6 +36,12 @@ class CodingResetOptions(TaskOptions):
     max_steps: int | None = Field(default=None, ge=1)
 
 
+class CodingMetadata(EnvironmentMetadata):
+    """``/metadata`` plus the sandbox in force."""
+
+    sandbox: dict[str, Any] = {}
+
+
 class CodingEnv(Environment[CodeAction, CodeObservation, CodeState]):
     """Python in a sandboxed, persistent worker; reward from hidden tests.
 
@@ -52,10 +58,29 @@ class CodingEnv(Environment[CodeAction, CodeObservation, CodeState]):
     task_set: ClassVar[TaskSet] = TaskSet(str(PROBLEMS))
     reset_options_model = CodingResetOptions
 
+    _active: ClassVar[CodingRuntime | None] = None
+
     @classmethod
     def process_resources(cls, **env_kwargs: Any) -> contextlib.AbstractContextManager[CodingRuntime]:
-        """One warm pool and grader per server process."""
-        return runtime(CodingSettings.from_kwargs(**env_kwargs))
+        """One warm pool and grader per server process (and the task set, loaded now)."""
+        return cls._process_runtime(CodingSettings.from_kwargs(**env_kwargs))
+
+    @classmethod
+    @contextlib.contextmanager
+    def _process_runtime(cls, settings: CodingSettings) -> Iterator[CodingRuntime]:
+        cls.task_set.load()
+        with runtime(settings) as rt:
+            cls._active = rt
+            try:
+                yield rt
+            finally:
+                cls._active = None
+
+    @classmethod
+    def metadata(cls) -> CodingMetadata:
+        base = super().metadata()
+        report = cls._active.describe() if cls._active is not None else {}
+        return CodingMetadata(**base.model_dump(), sandbox=report)
 
     def __init__(self, *, resources: CodingRuntime | None = None, **env_kwargs: Any) -> None:
         self._own_runtime = resources is None
@@ -88,8 +113,11 @@ class CodingEnv(Environment[CodeAction, CodeObservation, CodeState]):
             task_id=task.id,
             prompt=str(task.data["prompt"]) + INSTRUCTIONS.format(entry=entry),
             reward=0.0,
-            metadata={"entry_point": entry, "max_steps": self._max_steps,
-                      "sandbox": self._worker.sandbox.describe()},
+            metadata={
+                "entry_point": entry,
+                "max_steps": self._max_steps,
+                "sandbox": self._runtime.describe(),
+            },
         )
 
     def step(self, action: CodeAction) -> CodeObservation:

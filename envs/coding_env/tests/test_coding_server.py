@@ -3,7 +3,10 @@ isolated, the warm pool serves resets, and a hostile session leaves the rest alo
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
@@ -63,3 +66,56 @@ def test_reset_options_are_validated(url):
     assert bad.status_code == 422
     schema = httpx.get(f"{url}/schema", timeout=30).json()
     assert set(schema["reset_options"]["properties"]) >= {"task_id", "index", "split", "max_steps"}
+
+
+def test_metadata_reports_the_sandbox_in_force(url):
+    meta = httpx.get(f"{url}/metadata", timeout=30).json()
+    assert meta["name"] == "coding_env"
+    assert meta["sandbox"]["level"] in {"bwrap", "rlimits"}
+    assert meta["sandbox"]["limits"]["memory_bytes"] == 512 << 20  # the server's env_kwargs
+
+
+def test_strict_without_bubblewrap_refuses_to_start(monkeypatch):
+    from coding_env._runtime import CodingRuntime, CodingSettings
+
+    from openenv.sandbox import SandboxUnavailable
+
+    monkeypatch.setenv("PATH", "/nonexistent")  # no bwrap on PATH: strict cannot be had
+    import openenv.sandbox._bwrap as bwrap
+
+    bwrap.bwrap_works.cache_clear()
+    try:
+        with pytest.raises(SandboxUnavailable, match="strict"):
+            CodingRuntime(CodingSettings(sandbox="strict"))
+    finally:
+        monkeypatch.undo()
+        bwrap.bwrap_works.cache_clear()
+
+
+def _workers_with(marker: bytes) -> list[int]:
+    """Live processes whose environment holds ``marker`` (this test's workers)."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError), open(f"/proc/{entry.name}/environ", "rb") as f:
+                if marker in f.read().split(b"\0"):
+                    found.append(int(entry.name))
+    return found
+
+
+def test_no_worker_outlives_the_server():
+    marker = b"CODING_ENV_OUTPUT_LIMIT=1031"  # an output_limit no other test uses
+    with served("auto", pool_size=2, output_limit=1031) as url:
+        clients = [EnvClient(url, MODELS) for _ in range(2)]
+        for client in clients:
+            client.reset(task_id="two_sum")
+            client.step(CodeAction(code="import subprocess\nsubprocess.Popen(['sleep', '300'])"))
+        assert len(_workers_with(marker)) >= 4  # 2 sessions' workers (+ their sleeps) + the pool
+    # the server stopped with both sessions open
+    for client in clients:
+        with contextlib.suppress(Exception):
+            client.close()
+    deadline = time.monotonic() + 10
+    while _workers_with(marker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _workers_with(marker) == []
