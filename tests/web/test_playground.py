@@ -18,19 +18,26 @@ ARTIFACTS = Path(os.environ.get("OPENENV_TEST_ARTIFACTS") or Path(__file__).reso
                  "test-artifacts")
 
 
-@pytest.fixture
-def page():
+@pytest.fixture(scope="module")
+def browser():
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (dev extra)")
     if not Path(CHROMIUM).is_file():
         pytest.skip(f"chromium is not installed at {CHROMIUM} (scripts/setup.d/60-chromium.sh installs it)")
     with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True)
-        page = browser.new_page(viewport={"width": 1200, "height": 950})
-        errors: list[str] = []
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.errors = errors
-        yield page
-        browser.close()
+        chromium = pw.chromium.launch(executable_path=CHROMIUM, headless=True)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1200, "height": 950})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.errors = errors
+    yield page
+    context.close()
 
 
 def rows(page) -> int:

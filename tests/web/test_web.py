@@ -78,3 +78,10 @@ def test_cli_no_web_flag(tmp_path):
         proc.terminate()
         proc.wait(10)
     assert os.environ.get("OPENENV_WEB") is None  # the flag, not the environment, turned it off
+
+
+def test_openenv_web_variable_turns_it_off():
+    from openenv.server import ServerSettings
+
+    assert ServerSettings.from_env({}).web is True
+    assert ServerSettings.from_env({"OPENENV_WEB": "false"}).web is False
