@@ -24,8 +24,9 @@
     ├── BatchError                    a batch had failed items (carries every outcome)
     ├── ProviderError                 starting or stopping a container / process failed
     │   └── StartupFailed             it never became healthy (carries its last log lines)
-    └── SandboxError                  openenv.sandbox: bad config, or a process could not start
-        └── SandboxUnavailable        the containment asked for cannot be had here (strict)
+    ├── SandboxError                  openenv.sandbox: bad config, or a process could not start
+    │   └── SandboxUnavailable        the containment asked for cannot be had here (strict)
+    └── HubError                      openenv.hub: bad repo id, no token, the Hub refused
 
 The first seven codes are upstream OpenEnv's; the rest are our additions. Upstream
 clients turn any error frame into a ``RuntimeError`` with the code in its text, so
@@ -250,6 +251,10 @@ class SandboxError(OpenEnvError):
 
 class SandboxUnavailable(SandboxError):
     """The containment asked for (``strict``: bubblewrap) does not work on this machine."""
+
+
+class HubError(OpenEnvError):
+    """A Hugging Face Hub operation failed: bad repo id, no token, or the Hub refused."""
 
 
 WIRE_ERRORS: dict[ErrorCode, type[WireError]] = {

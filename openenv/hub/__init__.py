@@ -4,8 +4,9 @@
 a connected client (``EnvClient.from_hub`` / ``AsyncEnvClient.from_hub`` call it).
 """
 
+from .._exceptions import HubError
 from ._from_hub import HubTarget, from_hub, from_hub_async, resolve_hub_target, space_url
-from ._push import HubError, PushResult, pull, push
+from ._push import PushResult, pull, push
 from ._stage import stage_space
 
 __all__ = [

@@ -8,8 +8,9 @@ from typing import Any
 
 
 def _push(args: argparse.Namespace) -> int:
+    from .._exceptions import HubError
     from ..authoring._manifest import ManifestError
-    from ._push import HubError, push
+    from ._push import push
 
     try:
         result = push(args.path, args.repo_id, private=args.private, dry_run=args.dry_run, token=args.token)
@@ -27,7 +28,8 @@ def _push(args: argparse.Namespace) -> int:
 
 
 def _pull(args: argparse.Namespace) -> int:
-    from ._push import HubError, pull
+    from .._exceptions import HubError
+    from ._push import pull
 
     try:
         path = pull(args.repo_id, args.dir, revision=args.revision, token=args.token)

@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ._push import HubError, _api, _hub_call, check_repo_id, pull, resolve_token
+from .._exceptions import HubError
+from ._push import _api, _hub_call, check_repo_id, pull, resolve_token
 
 
 @dataclass(slots=True)

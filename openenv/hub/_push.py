@@ -9,15 +9,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from .._exceptions import OpenEnvError
+from .._exceptions import HubError
 from .._extras import require
 from ._stage import stage_space
 
 _REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}/[A-Za-z0-9][\w.-]{0,95}$")
-
-
-class HubError(OpenEnvError):
-    """A Hub operation failed (bad repo id, no token, an HTTP error from the Hub)."""
 
 
 @dataclass(slots=True)
