@@ -36,6 +36,7 @@ from _util import (
     HOST,
     ROOT,
     Server,
+    cpu_seconds,
     fmt,
     free_port,
     machine,
@@ -98,6 +99,32 @@ class Direct:
     def steps(self, n: int, screenshot: bool = False) -> list[float]:
         return self.run(_timed(lambda i: self._step(screenshot), n))  # type: ignore[no-any-return]
 
+    def in_process(self, n: int) -> dict[str, list[float]]:
+        """``BrowserEnv.step`` and the bare calls, alternating step by step on one page."""
+
+        async def go() -> dict[str, list[float]]:
+            from browser_env import BrowserAction, BrowserEnv
+
+            env = BrowserEnv(resources=self.host)
+            await env.reset(seed=1, options={"task_id": TASK, "max_steps": 10_000})
+            saved, self.page = self.page, env._page
+            action = BrowserAction(ClickAction(id=CHECKBOX))
+            out: dict[str, list[float]] = {"env": [], "direct": []}
+            try:
+                for _ in range(n):
+                    t0 = time.perf_counter()
+                    await env.step(action)
+                    t1 = time.perf_counter()
+                    await self._step(False)
+                    out["env"].append(t1 - t0)
+                    out["direct"].append(time.perf_counter() - t1)
+            finally:
+                self.page = saved
+                await env.close()
+            return out
+
+        return self.run(go())  # type: ignore[no-any-return]
+
     def close(self) -> None:
         self.run(self.host.aclose())
         self.loop.close()
@@ -148,49 +175,67 @@ def tree_pss_mib(pid: int) -> float:
 
 
 def latency(args: argparse.Namespace, server: Server, direct: Direct) -> dict[str, Any]:
-    """Alternating blocks of env and direct resets and steps; per-block medians."""
-    blocks: dict[str, list[float]] = {k: [] for k in ("env_step", "direct_step", "env_reset", "direct_reset")}
-    all_steps: dict[str, list[float]] = {"env_step": [], "direct_step": []}
-    with EnvClient(server.base, MODELS) as env:
+    """Interleaved blocks (rotating order) of: env steps, direct steps, the same two with a
+    screenshot, env resets, direct resets. Per-block medians; ratios paired by block."""
+    kinds = ("env", "direct", "env_shot", "direct_shot")
+    steps: dict[str, list[float]] = {k: [] for k in kinds}
+    blocks: dict[str, list[float]] = {k: [] for k in (*kinds, "env_reset", "direct_reset")}
+    with EnvClient(server.base, MODELS) as env, EnvClient(server.base, MODELS) as env_shot:
         env.reset(seed=1, task_id=TASK, max_steps=10_000)
+        env_shot.reset(seed=1, task_id=TASK, screenshot=True, max_steps=10_000)
+        png = env_shot.step(NoopAction()).observation.screenshot or b""
         direct.run(direct._reset(1))
-        _env_steps(env, 5), direct.steps(5)  # warm both
+        run = {
+            "env": lambda: _env_steps(env, args.steps),
+            "direct": lambda: direct.steps(args.steps),
+            "env_shot": lambda: _env_steps(env_shot, args.steps),
+            "direct_shot": lambda: direct.steps(args.steps, screenshot=True),
+        }
+        for kind in kinds:  # warm-up
+            run[kind]()
+        cpu: dict[str, float] = {"env": 0.0, "direct": 0.0}
         for b in range(args.blocks):
-            order = ("env", "direct") if b % 2 == 0 else ("direct", "env")
-            for who in order:
+            for kind in kinds[b % 4 :] + kinds[: b % 4]:
+                # Python CPU of the side doing the work: the server process, or this one.
+                c0 = cpu_seconds(server.pid) if kind == "env" else time.process_time()
+                lat = run[kind]()
+                c1 = cpu_seconds(server.pid) if kind == "env" else time.process_time()
+                if kind in cpu:
+                    cpu[kind] += c1 - c0
+                steps[kind] += lat
+                blocks[kind].append(median(lat))
+            for who in ("env", "direct") if b % 2 == 0 else ("direct", "env"):
                 if who == "env":
-                    steps = _env_steps(env, args.steps)
-                    resets = _env_resets(env, args.resets, 100 * b)
+                    lat = _env_resets(env, args.resets, 100 * b)
                     env.reset(seed=1, task_id=TASK, max_steps=10_000)
                 else:
-                    steps = direct.steps(args.steps)
-                    resets = direct.resets(args.resets, 100 * b)
+                    lat = direct.resets(args.resets, 100 * b)
                     direct.run(direct._reset(1))
-                blocks[f"{who}_step"].append(median(steps))
-                blocks[f"{who}_reset"].append(median(resets))
-                all_steps[f"{who}_step"] += steps
-        # Screenshots: the env's step with screenshot=True, against Playwright's screenshot call.
-        env.reset(seed=1, task_id=TASK, screenshot=True, max_steps=10_000)
-        shot_steps = _env_steps(env, args.steps)
-        png = env.step(NoopAction()).observation.screenshot or b""
-        env.reset(seed=1, task_id=TASK, max_steps=10_000)
-        plain_steps = _env_steps(env, args.steps)
-    direct_shot = direct.steps(args.steps, screenshot=True)
-    direct_plain = direct.steps(args.steps)
+                blocks[f"{who}_reset"].append(median(lat))
+    ratios = [e / d for e, d in zip(blocks["env"], blocks["direct"], strict=True)]
+    inproc = direct.in_process(args.blocks * args.steps)
+    n_steps = args.blocks * args.steps
     return {
+        "env_cpu_ms_per_step": cpu["env"] / n_steps * 1e3,
+        "direct_cpu_ms_per_step": cpu["direct"] / n_steps * 1e3,
+        "in_process_ratio": median(inproc["env"]) / median(inproc["direct"]),
+        "in_process_env_ms": median(inproc["env"]) * 1e3,
+        "in_process_direct_ms": median(inproc["direct"]) * 1e3,
         "blocks": blocks,
-        "step_ratio": paired_ratio(blocks["env_step"], blocks["direct_step"]),
-        "step_ratio_spread": spread(
-            [e / d for e, d in zip(blocks["env_step"], blocks["direct_step"], strict=True)]
-        ),
+        "step_ratio": paired_ratio(blocks["env"], blocks["direct"]),
+        "step_ratio_spread": spread(ratios),
         "reset_ratio": paired_ratio(blocks["env_reset"], blocks["direct_reset"]),
-        "env_step_p50_ms": median(all_steps["env_step"]) * 1e3,
-        "env_step_p99_ms": pct(all_steps["env_step"], 99) * 1e3,
-        "direct_step_p50_ms": median(all_steps["direct_step"]) * 1e3,
+        "env_step_p50_ms": median(steps["env"]) * 1e3,
+        "env_step_p99_ms": pct(steps["env"], 99) * 1e3,
+        "direct_step_p50_ms": median(steps["direct"]) * 1e3,
         "env_reset_p50_ms": median(blocks["env_reset"]) * 1e3,
         "direct_reset_p50_ms": median(blocks["direct_reset"]) * 1e3,
-        "env_screenshot_ms": (median(shot_steps) - median(plain_steps)) * 1e3,
-        "direct_screenshot_ms": (median(direct_shot) - median(direct_plain)) * 1e3,
+        "env_screenshot_ms": median(a - b for a, b in zip(blocks["env_shot"], blocks["env"], strict=True))
+        * 1e3,
+        "direct_screenshot_ms": median(
+            a - b for a, b in zip(blocks["direct_shot"], blocks["direct"], strict=True)
+        )
+        * 1e3,
         "png_bytes": len(png),
     }
 
@@ -237,6 +282,21 @@ def report(res: dict[str, Any], n: int) -> str:
             "yes" if lat["step_ratio"] <= 1.10 else "no",
         ],
         [
+            "Python CPU per step: server process / direct Playwright process",
+            f"{lat['env_cpu_ms_per_step'] / lat['direct_cpu_ms_per_step']:.2f}x",
+            f"server {fmt(lat['env_cpu_ms_per_step'], 2)} ms (WebSocket, session, env, Playwright client), "
+            f"direct {fmt(lat['direct_cpu_ms_per_step'], 2)} ms",
+            "-",
+            "-",
+        ],
+        [
+            "step latency in-process, BrowserEnv.step / direct (same page, alternating)",
+            f"{lat['in_process_ratio']:.2f}x",
+            f"env {fmt(lat['in_process_env_ms'], 1)} ms, direct {fmt(lat['in_process_direct_ms'], 1)} ms",
+            "-",
+            "-",
+        ],
+        [
             "reset latency, env / direct Playwright",
             f"{lat['reset_ratio']:.2f}x",
             f"env {fmt(lat['env_reset_p50_ms'], 1)} ms, direct {fmt(lat['direct_reset_p50_ms'], 1)} ms",
@@ -268,16 +328,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--blocks", type=int, default=8)
-    parser.add_argument("--steps", type=int, default=40)
+    parser.add_argument("--blocks", type=int, default=16)
+    parser.add_argument("--steps", type=int, default=15)
     parser.add_argument("--resets", type=int, default=5)
     parser.add_argument("--sessions", type=int, default=8)
-    parser.add_argument("--quick", action="store_true", help="2 blocks of 10 steps, 4 sessions")
+    parser.add_argument("--quick", action="store_true", help="4 blocks of 5 steps, 4 sessions")
     parser.add_argument("--designs", default="1,4", help="N for the thread-design comparison; '' skips")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     if args.quick:
-        args.blocks, args.steps, args.resets, args.sessions = 2, 10, 2, 4
+        args.blocks, args.steps, args.resets, args.sessions = 4, 5, 2, 4
     res: dict[str, Any] = {"machine": machine(), "args": vars(args) | {"out": str(args.out)}}
     t0 = time.perf_counter()
     server = browser_server(free_port()).start()
