@@ -84,3 +84,14 @@ def test_fields_without_a_space_are_reported():
     assert space == spaces.Dict(
         {"ok": spaces.Discrete(2), "xy": spaces.Box(-np.inf, np.inf, (2,), np.float64)}
     )
+
+
+def test_missing_gymnasium_names_the_extra():
+    import subprocess
+    import sys
+
+    code = "import sys; sys.modules['gymnasium'] = None; import openenv.gym"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0
+    assert "needs the 'gym' extra" in proc.stderr
+    assert "pip install 'openenv[gym]'" in proc.stderr

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import random
+import sys
 
 import pytest
 
@@ -135,3 +136,11 @@ def test_in_memory_dataset_and_bad_suffix(tmp_path):
     bad.write_text("x")
     with pytest.raises(ValueError, match="cannot tell the format"):
         TaskSet(bad).load()
+
+
+def test_missing_datasets_names_the_extra(folder, monkeypatch):
+    from openenv._extras import MissingExtra
+
+    monkeypatch.setitem(sys.modules, "datasets", None)  # as if not installed
+    with pytest.raises(MissingExtra, match=r"needs the 'tasks' extra.*pip install 'openenv\[tasks\]'"):
+        TaskSet(folder).load()
