@@ -177,3 +177,23 @@ def test_fast_observation_dumps_as_pydantic_does():
         assert observation_data(fast, binary, True) == observation_data(slow, binary, True)
     assert fast.model_dump(mode="json") == slow.model_dump(mode="json")
     assert fast.model_dump(include={"reward"}) == {"reward": 1.0}  # other call shapes: pydantic's
+
+
+@pytest.mark.parametrize("binary", [True, False], ids=["msgpack", "json"])
+def test_typed_client_with_the_gym_models(serve, binary):
+    from openenv import EnvModels, State
+    from openenv.gym import GymAction, GymObservation
+
+    server = serve(load_env_class("gym:CartPole-v1"))
+    local, _ = gymnasium.make("CartPole-v1").reset(seed=4)
+    with EnvClient(server.url, EnvModels(GymAction, GymObservation, State), binary=binary) as env:
+        obs = env.reset(seed=4).observation
+        assert isinstance(obs, GymObservation)
+        if binary:  # arrays come back as arrays, dtype and all
+            assert obs.observation.dtype == np.float32
+            np.testing.assert_array_equal(obs.observation, local)
+        else:  # JSON: lists
+            assert obs.observation == local.tolist()
+        result = env.step(GymAction(action=np.int64(1)))
+        assert result.reward == 1.0
+        assert result.observation.terminated is False
