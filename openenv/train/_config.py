@@ -8,8 +8,10 @@ and ``TrainConfig.from_dict`` looks the names up once, at the boundary.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import json
 import tomllib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,6 +54,10 @@ class TrainConfig:
     logprob_chunk: int = 1024
     max_staleness: int = 0
     """Episodes sampled more than this many policy versions ago are dropped."""
+    observation_adapter: Callable[[Mapping[str, Any]], str] | None = None
+    """For envs that are not text envs (RFC 0002): observation dict -> prompt text."""
+    action_adapter: Callable[[str], dict[str, Any]] | None = None
+    """For envs that are not text envs: generated text -> action dict."""
     checkpoint_every: int = 10
     task_seed_base: int = 0
     resume: bool = False
@@ -83,6 +89,9 @@ class TrainConfig:
             data["env"] = [data["env"]]
         data["advantage"] = _lookup(ADVANTAGES, data.get("advantage", grpo_advantages), "advantage")
         data["loss"] = _lookup(LOSSES, data.get("loss", clipped_token_loss), "loss")
+        for key in ("observation_adapter", "action_adapter"):
+            if isinstance(data.get(key), str):
+                data[key] = _import(data[key])
         return cls(**data)
 
     @classmethod
@@ -99,6 +108,9 @@ class TrainConfig:
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         out["advantage"] = _name(ADVANTAGES, self.advantage)
         out["loss"] = _name(LOSSES, self.loss)
+        for key in ("observation_adapter", "action_adapter"):
+            fn = out[key]
+            out[key] = None if fn is None else f"{fn.__module__}:{fn.__qualname__}"
         return out
 
 
@@ -108,6 +120,17 @@ def _lookup(table: dict[str, Any], value: Any, what: str) -> Any:
     if value not in table:
         raise ValueError(f"unknown {what} {value!r}; one of {', '.join(sorted(table))}")
     return table[value]
+
+
+def _import(target: str) -> Any:
+    """``"module:function"`` -> the function."""
+    module, _, name = target.partition(":")
+    if not module or not name:
+        raise ValueError(f"an adapter is named 'module:function', not {target!r}")
+    obj: Any = importlib.import_module(module)
+    for part in name.split("."):
+        obj = getattr(obj, part)
+    return obj
 
 
 def _name(table: dict[str, Any], fn: Any) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -82,6 +82,8 @@ class RolloutSettings:
     max_sessions: int
     env_timeout_s: float
     episode_timeout_s: float
+    observation_adapter: Callable[[Mapping[str, Any]], str] | None = None
+    action_adapter: Callable[[str], dict[str, Any]] | None = None
 
 
 def _observation(result: Any) -> tuple[dict[str, Any], float, bool, bool]:

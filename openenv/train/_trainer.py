@@ -157,6 +157,8 @@ def rollout_settings(cfg: TrainConfig) -> RolloutSettings:
         max_sessions=cfg.max_sessions,
         env_timeout_s=cfg.env_timeout_s,
         episode_timeout_s=cfg.episode_timeout_s,
+        observation_adapter=cfg.observation_adapter,
+        action_adapter=cfg.action_adapter,
     )
 
 
@@ -291,5 +293,8 @@ def _score(cfg: TrainConfig, step: int, episodes: list[Episode]) -> dict[str, An
         "truncated_frac": sum(e.truncated for e in ok) / len(ok) if ok else float("nan"),
         "env_latency_p50_ms": 1000 * percentile(latencies, 50),
         "env_latency_p90_ms": 1000 * percentile(latencies, 90),
+        # the longest time one episode spent waiting on env calls (with one wave per
+        # connection, the env's part of the rollout's wall time)
+        "env_wall_s": max((sum(e.env_latency_s) for e in episodes), default=0.0),
         "errors": sorted({e.error for e in episodes if e.error})[:3],
     }

@@ -67,7 +67,11 @@ class RolloutWorker:
                 asyncio.to_thread(fetch_schema, url, self.settings.env_timeout_s),
                 self.settings.env_timeout_s,
             )
-            self._text[url] = text_env(schema)
+            self._text[url] = text_env(
+                schema,
+                observation_adapter=self.settings.observation_adapter,
+                action_adapter=self.settings.action_adapter,
+            )
         client = self._clients.get(url)
         if client is None or client._closed:
             client = AsyncEnvClient(url, timeout_s=self.settings.env_timeout_s)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from openenv import Execution
@@ -38,3 +39,8 @@ def small_config(urls: list[str], out: str, **overrides: Any) -> TrainConfig:
     }
     values.update(overrides)
     return TrainConfig(**values)
+
+
+def echo_text(observation: Mapping[str, Any]) -> str:
+    """Adapter for the echo env, which is not a text env: its observation has no prompt."""
+    return str(observation["echoed_message"])

@@ -34,6 +34,7 @@ REQUIRED = (
     "env_latency_p90_ms",
     "staleness_max",
     "weight_sync_s",
+    "env_wall_s",
 )
 
 
@@ -148,3 +149,21 @@ def test_one_step_off_policy(serve: Callable[..., Any], tmp_path: Path) -> None:
     assert rows[2]["logprob_gap"] > 0  # the ratio is taken against the older sampler's logprobs
     rows = train(small_config([server.url], str(tmp_path / "strict"), steps=2))
     assert [r["staleness_max"] for r in rows] == [0, 0]
+
+
+def test_an_env_that_is_not_a_text_env_takes_an_adapter(serve: Callable[..., Any], tmp_path: Path) -> None:
+    from echo_env import EchoEnv
+
+    server = serve(EchoEnv, max_sessions=64)
+    rows = train(small_config([server.url], str(tmp_path), steps=1))
+    assert rows[0]["episodes"] == 0
+    assert "observation_text adapter" in rows[0]["errors"][0]
+    cfg = TrainConfig.from_dict(
+        {
+            **small_config([server.url], str(tmp_path / "b"), steps=1).to_dict(),
+            "observation_adapter": "tests.train._count_fixtures:echo_text",
+        }
+    )
+    rows = train(cfg)
+    assert rows[0]["episodes"] == 16  # echo's action has one string field: message
+    assert rows[0]["reward_mean"] > 0  # 0.1 per character echoed
