@@ -114,7 +114,8 @@ class Sandbox:
 
         ``binds`` / ``ro_binds`` map an inner path to a host path to show there
         (bubblewrap only: at ``rlimits`` the host paths are used as they are; see
-        ``visible_path``). ``ctty``: the process's stdin is a fresh terminal that
+        ``visible_path``). The sandbox's uid must be able to reach the host path
+        (a directory under ``root`` is a safe place). ``ctty``: the process's stdin is a fresh terminal that
         becomes its controlling terminal (Ctrl-C and job control work).
         """
         if not argv:
@@ -276,7 +277,14 @@ class Sandbox:
     # ---- internals ---------------------------------------------------------------
     def _make_dirs(self, base: Path) -> Path:
         base.mkdir(mode=0o711, parents=True, exist_ok=True)
-        root = base / f"s-{self.id}"
+        if self._lease:
+            if base.stat().st_uid == os.geteuid():
+                base.chmod(0o711)  # sandboxes may pass through, not list
+            for stale in base.glob(f"u{self.uid}-*"):  # left by a crashed holder of this uid
+                _rmtree(stale)
+            root = base / f"u{self.uid}-{self.id}"
+        else:
+            root = base / f"p{os.getpid()}-{self.id}"
         root.mkdir(mode=0o700)
         for sub in ("work", "tmp"):
             (root / sub).mkdir(mode=0o700)

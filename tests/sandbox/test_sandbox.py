@@ -129,9 +129,7 @@ def test_input_reaches_stdin(box: Sandbox) -> None:
 def test_memory_limit() -> None:
     config = SandboxConfig(level="none").with_limits(memory_bytes=256 << 20)  # type: ignore[arg-type]
     with Sandbox(config) as sandbox:
-        done = sandbox.run(
-            ["python3", "-c", "b = bytearray(512 << 20)"], timeout_s=20
-        )
+        done = sandbox.run(["python3", "-c", "b = bytearray(512 << 20)"], timeout_s=20)
     assert done.exit_code == 1
     assert b"MemoryError" in done.stderr
 
@@ -232,3 +230,39 @@ def test_headtail_keeps_both_ends() -> None:
     assert len(buf) == 0
     with pytest.raises(ValueError, match="limit"):
         HeadTail(-1)
+
+
+def test_binds_show_host_paths(box: Sandbox) -> None:
+    # bound host paths must be reachable by the sandbox's uid (pytest's tmp_path is not)
+    data, out = box.root / "data", box.root / "out"
+    data.mkdir()
+    out.mkdir()
+    (data / "in.txt").write_text("input")
+    os.chmod(data, 0o755)
+    os.chown(out, box.uid, box.uid)
+    ro = box.visible_path("/data", data)
+    rw = box.visible_path("/out", out)
+    assert ro == ("/data" if box.isolation is Isolation.BWRAP else str(data))
+    script = f"cat {ro}/in.txt; echo copy > {rw}/o.txt"
+    code, text, _ = sh(box, script, ro_binds={"/data": str(data)}, binds={"/out": str(out)})
+    assert code == 0
+    assert text == "input"
+    assert (out / "o.txt").read_text() == "copy\n"
+    if box.isolation is Isolation.BWRAP:
+        code, _, err = sh(box, "echo x > /data/in.txt", ro_binds={"/data": str(data)})
+        assert "Read-only" in err
+        assert (data / "in.txt").read_text() == "input"
+
+
+def test_stale_directories_of_a_uid_are_removed_at_its_next_lease() -> None:
+    if not ROOT:
+        pytest.skip("stale directories are found by uid: a root server only")
+    with Sandbox(SandboxConfig(level="none")) as first:  # type: ignore[arg-type]
+        uid, base = first.uid, first.root.parent
+    stale = base / f"u{uid}-crashed"
+    stale.mkdir()
+    for _ in range(50):  # lease until that uid comes round again (random start)
+        with Sandbox(SandboxConfig(level="none", uid_base=uid, uid_count=1)) as again:  # type: ignore[arg-type]
+            assert again.uid == uid
+            break
+    assert not stale.exists()

@@ -20,6 +20,7 @@ from openenv._exceptions import ValidationFailed
 from openenv.sandbox import Isolation, Sandbox, SandboxConfig, SandboxUnavailable, resolve_isolation
 from openenv.sandbox._sandbox import describe
 
+from ._pool import ShellPool, close_shell
 from ._shell import Chunk, PtyShell, ShellDied
 from ._tasks import TASKS_DIR, HarborTaskSet, TerminalTask
 from ._text import clean, clip
@@ -43,14 +44,17 @@ class TerminalResources:
     config: SandboxConfig
     isolation: Isolation
     task_set: HarborTaskSet
+    pool: ShellPool
 
     @classmethod
-    def build(cls, sandbox: str | None = None, tasks_dir: str | None = None, **_: Any) -> TerminalResources:
+    def build(
+        cls, sandbox: str | None = None, tasks_dir: str | None = None, pool_size: int = 2, **_: Any
+    ) -> TerminalResources:
         config = SandboxConfig.from_env(**({"level": sandbox} if sandbox else {}))
         isolation = resolve_isolation(config)  # strict without bubblewrap: refuse to start
         task_set = HarborTaskSet(tasks_dir) if tasks_dir else TerminalEnv.task_set
         task_set.load()
-        return cls(config, isolation, task_set)
+        return cls(config, isolation, task_set, ShellPool(config, pool_size))
 
 
 class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, TerminalState]):
@@ -82,6 +86,7 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
             yield resources
         finally:
             cls._active = None
+            resources.pool.close_now()
 
     @classmethod
     def metadata(cls) -> TerminalMetadata:
@@ -110,8 +115,10 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
         max_timeout_s: float = 120.0,
         output_limit: int = 16_000,
         max_steps: int | None = None,
+        pool_size: int = 2,
     ) -> None:
-        self.resources = resources or TerminalResources.build(sandbox, tasks_dir)
+        self._owns_resources = resources is None
+        self.resources = resources or TerminalResources.build(sandbox, tasks_dir, pool_size)
         self.default_timeout_s = default_timeout_s
         self.max_timeout_s = max_timeout_s
         self.output_limit = output_limit
@@ -122,6 +129,7 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
         self._state = TerminalState()
         self._max_steps: int | None = None
         self._done = False
+        self._closing: set[asyncio.Task[None]] = set()
 
     # ---- episode --------------------------------------------------------------------------
     async def reset(
@@ -143,11 +151,10 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
                     f"task {task.id!r} needs {', '.join(task.missing_tools)}, not installed"
                 )
         start = time.perf_counter()
-        self._sandbox = await asyncio.to_thread(Sandbox, self.resources.config)
+        self._shell = await self.resources.pool.take()
+        self._sandbox = self._shell.sandbox
         if task is not None:
             await self._prepare(task)
-        self._shell = PtyShell(self._sandbox)
-        await self._shell.start()
         self._task, self._done = task, False
         self._max_steps = opts.max_steps or self.default_max_steps
         self._state = TerminalState(
@@ -204,6 +211,9 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
 
     async def close(self) -> None:
         await self._teardown()
+        await asyncio.gather(*self._closing, return_exceptions=True)
+        if self._owns_resources:
+            await self.resources.pool.aclose()
 
     def interrupt(self) -> None:
         """Called by the server when a call overruns its deadline: Ctrl-C."""
@@ -351,11 +361,14 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
         )
 
     async def _teardown(self) -> None:
+        """End the episode's shell and sandbox, off the reset's critical path."""
         shell, box = self._shell, self._sandbox
         self._shell = self._sandbox = None
         if shell is not None:
-            await shell.close()
-        if box is not None:
+            task = asyncio.ensure_future(close_shell(shell))
+            self._closing.add(task)
+            task.add_done_callback(self._closing.discard)
+        elif box is not None:
             await asyncio.to_thread(box.close)
 
 
