@@ -39,25 +39,26 @@ def sample(
     policy.model.eval()
     ids, mask = _left_pad(contexts, policy.renderer.pad_id, device)
     stops = torch.tensor(policy.renderer.stop_ids, device=device)
+    autocast = torch.autocast("cuda", dtype=torch.bfloat16, enabled=device.type == "cuda")
     if not isinstance(policy.model, TinyLM):
         from ._hf import hf_generate
 
-        new, logps = hf_generate(
-            policy.model,
-            ids,
-            mask,
-            pad_id=policy.renderer.pad_id,
-            stop_ids=policy.renderer.stop_ids,
-            max_new_tokens=max_new_tokens,
-            temperature=temperature,
-            generator=generator,
-        )
+        with autocast:
+            new, logps = hf_generate(
+                policy.model,
+                ids,
+                mask,
+                pad_id=policy.renderer.pad_id,
+                stop_ids=policy.renderer.stop_ids,
+                max_new_tokens=max_new_tokens,
+                temperature=temperature,
+                generator=generator,
+            )
         return _trim(new.tolist(), logps.tolist(), policy.renderer.stop_ids)
     n = len(contexts)
     done = torch.zeros(n, dtype=torch.bool, device=device)
     out_ids: list[Tensor] = []
     out_logps: list[Tensor] = []
-    autocast = torch.autocast("cuda", dtype=torch.bfloat16, enabled=device.type == "cuda")
     for _ in range(max_new_tokens):
         with autocast:
             logits = policy.logits(ids, mask)[:, -1, :].float()
