@@ -148,20 +148,34 @@ def served(level: str) -> Server:
     return server
 
 
+def tree_pss(pid: int) -> tuple[float, int]:
+    """PSS (bytes) and count of ``pid``'s descendants."""
+    kids = psutil.Process(pid).children(recursive=True)
+    total = 0.0
+    for p in kids:
+        try:
+            total += p.memory_full_info().pss
+        except psutil.Error:
+            continue
+    return total, len(kids)
+
+
 async def idle_memory(server: Server, sessions: int) -> dict[str, float]:
-    before = proc_status(server.pid)["VmRSS"]
+    """Per idle session: server RSS growth and its processes' PSS, net of the warm pool."""
     client = AsyncEnvClient(server.base, MODELS, timeout_s=60)
-    names = [f"s{i}" for i in range(sessions)]
-    await client.reset_batch(names, free_shell=True)
-    await asyncio.sleep(0.5)
-    after = proc_status(server.pid)["VmRSS"]
-    kids = psutil.Process(server.pid).children(recursive=True)
-    pss = sum(p.memory_full_info().pss for p in kids if p.is_running())
+    await client.reset(free_shell=True)  # the pool fills; its shells are the baseline
+    await client.close()
+    await asyncio.sleep(2.0)
+    before, (pss0, n0) = proc_status(server.pid)["VmRSS"], tree_pss(server.pid)
+    client = AsyncEnvClient(server.base, MODELS, timeout_s=60)
+    await client.reset_batch([f"s{i}" for i in range(sessions)], free_shell=True)
+    await asyncio.sleep(2.0)  # let the pool refill: it is not part of the sessions
+    after, (pss1, n1) = proc_status(server.pid)["VmRSS"], tree_pss(server.pid)
     await client.close()
     return {
         "server_kib": (after - before) / sessions,
-        "processes_kib": pss / 1024 / sessions,
-        "procs": len(kids) / sessions,
+        "processes_kib": (pss1 - pss0) / 1024 / sessions,
+        "procs": (n1 - n0) / sessions,
     }
 
 

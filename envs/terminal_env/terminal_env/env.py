@@ -94,6 +94,11 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
         return TerminalMetadata(**base.model_dump(), sandbox=cls.sandbox_report())
 
     @classmethod
+    def health(cls) -> dict[str, Any]:
+        """Fields for ``GET /health`` (once the server merges an env's ``health()``)."""
+        return {"sandbox": cls.sandbox_report()}
+
+    @classmethod
     def sandbox_report(cls) -> dict[str, Any]:
         """The sandbox in force in this process (for ``/metadata`` and ``/health``)."""
         if cls._active is not None:
