@@ -173,7 +173,7 @@ def _mcp(args: argparse.Namespace) -> int:
     require("mcp", extra="mcp", feature="openenv mcp")
     import anyio
 
-    from ._exceptions import ProviderError
+    from ._exceptions import OpenEnvError
     from .mcp import serve_stdio
     from .server._serve import EnvNotFound
 
@@ -187,7 +187,7 @@ def _mcp(args: argparse.Namespace) -> int:
     except EnvNotFound as exc:
         print(f"openenv mcp: {exc}", file=sys.stderr)
         return 2
-    except ProviderError as exc:  # a URL or image that serves no MCP, a container that did not start
+    except OpenEnvError as exc:  # no MCP at a URL or image, a container or env reset that failed
         print(f"openenv mcp: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -105,6 +105,7 @@ async def _local(env_class: EnvClass, reset_options: Mapping[str, Any] | None) -
     async with app.router.lifespan_context(app):
         bridge = EnvMcpServer(env_class, app.state.sessions, reset_options=reset_options, scope="process")
         try:
+            await bridge.start()  # the episode starts now: its first observation is in the instructions
             yield bridge.server
         finally:
             await bridge.close()

@@ -37,6 +37,7 @@ async def test_sessionless_client_continues_an_episode_by_handle(serve):
         data = first.structured_content
         assert data is not None
         assert data["echoed_message"] == "hi"
+        assert data["reset_observation"]["echoed_message"] == "Echo environment ready!"
         assert data["done"] is False
         handle = data[SESSION_ARG]
         assert server.active == 1
@@ -44,6 +45,7 @@ async def test_sessionless_client_continues_an_episode_by_handle(serve):
         second = await client.call_tool("echo", {"message": "again", SESSION_ARG: handle})
         assert second.structured_content is not None
         assert second.structured_content[SESSION_ARG] == handle
+        assert "reset_observation" not in second.structured_content
         assert second.structured_content["truncated"] is True  # max_steps=2 from the URL
 
         over = await client.call_tool("echo", {"message": "more", SESSION_ARG: handle})
@@ -78,7 +80,9 @@ async def test_initialize_session_is_one_env_session_closed_with_it(serve):
         (tool,) = (await client.list_tools()).tools
         assert tool.name == "t"
         assert SESSION_ARG not in tool.input_schema["properties"]
-        assert server.active == 0  # the env session opens with the first tool call
+        assert server.active == 1  # the episode started with the MCP session
+        assert client.instructions is not None
+        assert '"message":"ready"' in client.instructions  # the reset observation, for the model
         for step in (1, 2, 3):
             result = await client.call_tool("t", {"message": f"m{step}"})
             assert result.structured_content is not None
@@ -87,6 +91,19 @@ async def test_initialize_session_is_one_env_session_closed_with_it(serve):
         assert server.active == 1
     server.wait_active(0)
     server.wait_closes([1])
+
+
+async def test_initialize_reset_failure_refuses_the_session(serve):
+    server = serve(EchoEnv)
+    with pytest.raises(BaseExceptionGroup) as info:  # the SDK client raises from its task group
+        async with Client(mcp_url(server, "?max_steps=0"), mode="legacy"):
+            pass
+    leaves = info.value.exceptions
+    while leaves and isinstance(leaves[0], BaseExceptionGroup):
+        leaves = leaves[0].exceptions
+    assert isinstance(leaves[0], MCPError)
+    assert "max_steps must be a positive integer" in str(leaves[0])
+    server.wait_active(0)
 
 
 async def test_bad_arguments_env_errors_and_unknown_tools_leave_the_session_usable(serve):

@@ -23,6 +23,8 @@ def openenv_mcp(*args: str) -> StdioServerParameters:
 async def test_env_folder_over_stdio_is_one_episode(mode):
     params = openenv_mcp("envs/echo_env", "--reset-options", '{"max_steps": 2}')
     async with Client(params, mode=mode) as client:
+        assert client.instructions is not None
+        assert "Echo environment ready!" in client.instructions  # the first observation
         (tool,) = (await client.list_tools()).tools
         assert tool.name == "echo"
         assert "session_id" not in tool.input_schema["properties"]  # the process is the episode
