@@ -22,24 +22,95 @@ from typing import Any
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
 from .._env import EnvClass
-from .._exceptions import InvalidJSON, ValidationFailed, WireError
+from .._exceptions import (
+    CapacityReached,
+    DeadlineExceeded,
+    ExecutionError,
+    FactoryError,
+    InvalidJSON,
+    ResetRequired,
+    SessionBusy,
+    SessionClosed,
+    SessionNotFound,
+    TaskNotFound,
+    ValidationFailed,
+    WireError,
+)
+from .._models import EnvironmentMetadata
 from .._protocol import ResetData, observation_data
 from ._jsonrpc import PARSE_ERROR, mcp_not_supported, rpc_error
+from ._openapi import HTTP_ONLY_CODES, ApiRoute, Endpoint, Operation, reply_schema
 from ._sessions import Session, SessionManager
+
+#: Observation fields that travel beside the observation, not in it.
+_REPLY_EXCLUDE = {"reward", "done", "truncated"}
+_REWARD = {"anyOf": [{"type": "boolean"}, {"type": "integer"}, {"type": "number"}, {"type": "null"}]}
+_OBJECT = {"type": "object"}
+_HEALTH = {"type": "object", "required": ["status"], "properties": {"status": {"const": "healthy"}}}
+_SCHEMAS = {
+    "type": "object",
+    "required": ["action", "observation", "state", "reset_observation"],
+    "properties": {k: _OBJECT for k in ("action", "observation", "state", "reset_observation")},
+}
+_JSONRPC = {
+    "type": "object",
+    "required": ["jsonrpc"],
+    "properties": {"jsonrpc": {"const": "2.0"}, "id": {}, "result": {}, "error": _OBJECT},
+}
+_SESSION_OPENED = {
+    "type": "object", "required": ["session_id"], "properties": {"session_id": {"type": "string"}}
+}
+_SESSION_STATS = {
+    "type": "object",
+    "required": ["active_sessions", "max_sessions"],
+    "properties": {"active_sessions": {"type": "integer"}, "max_sessions": {"type": "integer"}},
+}
+_SESSION_CLOSED = {
+    "type": "object",
+    "required": ["session_id", "closed"],
+    "properties": {"session_id": {"type": "string"}, "closed": {"const": True}},
+}
+
+
+def _ref_schema(name: str) -> dict[str, Any]:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def reset_request_model(env_class: EnvClass) -> type[BaseModel]:
+    """The documented body of a reset: ``seed``, ``episode_id`` and the env's reset
+    options (its ``reset_options_model``'s fields; any keys without one)."""
+    options = getattr(env_class, "reset_options_model", None)
+    if options is None:
+        return ResetData
+    return create_model(
+        "ResetRequest",
+        __base__=options,
+        seed=(int | None, Field(default=None, ge=0)),
+        episode_id=(str | None, Field(default=None, max_length=255)),
+    )
 
 
 class StepRequestBase(BaseModel):
-    """Body of ``POST /step``: upstream's fields; ``timeout_s``/``request_id`` are accepted."""
+    """Body of ``POST /step``: upstream's fields. ``timeout_s`` is the step's deadline;
+    ``request_id`` is echoed in the ``X-Request-Id`` response header."""
 
     model_config = ConfigDict(extra="allow")
 
     timeout_s: float | None = Field(default=None, gt=0)
-    request_id: str | None = None
+    #: printable ASCII: it goes into a response header (found by the OpenAPI fuzzer)
+    request_id: str | None = Field(default=None, pattern=r"^[!-~]{1,200}$")
+
+
+def _echo_id(response: Response, request_id: str | None) -> Response:
+    if request_id is not None:
+        response.headers["x-request-id"] = request_id
+    return response
 
 
 def step_request_model(action_model: type[BaseModel]) -> type[StepRequestBase]:
@@ -85,23 +156,81 @@ class HttpApi:
         self._reset_adapter: TypeAdapter[ResetData] = TypeAdapter(ResetData)
         self.step_model = step_request_model(env_class.action_model)
         self._step_adapter: TypeAdapter[Any] = TypeAdapter(self.step_model)
+        self.reset_model = reset_request_model(env_class)
+
+    @property
+    def stateless_observation(self) -> dict[str, Any]:
+        """Schema of upstream's observation reply (``metadata`` always present)."""
+        return {
+            "type": "object",
+            "required": ["observation", "reward", "done", "metadata"],
+            "properties": {
+                "observation": _ref_schema(f"{self.env_class.observation_model.__name__}Reply"),
+                "reward": _REWARD,
+                "done": {"type": "boolean"},
+                "metadata": {"anyOf": [_OBJECT, {"type": "null"}]},
+            },
+            "additionalProperties": False,
+        }
+
+    @property
+    def session_observation(self) -> dict[str, Any]:
+        """Schema of a session's observation reply (``truncated``; ``metadata`` when set)."""
+        schema = self.stateless_observation
+        schema["required"] = ["observation", "reward", "done", "truncated"]
+        schema["properties"] = {**schema["properties"], "truncated": {"type": "boolean"}, "metadata": _OBJECT}
+        return schema
 
     def routes(self) -> list[Route]:
-        return [
-            Route("/health", self.health, methods=["GET"]),
-            Route("/metadata", self.metadata, methods=["GET"]),
-            Route("/schema", self.schema, methods=["GET"]),
-            Route("/reset", self.reset, methods=["POST"]),
-            Route("/step", self.step, methods=["POST"]),
-            Route("/state", self.state, methods=["GET"]),
-            Route("/mcp", self.mcp, methods=["POST"]),
-            Route("/sessions", self.sessions_open, methods=["POST"]),
-            Route("/sessions", self.sessions_stats, methods=["GET"]),
-            Route("/sessions/{sid}/reset", self.session_reset, methods=["POST"]),
-            Route("/sessions/{sid}/step", self.session_step, methods=["POST"]),
-            Route("/sessions/{sid}/state", self.session_state, methods=["GET"]),
-            Route("/sessions/{sid}", self.session_close, methods=["DELETE"]),
+        """One ``ApiRoute`` per path, each method with its ``Operation`` (for OpenAPI)."""
+        act, state = self.env_class.action_model.__name__, _ref_schema(self.env_class.state_model.__name__)
+        calls = (ExecutionError, FactoryError, CapacityReached, DeadlineExceeded)
+        opening = (CapacityReached, FactoryError)
+        resets = (TaskNotFound,)  # an env's reset options name a task that is not there
+        body = (ValidationFailed, InvalidJSON)
+        held = (SessionNotFound, SessionBusy, SessionClosed, ExecutionError, DeadlineExceeded)
+        stateless = _ref_schema("StatelessObservation")
+        extended = _ref_schema("SessionObservation")
+        reset, step = self.reset_model, self.step_model
+        table: list[tuple[str, str, dict[str, tuple[Endpoint, Operation]]]] = [
+            ("/health", "health", {"GET": (self.health, Operation("Liveness", _HEALTH))}),
+            ("/metadata", "metadata", {"GET": (self.metadata, Operation("Metadata", EnvironmentMetadata))}),
+            ("/schema", "schema", {"GET": (self.schema, Operation("JSON Schemas of the models", _SCHEMAS))}),
+            ("/reset", "reset", {"POST": (self.reset, Operation(
+                "Stateless reset of a throwaway env (upstream's shape)", stateless, body=reset,
+                errors=(*body, *calls, *resets)))}),
+            ("/step", "step", {"POST": (self.step, Operation(
+                f"Stateless step ({act}) of a reset throwaway env (upstream's shape)", stateless, body=step,
+                errors=(*body, *calls)))}),
+            ("/state", "state", {"GET": (self.state, Operation(
+                "State of a reset throwaway env", state, errors=calls))}),
+            ("/mcp", "mcp", {"POST": (self.mcp, Operation(
+                "JSON-RPC 2.0 (MCP); errors are JSON-RPC error objects", _JSONRPC))}),
+            ("/sessions", "sessions", {
+                "POST": (self.sessions_open, Operation(
+                    "Open an HTTP session", _SESSION_OPENED, status=201, errors=opening)),
+                "GET": (self.sessions_stats, Operation("Session counts", _SESSION_STATS)),
+            }),
+            ("/sessions/{sid}", "session_close", {"DELETE": (self.session_close, Operation(
+                "Close a session", _SESSION_CLOSED, errors=(SessionNotFound,)))}),
+            ("/sessions/{sid}/reset", "session_reset", {"POST": (self.session_reset, Operation(
+                "Reset a session", extended, body=reset, errors=(*body, *held, *resets)))}),
+            ("/sessions/{sid}/step", "session_step", {"POST": (self.session_step, Operation(
+                f"Step ({act}) a session", extended, body=step, errors=(*body, *held, ResetRequired)))}),
+            ("/sessions/{sid}/state", "session_state", {"GET": (self.session_state, Operation(
+                "State of a session", state, errors=(*held, ResetRequired)))}),
         ]
+        return [ApiRoute(path, handlers, name) for path, name, handlers in table]
+
+    def openapi_schemas(self) -> dict[str, dict[str, Any]]:
+        """Component schemas the routes' responses refer to by name."""
+        env = self.env_class
+        return {
+            **reply_schema(env.observation_model, _REPLY_EXCLUDE),
+            **reply_schema(env.state_model, set(), suffix=""),
+            "StatelessObservation": self.stateless_observation,
+            "SessionObservation": self.session_observation,
+        }
 
     # --- helpers ------------------------------------------------------------------
 
@@ -132,8 +261,13 @@ class HttpApi:
                 "observation": obs,
                 "state": cls.state_model.model_json_schema(),
                 "reset_observation": obs,
+                **self._reset_options_schema(),
             }
         )
+
+    def _reset_options_schema(self) -> dict[str, Any]:
+        model = self.env_class.reset_options_model
+        return {"reset_options": model.model_json_schema()} if model is not None else {}
 
     async def reset(self, request: Request) -> Response:
         data = await self._parse(request, self._reset_adapter)
@@ -149,10 +283,10 @@ class HttpApi:
         session = await self._throwaway()
         try:
             await session.reset(ResetData())
-            obs = await session.step(body.action)
+            obs = await session.step(body.action, body.timeout_s)
         finally:
             await session.close("stateless request")
-        return json_response(_upstream_shape(obs))
+        return _echo_id(json_response(_upstream_shape(obs)), body.request_id)
 
     async def state(self, request: Request) -> Response:
         session = await self._throwaway()
@@ -188,8 +322,8 @@ class HttpApi:
     async def session_step(self, request: Request) -> Response:
         session = self.manager.get(request.path_params["sid"])
         body = await self._parse(request, self._step_adapter)
-        obs = await session.step(body.action)
-        return json_response(observation_data(obs, binary=False, extended=True))
+        obs = await session.step(body.action, body.timeout_s)
+        return _echo_id(json_response(observation_data(obs, binary=False, extended=True)), body.request_id)
 
     async def session_state(self, request: Request) -> Response:
         session = self.manager.get(request.path_params["sid"])
@@ -205,3 +339,13 @@ class HttpApi:
 async def handle_wire_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, WireError)
     return wire_error_response(exc)
+
+
+async def handle_http_error(request: Request, exc: Exception) -> Response:
+    """Routing errors (404, 405 with its ``Allow`` header) in the error body's shape."""
+    assert isinstance(exc, HTTPException)
+    code = HTTP_ONLY_CODES.get(exc.status_code, "HTTP_ERROR")
+    body = {"detail": exc.detail, "error": {"code": code, "message": exc.detail}}
+    response = json_response(body, exc.status_code)
+    response.headers.update(exc.headers or {})
+    return response

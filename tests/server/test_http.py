@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import httpx
 import pytest
+from starlette.routing import Route
 
 from openenv import Observation
 from openenv._models import EnvironmentMetadata
-from openenv.server._http import HttpApi
 
 from .._envs import TAction, TObservation, TState, make_env
 from .._wire import connect
@@ -64,26 +64,95 @@ def test_schema_matches_the_env_models(http):
     assert schema["action"]["additionalProperties"] is False
 
 
-def test_openapi_version_and_routes(server, http):
+def test_openapi_documents_every_route_the_app_runs(server, http):
     doc = http.get("/openapi.json").json()
     assert doc["openapi"].startswith("3.")
     assert doc["info"]["version"] == "1.0.0"
     assert doc["info"]["title"] == "SyncThreadEnv"
-    routes = {
+    served = {
         (route.path, method.lower())
-        for route in HttpApi.routes(HttpApi.__new__(HttpApi))
-        for method in route.methods - {"HEAD"}
+        for route in server.app.routes
+        if isinstance(route, Route)
+        for method in (route.methods or set()) - {"HEAD"}
     }
     documented = {(path, method) for path, ops in doc["paths"].items() for method in ops}
-    assert documented == routes
-    assert doc["x-openenv"] == {"action": "TAction", "observation": "TObservation", "websocket": "/ws"}
+    assert documented == served
+    assert {("/reset", "post"), ("/sessions", "get"), ("/sessions/{sid}/step", "post")} <= documented
+    assert doc["x-openenv"]["action"] == "TAction"
+    assert doc["x-openenv"]["websockets"] == ["/ws"]
+
+
+def test_openapi_documents_error_statuses_with_the_error_body(http):
+    doc = http.get("/openapi.json").json()
+    step = doc["paths"]["/sessions/{sid}/step"]["post"]["responses"]
+    assert set(step) >= {"200", "404", "409", "410", "422", "500", "504"}
+    assert "SESSION_NOT_FOUND" in step["404"]["description"]
+    assert {"SESSION_BUSY", "RESET_REQUIRED"} <= set(step["409"]["description"].split(": ")[1].split(", "))
+    error_body = {"$ref": "#/components/schemas/ErrorBody"}
+    for status in ("404", "422", "500"):
+        assert step[status]["content"]["application/json"]["schema"] == error_body
+    body = doc["components"]["schemas"]["ErrorBody"]
+    assert body["required"] == ["detail", "error"]
+    assert body["properties"]["error"]["required"] == ["code", "message"]
+    assert doc["paths"]["/sessions"]["post"]["responses"]["201"]
+    assert doc["paths"]["/sessions/{sid}/state"]["get"]["parameters"][0]["name"] == "sid"
+
+
+def test_error_answers_match_their_documented_schema(http):
+    doc = http.get("/openapi.json").json()
+    error_body = doc["components"]["schemas"]["ErrorBody"]
+    r = http.post("/sessions/nope/step", json={"action": {"message": "x"}})
+    assert r.status_code == 404
+    assert set(r.json()) == set(error_body["required"])
+    assert r.json()["error"]["code"] == "SESSION_NOT_FOUND"
+    assert r.json()["error"]["code"] in error_body["properties"]["error"]["properties"]["code"]["enum"]
+
+
+@pytest.mark.parametrize(("path", "allow"), [
+    ("/reset", {"POST"}), ("/sessions", {"GET", "HEAD", "POST"}), ("/health", {"GET", "HEAD"}),
+    ("/sessions/abc", {"DELETE"}),
+])
+def test_options_and_wrong_methods_get_405_with_allow(http, path, allow):
+    """No CORS: OPTIONS is a method like any other a path does not serve."""
+    for method in ("OPTIONS", "PUT", "PATCH"):
+        r = http.request(method, path)
+        assert r.status_code == 405, (method, path)
+        assert set(r.headers["allow"].split(", ")) == allow
+        assert r.json()["error"]["code"] == "METHOD_NOT_ALLOWED"
+
+
+def test_unknown_path_is_404_with_the_error_body(http):
+    r = http.get("/no/such/route")
+    assert r.status_code == 404
+    assert r.json() == {"detail": "Not Found", "error": {"code": "NOT_FOUND", "message": "Not Found"}}
+
+
+def test_user_routes_are_served_and_documented(serve):
+    """``create_app`` returns a Starlette app: users append routes (RFC 0001)."""
+    from starlette.responses import JSONResponse
+    from starlette.routing import Mount
+
+    server = serve()
+
+    async def hello(request):
+        return JSONResponse({"hello": request.path_params["who"]})
+
+    server.app.router.routes.append(Route("/hello/{who}", hello, methods=["GET"]))
+    server.app.router.routes.append(Mount("/extra", routes=[Route("/ping", hello)]))
+    with httpx.Client(base_url=server.url, timeout=10) as http:
+        assert http.get("/hello/you").json() == {"hello": "you"}
+        doc = http.get("/openapi.json").json()
+    op = doc["paths"]["/hello/{who}"]["get"]
+    assert op["parameters"] == [{"name": "who", "in": "path", "required": True, "schema": {"type": "string"}}]
+    assert "default" in op["responses"]
+    assert "/extra" in doc["x-openenv"]["mounts"]
 
 
 def test_openapi_refs_resolve(http):
     doc = http.get("/openapi.json").json()
     schemas = doc["components"]["schemas"]
-    assert {"TAction", "TObservation", "TState", "EnvironmentMetadata", "ResetData",
-            "ObservationData", "StepRequest"} <= set(schemas)
+    assert {"TAction", "TObservationReply", "TState", "EnvironmentMetadata", "ResetData",
+            "StatelessObservation", "SessionObservation", "StepRequest", "ErrorBody"} <= set(schemas)
     refs: list[str] = []
 
     def walk(node: object) -> None:
