@@ -17,6 +17,7 @@ the median over ``--rounds`` of each block's rate, a ratio the median of per-rou
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -29,29 +30,48 @@ import gymnasium
 import numpy as np
 from gymnasium.vector import AsyncVectorEnv, SyncVectorEnv
 
-from bench._util import Server, free_port, loadavg, median, stop_all, table
+from bench._util import Server, cpu_seconds, descendants, free_port, loadavg, median, stop_all, table
 from openenv.gym import RemoteEnv, RemoteVectorEnv
 
 ENV_ID = "CartPole-v1"
 
 
-def vector_block(env: Any, steps: int, rng: np.random.Generator) -> float:
-    """Vector steps/s times the number of envs (env steps/s) over one block."""
+class Meter:
+    """Wall time and CPU time (this process plus ``pids``: the server, or the
+    ``AsyncVectorEnv`` workers) over one block; CPU time is steadier than wall time on
+    a busy machine and says what a step costs in all."""
+
+    def __init__(self, pids: list[int]) -> None:
+        self.pids = pids
+
+    def __enter__(self) -> Meter:
+        self.cpu0 = time.process_time() + sum(cpu_seconds(p) for p in self.pids)
+        self.t0 = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.wall = time.perf_counter() - self.t0
+        self.cpu = time.process_time() + sum(cpu_seconds(p) for p in self.pids) - self.cpu0
+
+
+def vector_block(env: Any, steps: int, rng: np.random.Generator, pids: list[int]) -> tuple[float, float]:
+    """(env steps/s, CPU microseconds per env step) over one block."""
     actions = rng.integers(0, 2, (steps, env.num_envs))
-    t0 = time.perf_counter()
-    for a in actions:
-        env.step(a)
-    return steps * env.num_envs / (time.perf_counter() - t0)
+    with Meter(pids) as m:
+        for a in actions:
+            env.step(a)
+    n = steps * env.num_envs
+    return n / m.wall, m.cpu / n * 1e6
 
 
-def single_block(env: Any, steps: int, rng: np.random.Generator) -> float:
+def single_block(env: Any, steps: int, rng: np.random.Generator, pids: list[int]) -> tuple[float, float]:
     actions = rng.integers(0, 2, steps).tolist()
-    t0 = time.perf_counter()
-    for a in actions:
-        _, _, terminated, truncated, _ = env.step(a)
-        if terminated or truncated:
-            env.reset()
-    return steps / (time.perf_counter() - t0)
+    with Meter(pids) as m:
+        for a in actions:
+            _, _, terminated, truncated, _ = env.step(a)
+            if terminated or truncated:
+                env.reset()
+    return steps / m.wall, m.cpu / steps * 1e6
 
 
 def main() -> None:
@@ -88,30 +108,45 @@ def main() -> None:
         }
         for i, env in enumerate([*vectors.values(), *singles.values()]):
             env.reset(seed=i)
+        served = [server.pid]
+        workers = [
+            p for p in descendants(os.getpid()) if p != server.pid and p not in descendants(server.pid)
+        ]
+        pids = {name: served if name.startswith("served") else [] for name in [*vectors, *singles]}
+        pids["AsyncVectorEnv (in-process)"] = workers
         rates: dict[str, list[float]] = {name: [] for name in [*vectors, *singles]}
+        cpus: dict[str, list[float]] = {name: [] for name in [*vectors, *singles]}
         rng = np.random.default_rng(0)
         for r in range(args.rounds):
-            order = list(vectors) if r % 2 == 0 else list(reversed(vectors))
-            for name in order:
-                rates[name].append(vector_block(vectors[name], args.steps, rng))
+            for name in list(vectors) if r % 2 == 0 else list(reversed(vectors)):
+                rate, cpu = vector_block(vectors[name], args.steps, rng, pids[name])
+                rates[name].append(rate)
+                cpus[name].append(cpu)
             for name in singles if r % 2 == 0 else reversed(list(singles)):
-                rates[name].append(single_block(singles[name], args.steps * 4, rng))
-        report(rates, args, n)
+                rate, cpu = single_block(singles[name], args.steps * 4, rng, pids[name])
+                rates[name].append(rate)
+                cpus[name].append(cpu)
+        report(rates, cpus, args, n)
         for env in [*vectors.values(), *singles.values()]:
             env.close()
     finally:
         stop_all()
 
 
-def report(rates: dict[str, list[float]], args: argparse.Namespace, n: int) -> None:
+def report(
+    rates: dict[str, list[float]], cpus: dict[str, list[float]], args: argparse.Namespace, n: int
+) -> None:
     served, single = "served vector (1 connection, batch)", "served single (RemoteEnv)"
 
     def ratio(a: str, b: str) -> float:
         return median(x / y for x, y in zip(rates[a], rates[b], strict=True))
 
-    rows = [[name, f"{median(v):,.0f}", f"{min(v):,.0f}-{max(v):,.0f}"] for name, v in rates.items()]
+    rows = [
+        [name, f"{median(v):,.0f}", f"{min(v):,.0f}-{max(v):,.0f}", f"{median(cpus[name]):.1f}"]
+        for name, v in rates.items()
+    ]
     print(f"CartPole-v1, {n} envs, {args.steps} vector steps x {args.rounds} rounds; load {loadavg()}")
-    print(table(["mode", "env steps/s (median)", "range"], rows))
+    print(table(["mode", "env steps/s (median)", "range", "CPU us per env step (all processes)"], rows))
     print()
     print(
         table(
