@@ -77,34 +77,69 @@ class Grader:
         self.test_timeout_s = test_timeout_s
 
     def grade(self, solution: str, tests: Sequence[Mapping[str, Any]]) -> Grade:
-        names = [str(t["name"]) for t in tests]
-        job = {
-            "solution": solution,
-            "tests": [{"name": str(t["name"]), "code": str(t["code"])} for t in tests],
-            "test_timeout_s": self.test_timeout_s,
-        }
+        """Run ``solution`` against ``tests`` in a new sandbox."""
+        return self.grade_many([(solution, tests)])[0]
+
+    def grade_many(self, jobs: Sequence[tuple[str, Sequence[Mapping[str, Any]]]]) -> list[Grade]:
+        """Grade many ``(solution, tests)`` pairs in one new sandbox: one interpreter,
+        each job in its own forked child (a batch of samples, or a test suite)."""
+        if not jobs:
+            return []
+        payload = []
+        budgets = []
+        for solution, tests in jobs:
+            budget = min(self.timeout_s, self.test_timeout_s * (len(tests) + 1) + 1.0)
+            budgets.append(budget)
+            payload.append(
+                {
+                    "solution": solution,
+                    "tests": [{"name": str(t["name"]), "code": str(t["code"])} for t in tests],
+                    "test_timeout_s": self.test_timeout_s,
+                    "timeout_s": budget,
+                }
+            )
         with Sandbox(self.config) as box:
             done = box.run(
                 [self.python, "-I", "-c", _GRADER_SOURCE],
-                input=json.dumps(job).encode(),
-                timeout_s=self.timeout_s,
-                output_limit=4 << 20,
+                input=json.dumps({"jobs": payload}).encode(),
+                timeout_s=sum(budgets) + 10.0,
+                output_limit=16 << 20,
             )
         report = _last_json_line(done.stdout)
-        if report is None:
+        reports = report.get("reports") if report else None
+        if not isinstance(reports, list) or len(reports) != len(jobs):
             why = (
-                f"the grader ran past {self.timeout_s:g} s"
+                "the grader ran past its time limit"
                 if done.timed_out
                 else f"the grader exited with {done.exit_code} and no report"
             )
-            failed = tuple(TestResult(n, False, why) for n in names)
-            return Grade(failed, None, done.duration_s, grader_error=why)
-        by_name = {str(r.get("name")): r for r in report.get("results", []) if isinstance(r, dict)}
-        results = tuple(
-            TestResult(n, by_name.get(n, {}).get("passed") is True, by_name.get(n, {}).get("error"))
-            for n in names
+            return [_failed(tests, why, done.duration_s) for _, tests in jobs]
+        single = len(jobs) == 1  # then the whole sandbox run is the honest duration
+        return [
+            _grade(tests, r, done.duration_s if single else float(r.get("duration_s", 0.0)))
+            for (_, tests), r in zip(jobs, reports, strict=True)
+        ]
+
+
+def _failed(tests: Sequence[Mapping[str, Any]], why: str, duration_s: float) -> Grade:
+    return Grade(
+        tuple(TestResult(str(t["name"]), False, why) for t in tests), None, duration_s, grader_error=why
+    )
+
+
+def _grade(tests: Sequence[Mapping[str, Any]], report: dict[str, Any], duration_s: float) -> Grade:
+    if report.get("error"):
+        return _failed(tests, str(report["error"]), duration_s)
+    by_name = {str(r.get("name")): r for r in report.get("results", []) if isinstance(r, dict)}
+    results = tuple(
+        TestResult(
+            str(t["name"]),
+            by_name.get(str(t["name"]), {}).get("passed") is True,
+            by_name.get(str(t["name"]), {}).get("error"),
         )
-        return Grade(results, report.get("solution_error"), done.duration_s)
+        for t in tests
+    )
+    return Grade(results, report.get("solution_error"), duration_s)
 
 
 def _last_json_line(stdout: bytes) -> dict[str, Any] | None:

@@ -51,8 +51,14 @@ def test_every_reference_solution_scores_one_and_empty_or_wrong_less(rt):
     for row in ROWS:
         stub = f"{row['entry_point']} = lambda *args, **kwargs: None\n"
         jobs += [(row, "reference", row["solution"]), (row, "empty", ""), (row, "wrong", stub)]
-    with ThreadPoolExecutor(4) as pool:
-        grades = list(pool.map(lambda job: rt.grader.grade(job[2], job[0]["tests"]), jobs))
+    # one sandbox per half of the batch; every job still runs in its own forked child
+    half = len(jobs) // 2
+    with ThreadPoolExecutor(2) as pool:
+        parts = pool.map(
+            lambda part: rt.grader.grade_many([(sol, row["tests"]) for row, _, sol in part]),
+            [jobs[:half], jobs[half:]],
+        )
+        grades = [grade for part in parts for grade in part]
     failures = []
     for (row, kind, _), grade in zip(jobs, grades, strict=True):
         ok = grade.reward == 1.0 if kind == "reference" else grade.reward < 1.0
@@ -74,10 +80,19 @@ def test_a_hanging_test_times_out_alone(rt):
     assert grade.reward == 0.5
 
 
-def test_a_solution_that_kills_the_grader_scores_zero(rt):
+def test_a_solution_that_kills_its_grader_scores_zero(rt):
     grade = rt.grader.grade("import os\nos._exit(0)\n", [{"name": "t", "code": "assert True"}])
     assert grade.reward == 0.0
-    assert grade.grader_error
+    assert "died without a report" in (grade.grader_error or "")
+
+
+def test_jobs_in_one_batch_cannot_touch_each_other(rt):
+    tests = [{"name": "t", "code": "assert len([1, 2]) == 2"}]
+    sabotage = "import builtins\nbuiltins.len = lambda x: 0\n"
+    hang = "import signal\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\nwhile True:\n    pass\n"
+    grades = rt.grader.grade_many([(sabotage, tests), ("", tests), (hang, tests), ("x = 1", tests)])
+    assert [g.reward for g in grades] == [0.0, 1.0, 0.0, 1.0]
+    assert "ran past" in (grades[2].grader_error or "")
 
 
 def test_a_failing_solution_fails_every_test_with_its_error(rt):
