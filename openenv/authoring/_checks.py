@@ -219,10 +219,13 @@ def check_bad_frames(ctx: Context) -> None:
     if ctx.schema is None:
         ctx.report.add("bad_frames", Outcome.SKIP, "no usable schema")
         return
+    closed = ctx.schema["action"].get("additionalProperties") is False
+    # An unknown field where the action schema forbids them, else not an object at all.
+    invalid: Any = {"__not_a_field__": [1, 2]} if closed else ["not", "an", "action"]
     bad = [
         ("invalid JSON", "{not json"),
         ("unknown type", json.dumps({"type": "no_such_type"})),
-        ("invalid action", json.dumps({"type": "step", "data": {"__not_a_field__": [1, 2]}})),
+        ("invalid action", json.dumps({"type": "step", "data": invalid})),
     ]
     details: list[str] = []
     wrong = False

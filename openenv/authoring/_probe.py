@@ -102,6 +102,7 @@ class WsProbe:
             raise ProbeError(f"reply is not JSON: {str(frame)[:200]!r}") from None
         if not isinstance(msg, dict) or not isinstance(msg.get("type"), str):
             raise ProbeError(f"reply has no 'type': {str(frame)[:200]}")
+        _check_reply(msg)
         return msg
 
     def request(self, message: dict[str, Any]) -> dict[str, Any]:
@@ -130,3 +131,21 @@ class WsProbe:
         if msg.get("type") == "closed":  # an extended server's acknowledgement; the socket may stay
             return None
         raise ProbeError(f"unexpected frame after close: {str(frame)[:200]}")
+
+
+def _check_reply(msg: dict[str, Any]) -> None:
+    """Every reply must fit the protocol's reply models (``openenv._protocol``), the same
+    wire-model layer the server and the clients use."""
+    from pydantic import ValidationError
+
+    from .._protocol import SERVER_MESSAGE
+
+    try:
+        SERVER_MESSAGE.validate_python(msg)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ProbeError(
+            f"{msg['type']!r} reply does not fit the protocol's reply model ({where}: {first['msg']}): "
+            f"{json.dumps(msg)[:200]}"
+        ) from None

@@ -32,6 +32,7 @@ class Paint(BaseModel):
     kind: Literal["paint"] = "paint"
     color: Literal["red", "green", "blue"] = "red"
     label: str = Field(default="", max_length=40)
+    size: int = Field(ge=1, le=5, description="brush size (required: the form starts at the minimum)")
 
 
 class CanvasOptions(BaseModel):

@@ -72,6 +72,7 @@ def test_drive_an_episode_in_the_browser(serve, page):
     page.select_option("select[name=color]", label="blue")
     page.fill("input[name=label]", "sky")
     assert '"kind": "paint"' in page.input_value("#action-json")
+    assert '"size": 1' in page.input_value("#action-json")  # a required number starts at its minimum
     page.click("#step-button")
     page.wait_for_function("document.querySelectorAll('#history tbody tr').length === 3")
 

@@ -159,6 +159,7 @@ function scalarField(node, name, required) {
   } else if (type === "integer" || type === "number") {
     input = el("input", { type: "number", name, min: node.minimum, max: node.maximum, step: type === "integer" ? 1 : "any" });
     if (def !== undefined && def !== null) input.value = def;
+    else if (required) input.value = node.minimum ?? (node.maximum !== undefined ? Math.min(0, node.maximum) : 0);
     get = () => (input.value === "" ? undefined : Number(input.value));
   } else if (type === "string") {
     const long = node.maxLength === undefined || node.maxLength > 200;
