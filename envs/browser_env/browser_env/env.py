@@ -194,7 +194,8 @@ class BrowserEnv(AsyncEnvironment[BrowserAction, BrowserObservation, BrowserStat
 
         limit = timeout_s or self._config.hang_timeout_s
         try:
-            return await asyncio.wait_for(call, limit)
+            async with asyncio.timeout(limit):  # no extra task, unlike wait_for
+                return await call
         except TimeoutError:
             await self._end(f"the page did not answer ({what}) within {limit:g} s: it is hung")
         except PlaywrightError:
