@@ -1,7 +1,8 @@
 """``openenv.yaml``: the env manifest, upstream 0.10's keys plus ours.
 
 Upstream reads ``spec_version``, ``name``, ``version``, ``type``, ``runtime``, ``app``
-and ``port``; we add ``env`` (the ``module:Class`` served), ``description``,
+and ``port`` (so an upstream manifest loads); we add ``env`` (the ``module:Class``
+served; optional, the pyproject entry point is what ``serve`` uses), ``description``,
 ``deterministic`` (validate then requires equal replies under a seed) and ``tags``
 (copied to the Space's README front-matter by ``openenv push``).
 """
@@ -26,7 +27,7 @@ class ManifestError(ValueError):
 @dataclass(slots=True)
 class Manifest:
     name: str
-    env: str
+    env: str = ""  # optional: the pyproject entry point names what is served
     version: str = "0.1.0"
     description: str = ""
     deterministic: bool = False
@@ -61,8 +62,8 @@ def _from_mapping(raw: dict[str, Any], path: Path) -> Manifest:
     name = raw.get("name")
     if not (isinstance(name, str) and _NAME.match(name)):
         problems.append(f"name {name!r} must be a lowercase identifier")
-    env = raw.get("env")
-    if not (isinstance(env, str) and ":" in env):
+    env = raw.get("env", "")
+    if not (isinstance(env, str) and (env == "" or ":" in env)):
         problems.append(f"env {env!r} must be 'module:Class'")
     port = raw.get("port", 8000)
     if not (isinstance(port, int) and 0 < port < 65536):

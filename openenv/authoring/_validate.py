@@ -105,7 +105,8 @@ def check_folder(folder: Path, report: Report) -> bool | None:
         try:
             manifest = load_manifest(folder)
             claim = manifest.deterministic or None
-            report.add("manifest", Outcome.PASS, f"{MANIFEST}: {manifest.name} ({manifest.env})")
+            served = f" ({manifest.env})" if manifest.env else ""
+            report.add("manifest", Outcome.PASS, f"{MANIFEST}: {manifest.name}{served}")
         except ManifestError as exc:
             report.add("manifest", Outcome.FAIL, str(exc))
     entry = None

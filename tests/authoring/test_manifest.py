@@ -18,10 +18,10 @@ def test_round_trip(tmp_path: Path):
 def test_upstream_keys_are_accepted(tmp_path: Path):
     (tmp_path / "openenv.yaml").write_text(
         "spec_version: 1\nname: echo_env\nversion: 0.10\ntype: space\nruntime: fastapi\n"
-        "app: server.app:app\nport: 8000\nenv: echo_env:EchoEnv\n"
+        "app: server.app:app\nport: 8000\n"
     )
     manifest = load_manifest(tmp_path)
-    assert (manifest.version, manifest.runtime, manifest.port) == ("0.1", "fastapi", 8000)
+    assert (manifest.version, manifest.runtime, manifest.port, manifest.env) == ("0.1", "fastapi", 8000, "")
 
 
 @pytest.mark.parametrize(
