@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 from ._model import Policy
 from ._rollout import Episode, RolloutSettings
-from ._workers import RolloutWorker, state_blob
+from ._workers import RolloutWorker, failed_episodes, state_blob
+
+
+async def _awaited(future: Any) -> Any:
+    return await future
 
 
 class Pool(Protocol):
@@ -64,6 +68,7 @@ class MonarchPool:
 
         per_host = {"gpus": workers} if device == "cuda" else {"procs": workers}
         self.n = workers
+        self.settings = settings
         self.procs = this_host().spawn_procs(per_host=per_host)
         from ._actor import RolloutActor
 
@@ -75,13 +80,21 @@ class MonarchPool:
 
     async def rollout(self, step: int, groups: Sequence[tuple[int, int]]) -> list[Episode]:
         shares = [list(groups[i :: self.n]) for i in range(self.n)]
-        calls = [
-            self.actors.slice(**{self._dim: i}).rollout.call_one(step, share)
-            for i, share in enumerate(shares)
-            if share
-        ]
+        calls = [self._share(i, step, share) for i, share in enumerate(shares) if share]
         results = await asyncio.gather(*calls)
         return sorted((e for r in results for e in r), key=lambda e: (e.group, e.session))
+
+    async def _share(self, i: int, step: int, share: list[tuple[int, int]]) -> list[Episode]:
+        """Worker ``i``'s episodes; a worker that fails or overruns fails its episodes only."""
+        s = self.settings
+        # each wave on a connection is bounded by episode_timeout_s; a margin for the rest
+        deadline = s.episode_timeout_s * (len(share) + 1) + 60.0
+        try:
+            call = self.actors.slice(**{self._dim: i}).rollout.call_one(step, share)
+            episodes: list[Episode] = await asyncio.wait_for(_awaited(call), deadline)
+            return episodes
+        except Exception as exc:
+            return failed_episodes(share, s.group_size, f"rollout worker {i}: {type(exc).__name__}: {exc}")
 
     async def close(self) -> None:
         try:

@@ -99,7 +99,9 @@ class RolloutWorker:
             try:
                 client, text = await self._connection(url)
             except (OpenEnvError, OSError, TimeoutError) as exc:
-                out += _failed(wave, cfg.group_size, f"cannot reach {url}: {type(exc).__name__}: {exc}")
+                out += failed_episodes(
+                    wave, cfg.group_size, f"cannot reach {url}: {type(exc).__name__}: {exc}"
+                )
                 continue
             out += await run_wave(
                 client, text, self.policy, wave, cfg, version=self.version, generator=gen, device=self.device
@@ -113,7 +115,7 @@ class RolloutWorker:
                 await client.close()
 
 
-def _failed(groups: Sequence[tuple[int, int]], group_size: int, error: str) -> list[Episode]:
+def failed_episodes(groups: Sequence[tuple[int, int]], group_size: int, error: str) -> list[Episode]:
     out = []
     for g, seed in groups:
         for k in range(group_size):
