@@ -20,6 +20,7 @@ from .._protocol import request_adapter
 from ._http import HttpApi, handle_http_error, handle_wire_error, json_response
 from ._jsonrpc import mcp_mount
 from ._openapi import build_openapi
+from ._root import root_routes
 from ._runner import EnvRunner
 from ._sessions import SessionManager
 from ._settings import ServerSettings
@@ -77,7 +78,7 @@ def create_app(
     mcp = mcp_mount(env_class, manager, settings)
     openapi: dict[str, Any] = {}
 
-    async def openapi_json(request: Request) -> Response:
+    def openapi_document(request: Request) -> dict[str, Any]:
         if not openapi:  # built on first use from the routes the app runs (user routes too)
             meta = env_class.metadata()
             openapi.update(build_openapi(
@@ -88,7 +89,10 @@ def create_app(
                     "websocket": "/ws",
                 },
             ))
-        return json_response(openapi)
+        return openapi
+
+    async def openapi_json(request: Request) -> Response:
+        return json_response(openapi_document(request))
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -106,6 +110,7 @@ def create_app(
         *api.routes(),
         *task_routes(env_class),
         Route("/openapi.json", openapi_json, methods=["GET"]),
+        *root_routes(env_class, openapi_document),  # GET / and /docs
         WebSocketRoute("/ws", make_ws_endpoint(manager, request_adapter(env_class.action_model))),
         *(web_routes() if settings.web else []),  # the playground; files read on first request
     ]

@@ -58,6 +58,8 @@ class Operation:
     body: type[BaseModel] | None = None
     errors: Sequence[type[WireError]] = ()
     media_type: str = "application/json"
+    #: also answers ``text/html`` (a page for browsers; JSON on ``Accept: application/json``)
+    html: bool = False
 
 
 class ApiRoute(Route):
@@ -142,6 +144,8 @@ def _described(route: ApiRoute, op: Operation) -> dict[str, Any]:
     schema = _schema(op.response)
     if schema is not None:
         ok["content"] = {op.media_type: {"schema": schema}}
+    if op.html:
+        ok.setdefault("content", {})["text/html"] = {"schema": {"type": "string"}}
     responses: dict[str, Any] = {str(op.status): ok}
     errors = error_statuses(op.errors)
     for status, codes in errors.items():

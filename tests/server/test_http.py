@@ -339,3 +339,48 @@ def test_http_never_sees_observation_signals_in_the_body(http):
     # reward/done travel beside the observation, never inside it (as upstream)
     obs = http.post("/reset", json={}).json()["observation"]
     assert set(obs) == set(TObservation.model_fields) - set(Observation.model_fields) | {"metadata"}
+
+
+# --- root page and /docs ---------------------------------------------------------------------
+
+
+def test_root_page_says_what_the_server_is(serve):
+    env = make_env(env_name="named_env", env_description="Does tests.", env_version="9.9")
+    with httpx.Client(base_url=serve(env, web=True).url, timeout=10) as http:
+        r = http.get("/")
+        info = http.get("/", headers={"accept": "application/json"}).json()
+    assert r.status_code == 200
+    assert r.headers["content-type"].startswith("text/html")
+    page = r.text
+    assert "<h1>named_env 9.9</h1>" in page
+    assert "Does tests." in page
+    for link in ("/schema", "/openapi.json", "/docs", "/web/"):
+        assert f'href="{link}"' in page
+    from openenv import __version__
+
+    assert info == {
+        "name": "named_env", "description": "Does tests.", "version": "9.9", "openenv_version": __version__,
+        "links": {"schema": "/schema", "openapi": "/openapi.json", "docs": "/docs", "health": "/health",
+                  "metadata": "/metadata", "websocket": "/ws", "web": "/web/"},
+    }
+
+
+def test_root_page_links_no_playground_when_it_is_off(serve):
+    with httpx.Client(base_url=serve(web=False).url, timeout=10) as http:
+        assert "web" not in http.get("/", headers={"accept": "application/json"}).json()["links"]
+        assert 'href="/web/"' not in http.get("/").text
+        assert http.get("/web/").status_code == 404
+
+
+def test_docs_page_lists_every_operation_without_a_cdn(http):
+    doc = http.get("/openapi.json").json()
+    r = http.get("/docs")
+    assert r.status_code == 200
+    assert r.headers["content-type"].startswith("text/html")
+    for path, item in doc["paths"].items():
+        for method in item:
+            assert f"<td><code>{method.upper()}</code></td><td><code>{path}</code></td>" in r.text
+    assert "<script" not in r.text
+    assert "https://" not in r.text
+    assert "http://" not in r.text
+    assert doc["paths"]["/"]["get"]["responses"]["200"]["content"].keys() == {"application/json", "text/html"}
