@@ -10,7 +10,8 @@ In alternating blocks (same minute on the machine, so the ratios are fair):
 * reset: from the warm pool (``pool_size`` 4, refilled between resets) against a
   runtime without a pool (a new sandbox and interpreter per reset);
 * grading: each problem's reference solution through ``Grader.grade`` (a fresh
-  sandbox per grading) against the same grader script run in a bare subprocess.
+  sandbox per grading) against the same grader script run in a bare subprocess; and
+  all of them in one ``Grader.grade_many`` batch (one sandbox, a forked child each).
 
     .venv/bin/python bench/bench_coding.py             # about a minute
     .venv/bin/python bench/bench_coding.py --quick
@@ -163,11 +164,18 @@ def bench_grade(rt: CodingRuntime, limit: int) -> dict[str, Any]:
         grade = rt.grader.grade(row["solution"], row["tests"])
         ours.append(time.perf_counter() - t0)
         assert grade.reward == 1.0, (row["id"], grade.to_json())
-        job = json.dumps({"solution": row["solution"], "tests": row["tests"], "test_timeout_s": 5}).encode()
+        one = {"solution": row["solution"], "tests": row["tests"], "test_timeout_s": 5, "timeout_s": 60}
+        job = json.dumps({"jobs": [one]}).encode()
         t0 = time.perf_counter()
         subprocess.run([rt.python, "-I", "-c", _GRADER_SOURCE], input=job, capture_output=True, check=True)
         bare.append(time.perf_counter() - t0)
+    t0 = time.perf_counter()
+    batch = rt.grader.grade_many([(row["solution"], row["tests"]) for row in rows])
+    batch_s = time.perf_counter() - t0
+    assert all(g.reward == 1.0 for g in batch)
     return {
+        "batch_per_job_ms": batch_s / len(rows) * 1e3,
+        "batch_total_s": batch_s,
         "grade_p50_ms": median(ours) * 1e3,
         "grade_p90_ms": pct(ours, 90) * 1e3,
         "bare_p50_ms": median(bare) * 1e3,
@@ -242,6 +250,9 @@ def report(r: dict[str, Any]) -> None:
             ["grading a reference solution (fresh sandbox)", f"{fmt(g['grade_p50_ms'], 1)} ms",
              f"bare subprocess {fmt(g['bare_p50_ms'], 1)} ms", f"p90 {fmt(g['grade_p90_ms'], 1)} ms; "
              f"{g['ratio']:.2f}x bare; {g['problems']} problems", "-", "-"],
+            ["grading in one batch (grade_many), per solution", f"{fmt(g['batch_per_job_ms'], 1)} ms",
+             f"one sandbox each {fmt(g['grade_p50_ms'], 1)} ms",
+             f"{g['problems']} solutions in {g['batch_total_s']:.2f} s, a forked child each", "-", "-"],
         ],
     ))
 
