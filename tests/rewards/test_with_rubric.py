@@ -181,3 +181,36 @@ def test_reward_server_in_process_with_a_plain_function():
         pytest.raises(ExecutionError, match="no numeric 'score'"),
     ):
         HttpRubric(srv.url + "/score")({"message": "a"}, {})
+
+
+def test_openenv_serve_takes_a_wrapped_env(tmp_path):
+    """``openenv serve module:Scored`` where ``Scored = with_rubric(EchoEnv, ...)``."""
+    (tmp_path / "scored_echo.py").write_text(
+        "from echo_env import EchoEnv\n"
+        "from openenv.rewards import EnvReward, WeightedSum, with_rubric\n"
+        "def short(action, observation):\n"
+        "    return 1.0 if len(action.message) < 5 else 0.0\n"
+        "Scored = with_rubric(EchoEnv, WeightedSum({'short': short, 'env': EnvReward()}))\n"
+    )
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    argv = [sys.executable, "-m", "openenv", "serve", "scored_echo:Scored", "--port", str(port)]
+    proc = subprocess.Popen(argv, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
+                    break
+            assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+            assert time.monotonic() < deadline, "server did not start"
+            time.sleep(0.05)
+        with EnvClient(f"http://127.0.0.1:{port}", MODELS) as env:
+            env.reset()
+            result = env.step(EchoAction(message="hi"))
+        assert result.reward == pytest.approx(1.0 + 0.2)
+        assert result.metadata["reward_breakdown"] == {"short": 1.0, "env": pytest.approx(0.2)}
+    finally:
+        proc.terminate()
+        proc.wait(10)
