@@ -18,6 +18,7 @@ import contextlib
 import os
 import re
 import secrets
+import signal
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -134,8 +135,10 @@ class PtyShell:
             os.close(self._fd)
             self._fd = -1
         if self.proc is not None and self.proc.returncode is None:
+            # os.kill, not proc.kill(): Popen.send_signal polls first and may reap the
+            # process under the nose of asyncio's child watcher (returncode 255, a warning).
             with contextlib.suppress(ProcessLookupError):
-                self.proc.kill()
+                os.kill(self.proc.pid, signal.SIGKILL)
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self.proc.wait(), 5)
 
