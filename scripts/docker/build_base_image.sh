@@ -6,12 +6,16 @@
 # Use it where Docker Hub cannot be reached:
 #   docker build --build-arg BASE_IMAGE=openenv-local/python:3.11-bookworm ...
 #
-# Usage: scripts/docker/build_base_image.sh [--force] [--tag NAME]
-#   --force     rebuild even if the tag already exists
-#   --tag NAME  image tag (default openenv-local/python:3.11-bookworm)
+# Usage: scripts/docker/build_base_image.sh [--force] [--tag NAME] [--print-mirror]
+#   --force         rebuild even if the tag already exists
+#   --tag NAME      image tag (default openenv-local/python:3.11-bookworm)
+#   --print-mirror  print the Debian mirror that would be used, and exit
 #
 # Environment knobs:
-#   OPENENV_DEBIAN_MIRROR  (default http://deb.debian.org/debian)
+#   OPENENV_DEBIAN_MIRROR  (default: the mirror apt is configured with for the suite,
+#                          read from /etc/apt/sources.list.d/*.sources and *.list and
+#                          /etc/apt/sources.list; http://deb.debian.org/debian if none)
+#   OPENENV_APT_DIR        where apt's configuration is read from (default /etc/apt)
 #   OPENENV_DEBIAN_SUITE   (default bookworm; python3 there is 3.11)
 #   OPENENV_DEBOOTSTRAP_CACHE  .deb cache dir reused across rebuilds
 #                              (default /var/cache/openenv-debootstrap; "" = none)
@@ -21,24 +25,69 @@ set -euo pipefail
 
 TAG="openenv-local/python:3.11-bookworm"
 FORCE=0
-MIRROR="${OPENENV_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 SUITE="${OPENENV_DEBIAN_SUITE:-bookworm}"
+APT_DIR="${OPENENV_APT_DIR:-/etc/apt}"
+PRINT_MIRROR=0
 CACHE="${OPENENV_DEBOOTSTRAP_CACHE-/var/cache/openenv-debootstrap}"
 INCLUDE="python3,python3-venv,ca-certificates"
 
 log() { printf '[build_base_image] %s\n' "$*" >&2; }
 die() { printf '[build_base_image] ERROR: %s\n' "$*" >&2; exit 1; }
 
+# The first URI apt uses for "$SUITE" itself (not -security/-updates): deb822 stanzas in
+# sources.list.d/*.sources, then one-line entries in sources.list.d/*.list and
+# sources.list. Prints nothing when apt has none.
+apt_mirror() {
+    local f
+    for f in "$APT_DIR"/sources.list.d/*.sources; do
+        [ -f "$f" ] || continue
+        awk -v suite="$SUITE" '
+            function flush() {
+                if (deb && uri != "" && has_suite && !done) { print uri; done = 1 }
+                deb = 0; uri = ""; has_suite = 0
+            }
+            /^[[:space:]]*#/ { next }
+            /^[[:space:]]*$/ { flush(); next }
+            tolower($1) == "types:" { for (i = 2; i <= NF; i++) if ($i == "deb") deb = 1 }
+            tolower($1) == "uris:" { uri = $2 }
+            tolower($1) == "suites:" { for (i = 2; i <= NF; i++) if ($i == suite) has_suite = 1 }
+            tolower($1) == "enabled:" && tolower($2) == "no" { deb = 0 }
+            END { flush() }
+        ' "$f"
+    done
+    for f in "$APT_DIR"/sources.list.d/*.list "$APT_DIR"/sources.list; do
+        [ -f "$f" ] || continue
+        awk -v suite="$SUITE" '
+            $1 != "deb" { next }
+            { i = 2; if ($2 ~ /^\[/) { while (i <= NF && $i !~ /\]$/) i++; i++ } }
+            $(i + 1) == suite { print $i }
+        ' "$f"
+    done
+}
+
 while [ $# -gt 0 ]; do
     case "$1" in
         --force) FORCE=1 ;;
         --tag) [ $# -ge 2 ] || die "--tag needs a value"; TAG="$2"; shift ;;
         --tag=*) TAG="${1#--tag=}" ;;
-        -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+        --print-mirror) PRINT_MIRROR=1 ;;
         *) die "unknown argument: $1 (try --help)" ;;
     esac
     shift
 done
+
+if [ -n "${OPENENV_DEBIAN_MIRROR:-}" ]; then
+    MIRROR="$OPENENV_DEBIAN_MIRROR"
+else
+    MIRROR="$(apt_mirror | head -n 1)"
+    MIRROR="${MIRROR%/}"
+    [ -n "$MIRROR" ] || MIRROR="http://deb.debian.org/debian"
+fi
+if [ "$PRINT_MIRROR" -eq 1 ]; then
+    printf '%s\n' "$MIRROR"
+    exit 0
+fi
 
 command -v docker >/dev/null 2>&1 || die "docker CLI not found; run scripts/docker/install_engine.sh"
 timeout 10 docker info >/dev/null 2>&1 </dev/null \
