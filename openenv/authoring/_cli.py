@@ -66,7 +66,7 @@ def add_commands(sub: Any) -> None:
     p.set_defaults(func=_init)
 
     p = sub.add_parser("validate", help="deep conformance check of a running server or an env folder")
-    p.add_argument("target", help="http(s):// URL of a running server, or an env folder (served to check)")
+    p.add_argument("target", help="a running server's URL, or an env folder, module:Class or name to serve")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument(
         "--action", action="append", metavar="JSON", help="action to step with (repeat; default from schema)"

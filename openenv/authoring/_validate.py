@@ -149,16 +149,20 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def serve_folder(folder: Path, start_timeout_s: float = 60.0) -> Iterator[str]:
-    """``python -m openenv serve <folder>`` on a free loopback port; yields its URL."""
+def serve_folder(folder: Path | str, start_timeout_s: float = 60.0) -> Iterator[str]:
+    """``python -m openenv serve <folder>`` on a free loopback port; yields its URL.
+
+    ``folder`` may also be any other ``serve`` target (``module:Class``, an env's name).
+    """
     port = _free_port()
     cmd = [sys.executable, "-m", "openenv", "serve", str(folder), "--host", "127.0.0.1", "--port", str(port)]
+    cwd = folder if isinstance(folder, Path) else None
     env = {**os.environ, "OPENENV_IDLE_TIMEOUT_S": "0", "OPENENV_LOG_LEVEL": "warning"}
     with tempfile.TemporaryFile() as log:
         # cwd is the folder: from its parent, ``-m`` would let the folder itself shadow
         # the package of the same name as a namespace package.
         proc = subprocess.Popen(
-            cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, cwd=folder
+            cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, cwd=cwd
         )
         try:
             url = f"http://127.0.0.1:{port}"
@@ -189,8 +193,22 @@ def _wait_healthy(proc: subprocess.Popen[bytes], url: str, timeout_s: float, log
         time.sleep(0.05)
 
 
+def validate_target(target: str, *, start_timeout_s: float = 60.0, **options: Any) -> Report:
+    """Serve ``module:Class`` or an installed env's name, and run ``validate_url`` on it."""
+    report = Report(target)
+    try:
+        with serve_folder(target, start_timeout_s) as url:
+            report.add("serve", Outcome.PASS, f"openenv serve {target} -> {url}")
+            return validate_url(url, report=report, **options)
+    except ProbeError as exc:
+        report.add("serve", Outcome.FAIL, str(exc))
+        return report
+
+
 def validate(target: str, **options: Any) -> Report:
-    """``validate_url`` for an ``http(s)://``/``ws(s)://`` target, ``validate_path`` otherwise."""
+    """By URL (``http(s)://``, ``ws(s)://``), by folder, or by ``serve`` target."""
     if "://" in target:
         return validate_url(target, **options)
-    return validate_path(target, **options)
+    if Path(target).is_dir():
+        return validate_path(target, **options)
+    return validate_target(target, **options)

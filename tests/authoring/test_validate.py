@@ -196,3 +196,14 @@ def test_a_ws_url_is_accepted(serve):
     report = validate_url(server.ws_url, max_steps=1)
     assert report.target == server.url
     assert report.ok, report.render()
+
+
+def test_a_serve_target_is_served_and_checked():
+    from openenv.authoring import validate
+
+    report = validate("tests.authoring._broken:SharedStateEnv", max_steps=1)
+    assert report.checks[0].name == "serve"
+    assert report.failed() == ["isolation"], report.render()
+    missing = validate("no_such_env_anywhere")
+    assert missing.failed() == ["serve"]
+    assert "no environment 'no_such_env_anywhere'" in missing.get("serve").summary
