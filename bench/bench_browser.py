@@ -111,13 +111,12 @@ class Direct:
             action = BrowserAction(ClickAction(id=CHECKBOX))
             out: dict[str, list[float]] = {"env": [], "direct": []}
             try:
-                for _ in range(n):
-                    t0 = time.perf_counter()
-                    await env.step(action)
-                    t1 = time.perf_counter()
-                    await self._step(False)
-                    out["env"].append(t1 - t0)
-                    out["direct"].append(time.perf_counter() - t1)
+                for i in range(n):
+                    # Each side toggles the checkbox: swap the order so each checks and unchecks.
+                    for who in ("env", "direct") if i % 2 == 0 else ("direct", "env"):
+                        t0 = time.perf_counter()
+                        await (env.step(action) if who == "env" else self._step(False))
+                        out[who].append(time.perf_counter() - t0)
             finally:
                 self.page = saved
                 await env.close()
