@@ -18,6 +18,7 @@ from typing import Any
 from openenv.sandbox import Sandbox, SandboxConfig
 
 _MAX_FRAME = 8 << 20
+_POLL_S = 0.25  # how often a wait for a reply checks that the worker is still alive
 _WORKER_SOURCE = resources.files(__package__).joinpath("_worker_main.py").read_text()
 
 
@@ -200,9 +201,12 @@ class Worker:
             left = deadline - time.monotonic()
             if left <= 0:
                 return None
-            ready, _, _ = select.select([self._out], [], [], left)
+            ready, _, _ = select.select([self._out], [], [], min(left, _POLL_S))
             if not ready:
-                return None
+                if self.proc.poll() is not None:  # a forked child may hold the pipe open
+                    self.close()
+                    raise WorkerLost("the worker exited")
+                continue
             chunk = os.read(self._out, 1 << 16)
             if not chunk:
                 self.close()
