@@ -85,6 +85,8 @@ class SandboxConfig:
         ro_paths: host paths to show read-only inside, at the same path (an
             interpreter prefix, a task's files); ``/usr`` and ``/etc`` always are.
         env: variables every process gets (on top of a small clean base).
+        seccomp: without bubblewrap (and without ``network``), take the network away
+            with a seccomp filter (``socket()`` only for ``AF_UNIX``).
         uid_base: first uid handed to sandboxes when the server runs as root.
         uid_count: how many such uids (one per live sandbox, across processes).
     """
@@ -95,6 +97,7 @@ class SandboxConfig:
     root_dir: str | None = None
     ro_paths: tuple[str, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
+    seccomp: bool = True
     uid_base: int = 190_000
     uid_count: int = 4096
 

@@ -19,6 +19,7 @@ from . import _procs
 from ._bwrap import INNER_TMP, INNER_WORKDIR, bwrap_argv, bwrap_works
 from ._config import Isolation, Limits, SandboxConfig, SandboxLevel
 from ._run import Completed, run_process
+from ._seccomp import network_filter_prefix
 
 _MARKER = "OPENENV_SANDBOX_ID"
 
@@ -96,6 +97,11 @@ class Sandbox:
     def inner_tmpdir(self) -> str:
         return INNER_TMP if self.isolation is Isolation.BWRAP else str(self.tmpdir)
 
+    @property
+    def network_filter(self) -> bool:
+        """Whether processes start under the seccomp network filter (``rlimits`` level)."""
+        return uses_network_filter(self.config, self.isolation)
+
     def describe(self) -> dict[str, Any]:
         """What is in force, for ``/health`` and ``/metadata``."""
         return describe(self.config, self.isolation, own_uid=self._lease is not None)
@@ -127,6 +133,8 @@ class Sandbox:
         prlimit = shutil.which("prlimit")
         if prlimit:
             prefix += [prlimit, *self.config.limits.prlimit_args(), "--"]
+        if self.network_filter:
+            prefix += network_filter_prefix() or []
         if ctty:
             prefix += [_which("setsid"), "--ctty"]
         if self.isolation is Isolation.BWRAP:
@@ -309,13 +317,27 @@ def _which(name: str) -> str:
     return path
 
 
+def uses_network_filter(config: SandboxConfig, isolation: Isolation) -> bool:
+    return (
+        isolation is Isolation.RLIMITS
+        and not config.network
+        and config.seccomp
+        and network_filter_prefix() is not None
+    )
+
+
 def describe(config: SandboxConfig, isolation: Isolation, *, own_uid: bool) -> dict[str, Any]:
     """The sandbox report for ``/health`` and ``/metadata``."""
     limits = config.limits
+    block = None
+    if not config.network:
+        block = "namespace" if isolation is Isolation.BWRAP else None
+        block = "seccomp" if uses_network_filter(config, isolation) else block
     return {
         "requested": config.level.value,
         "level": isolation.value,
-        "network": config.network or isolation is not Isolation.BWRAP,
+        "network": block is None,
+        "network_block": block,
         "filesystem": "private" if isolation is Isolation.BWRAP else "host",
         "own_uid": own_uid,
         "limits": {

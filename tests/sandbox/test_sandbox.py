@@ -266,3 +266,30 @@ def test_stale_directories_of_a_uid_are_removed_at_its_next_lease() -> None:
             assert again.uid == uid
             break
     assert not stale.exists()
+
+
+def test_no_network_at_any_level(box: Sandbox) -> None:
+    probe = (
+        "import socket\n"
+        "socket.socket(socket.AF_UNIX).close()\n"
+        "try:\n    socket.create_connection(('127.0.0.1', 9), 2)\n"
+        "except OSError as exc:\n    print(type(exc).__name__)\n"
+    )
+    done = box.run(["python3", "-c", probe], timeout_s=20)
+    assert done.exit_code == 0, done.stderr
+    # bubblewrap: no route (only lo, nothing listens); rlimits: the seccomp filter
+    expected = "ConnectionRefusedError" if box.isolation is Isolation.BWRAP else "PermissionError"
+    assert done.stdout.decode().strip() == expected
+    report = box.describe()
+    assert report["network"] is False
+    assert report["network_block"] == ("namespace" if box.isolation is Isolation.BWRAP else "seccomp")
+    # the filter keeps the usual signals: a pipe reader that quits ends the writer quietly
+    piped = box.run(["bash", "-c", "yes | head -n 2"], timeout_s=20)
+    assert piped.stdout == b"y\ny\n"
+    assert piped.stderr == b""
+
+
+def test_without_the_filter_the_report_says_network() -> None:
+    with Sandbox(SandboxConfig(level="none", seccomp=False)) as sandbox:  # type: ignore[arg-type]
+        assert sandbox.describe()["network"] is True
+        assert sandbox.describe()["network_block"] is None
