@@ -119,3 +119,17 @@ def test_no_worker_outlives_the_server():
     while _workers_with(marker) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _workers_with(marker) == []
+
+
+def test_a_request_deadline_interrupts_the_cell_and_keeps_the_session(url):
+    from openenv import DeadlineExceeded
+
+    with EnvClient(url, MODELS) as env:
+        env.reset(task_id="two_sum")
+        env.step(CodeAction(code="kept = 'yes'"))
+        start = time.monotonic()
+        with pytest.raises(DeadlineExceeded) as info:
+            env.step(CodeAction(code="import time\ntime.sleep(20)"), timeout_s=0.3)
+        assert time.monotonic() - start < 0.9  # the server's deadline, not the cell's 1 s timeout
+        assert info.value.details.get("session_closed") is False
+        assert env.step(CodeAction(code="kept")).observation.result == "'yes'"
