@@ -14,7 +14,7 @@
 #             - anything else: a requirement specifier, e.g. 'numpy>=2'.
 #
 # Always included (runtime deps of the OpenEnv server + container init):
-#   fastapi uvicorn websockets pydantic httpx orjson msgpack uvloop httptools dumb-init
+#   starlette uvicorn websockets pydantic httpx orjson msgpack uvloop httptools dumb-init
 #
 # Writes into OUTDIR, next to the wheels:
 #   requirements.txt  pinned name==version of every non-local distribution, resolved
@@ -36,7 +36,7 @@
 set -euo pipefail
 
 PY="${PYTHON:-python3}"
-RUNTIME_REQS=(fastapi uvicorn websockets pydantic httpx orjson msgpack uvloop httptools dumb-init)
+RUNTIME_REQS=(starlette uvicorn websockets pydantic httpx orjson msgpack uvloop httptools dumb-init)
 
 log() { printf '[build_wheelhouse] %s\n' "$*" >&2; }
 die() { printf '[build_wheelhouse] ERROR: %s\n' "$*" >&2; exit 1; }
@@ -165,7 +165,7 @@ if [ "${OPENENV_WHEELHOUSE_CHECK:-1}" = 1 ]; then
         || die "dumb-init wheel did not give a working $tmp/venv/bin/dumb-init"
     out="$("$tmp/venv/bin/dumb-init" -- "$tmp/venv/bin/python" -c 'print("ok")')" && [ "$out" = ok ] \
         || die "dumb-init could not run a child"
-    "$tmp/venv/bin/python" -c 'import fastapi, uvicorn, websockets, pydantic, httpx, orjson, msgpack, uvloop, httptools' \
+    "$tmp/venv/bin/python" -c 'import starlette, uvicorn, websockets, pydantic, httpx, orjson, msgpack, uvloop, httptools' \
         || die "runtime imports failed in the scratch venv"
     # Pinned lock of every non-local distribution.
     "${hermetic[@]}" "$tmp/venv/bin/pip" freeze --exclude-editable </dev/null \

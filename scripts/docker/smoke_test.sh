@@ -3,8 +3,8 @@
 #   engine up -> local base image -> wheelhouse -> docker/base.Dockerfile built with
 #   --network none -> container serving /health on 127.0.0.1:PORT, as uid 1000,
 #   HEALTHCHECK healthy, dumb-init as PID 1 forwarding SIGTERM on `docker stop`.
-# The server is a stand-in (FastAPI + uvicorn from the image's venv) until
-# `openenv serve <env>` exists. Prints timings and "smoke: N passed, N failed".
+# The server is a stand-in (Starlette + uvicorn from the image's venv, the stack
+# `openenv serve` runs on), so this checks the image alone, with no env installed. Prints timings and "smoke: N passed, N failed".
 #
 # Usage: scripts/docker/smoke_test.sh [--base-image IMG] [--wheelhouse DIR]
 #                                     [--port N] [--tag TAG] [--keep-image] [--no-cache]
@@ -97,11 +97,12 @@ timings+=("image build: $(secs "$t" "$(now)")s")
 # 5. run the stand-in server
 APP='
 import os, uvicorn
-from fastapi import FastAPI
-app = FastAPI()
-@app.get("/health")
-def health():
-    return {"status": "ok", "uid": os.getuid(), "pid": os.getpid()}
+from starlette.applications import Starlette
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+async def health(request):
+    return JSONResponse({"status": "ok", "uid": os.getuid(), "pid": os.getpid()})
+app = Starlette(routes=[Route("/health", health)])
 uvicorn.run(app, host=os.environ["OPENENV_HOST"], port=int(os.environ["OPENENV_PORT"]),
             loop="uvloop", http="httptools", log_level="warning")
 '
