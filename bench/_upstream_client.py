@@ -7,8 +7,8 @@ command per stdin line with one JSON result line, until stdin closes.
     {"op": "seq", "base": URL, "steps": S, "warmup": W, "max_s": T, "pid": SERVER_PID}
     {"op": "conc", "base": URL, "n": N, "steps_each": K, "max_s": T, "pid": SERVER_PID}
 
-The client class is the anchor echo env's ``EchoClient`` (an ``EnvClient`` subclass
-written on upstream's public API), imported from the anchors folder. The parent side,
+The client class is ``EchoClient`` of ``bench/baselines/upstream_echo.py`` (an
+``EnvClient`` subclass written on upstream's public API). The parent side,
 ``UpstreamClient``, lives here too (module level is stdlib only, for both interpreters).
 """
 
@@ -34,7 +34,7 @@ def cpu_s(pid: int) -> float:
 
 
 async def seq(cmd: dict[str, Any]) -> dict[str, Any]:
-    from echo_env import EchoAction, EchoClient  # the anchors' echo env, upstream types
+    from upstream_echo import EchoAction, EchoClient  # bench/baselines: upstream's types
 
     client = EchoClient(base_url=cmd["base"])
     await client.connect()
@@ -58,7 +58,7 @@ async def seq(cmd: dict[str, Any]) -> dict[str, Any]:
 
 
 async def conc(cmd: dict[str, Any]) -> dict[str, Any]:
-    from echo_env import EchoAction, EchoClient
+    from upstream_echo import EchoAction, EchoClient
 
     act = EchoAction(message="hello")
     clients = []
@@ -99,11 +99,11 @@ class UpstreamClient:
     name = "upstream-client"
 
     def __init__(self) -> None:
-        from _util import ANCHORS, CHILDREN, UPSTREAM_PY
+        from _util import BASELINES, CHILDREN, UPSTREAM_PY
 
-        argv = [str(UPSTREAM_PY), os.path.abspath(__file__), str(ANCHORS)]
+        argv = [str(UPSTREAM_PY), os.path.abspath(__file__), str(BASELINES)]
         self.proc = subprocess.Popen(
-            argv, cwd=str(ANCHORS), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+            argv, cwd=str(BASELINES), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
         )
         CHILDREN.append(self)
         self.ready = False
@@ -149,8 +149,8 @@ class UpstreamClient:
 
 
 def main() -> None:
-    sys.path.insert(0, sys.argv[1])  # the anchors folder (echo_env.py)
-    import echo_env  # noqa: F401  - pay upstream's import before READY
+    sys.path.insert(0, sys.argv[1])  # bench/baselines (upstream_echo.py)
+    import upstream_echo  # noqa: F401  - pay upstream's import before READY
 
     print("READY", flush=True)
     for line in sys.stdin:

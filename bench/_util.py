@@ -25,7 +25,8 @@ from typing import Any
 HOST = "127.0.0.1"
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
-ANCHORS = Path(os.environ.get("OPENENV_BENCH_ANCHORS", "/work/shared/anchors"))
+#: The baseline servers (raw ``websockets``; upstream 0.10.0's own server), in this repo.
+BASELINES = BENCH / "baselines"
 UPSTREAM_PY = ROOT / ".venv-upstream" / "bin" / "python"
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 RESET_FRAME = '{"type":"reset","data":{}}'
@@ -206,51 +207,37 @@ def ours_server(port: int, workers: int = 1, max_sessions: int = 2048, name: str
 
 
 def raw_server(port: int) -> Server:
-    """The anchor raw ``websockets`` echo server (stdlib json, asyncio loop)."""
-    argv = [
-        sys.executable,
-        str(ANCHORS / "bench_raw.py"),
-        "serve-ws",
-        "--port",
-        str(port),
-        "--max-seconds",
-        str(SERVER_MAX_S),
-    ]
-    return Server("raw", argv, port, cwd=ANCHORS)
+    """The raw ``websockets`` echo server (``bench/baselines/raw_ws.py``)."""
+    argv = [sys.executable, str(BASELINES / "raw_ws.py"), "--port", str(port)]
+    argv += ["--max-seconds", str(SERVER_MAX_S)]
+    return Server("raw", argv, port, cwd=BASELINES)
+
+
+UPSTREAM_HINT = "bash scripts/test.sh creates it (pip install openenv==0.10.0 into .venv-upstream)"
 
 
 def upstream_available() -> str | None:
     """Why upstream cannot run, or None when ``.venv-upstream`` has openenv 0.10.0."""
     if not UPSTREAM_PY.exists():
-        return f"{UPSTREAM_PY} does not exist"
-    if not (ANCHORS / "echo_env.py").exists():
-        return f"{ANCHORS / 'echo_env.py'} does not exist"
+        return f"{UPSTREAM_PY.relative_to(ROOT)} does not exist; {UPSTREAM_HINT}"
     code = "import importlib.metadata as m; print(m.version('openenv'))"
-    try:  # cwd outside the repo, or our own ./openenv would shadow upstream's
+    try:  # -I and a cwd outside the repo: our own ./openenv must not shadow upstream's
         out = subprocess.run(
-            [str(UPSTREAM_PY), "-c", code], cwd="/", capture_output=True, text=True, timeout=60
+            [str(UPSTREAM_PY), "-I", "-c", code], cwd="/", capture_output=True, text=True, timeout=60
         ).stdout.strip()
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"cannot run {UPSTREAM_PY}: {exc}"
-    return None if out == "0.10.0" else f"{UPSTREAM_PY} has openenv {out or '?'}, not 0.10.0"
+    return None if out == "0.10.0" else f"{UPSTREAM_PY} has openenv {out or '?'}, not 0.10.0; {UPSTREAM_HINT}"
 
 
 def upstream_server(port: int, max_envs: int = 1100) -> Server:
-    """Upstream openenv 0.10.0's own ``create_app`` serving the anchor echo env."""
+    """Upstream openenv 0.10.0's own ``create_app`` serving the same echo env
+    (``bench/baselines/upstream_echo.py`` under ``.venv-upstream``)."""
     argv = [
-        str(UPSTREAM_PY),
-        str(ANCHORS / "echo_env.py"),
-        "serve",
-        "--port",
-        str(port),
-        "--stack",
-        "default",
-        "--max-envs",
-        str(max_envs),
-        "--max-seconds",
-        str(SERVER_MAX_S),
+        str(UPSTREAM_PY), str(BASELINES / "upstream_echo.py"), "--port", str(port), "--stack", "default",
+        "--max-envs", str(max_envs), "--max-seconds", str(SERVER_MAX_S),
     ]
-    return Server("upstream", argv, port, cwd=ANCHORS)
+    return Server("upstream", argv, port, cwd=BASELINES)
 
 
 # --- stats and output -------------------------------------------------------------
