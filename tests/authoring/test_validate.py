@@ -207,3 +207,11 @@ def test_a_serve_target_is_served_and_checked():
     missing = validate("no_such_env_anywhere")
     assert missing.failed() == ["serve"]
     assert "no environment 'no_such_env_anywhere'" in missing.get("serve").summary
+
+
+def test_a_one_session_server_warns_on_isolation(serve):
+    report = validate_url(serve(CountEnv, max_sessions=1).url, max_steps=2)
+    assert report.ok, report.render()
+    isolation = report.get("isolation")
+    assert (isolation.outcome, isolation.summary) == (
+        Outcome.WARN, "the server refuses a second concurrent session")
