@@ -8,20 +8,32 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 
-if [ ! -x .venv-upstream/bin/python ] || ! .venv-upstream/bin/python -c 'import openenv.core' 2>/dev/null; then
+# Upstream's package is also called `openenv`: check it with -I from / (our ./openenv
+# would shadow it), by version, not just by import.
+upstream_ok() {
+  [ -x .venv-upstream/bin/python ] && (cd / && "$OLDPWD/.venv-upstream/bin/python" -I -c \
+    'import importlib.metadata as m, openenv.core; assert m.version("openenv") == "0.10.0"') 2>/dev/null
+}
+if ! upstream_ok; then
   echo "test: installing upstream openenv==0.10.0 into .venv-upstream (interop tests)"
   python3 -m venv .venv-upstream
   log=$(mktemp)
-  if ! .venv-upstream/bin/python -m pip install -q --disable-pip-version-check "openenv==0.10.0" >"$log" 2>&1; then
-    tail -20 "$log" >&2
-    echo "test: upstream install failed; interop tests will say why they skip" >&2
-  fi
+  .venv-upstream/bin/python -m pip install -q --disable-pip-version-check "openenv==0.10.0" >"$log" 2>&1 \
+    || tail -20 "$log" >&2
   rm -f "$log"
+  if ! upstream_ok; then
+    if [ "${CI:-}" = true ]; then
+      echo "test: .venv-upstream does not hold openenv 0.10.0; CI needs the interop tests" >&2; exit 1
+    fi
+    echo "test: .venv-upstream does not hold openenv 0.10.0; interop tests will say why they skip" >&2
+  fi
 fi
 
 if [ -f scripts/docker/install_engine.sh ] && [ "${OPENENV_SKIP_DOCKER:-0}" != 1 ]; then
   if bash scripts/docker/install_engine.sh; then
     bash scripts/docker/build_base_image.sh
+  elif [ "${CI:-}" = true ]; then
+    echo "test: no Docker engine could be started; CI needs the container tests" >&2; exit 1
   else
     echo "test: no Docker engine could be started; container tests will skip with this reason" >&2
   fi
@@ -32,4 +44,4 @@ echo "test: ruff"
 echo "test: mypy"
 .venv/bin/mypy
 echo "test: pytest"
-.venv/bin/python -m pytest -q "$@"
+.venv/bin/python -m pytest -q -rs "$@"  # -rs: every skip and its reason
