@@ -89,6 +89,25 @@ def test_local_provider_stop_kills_the_whole_process_group() -> None:
     assert not alive, f"left running: {alive}"
 
 
+def test_local_provider_stop_reaches_a_child_the_server_does_not_stop(tmp_path: Path) -> None:
+    """The server exits on SIGTERM by itself, but the ``sleep`` its env started only dies
+    if the whole process group is signalled."""
+    pid_file = tmp_path / "child.pid"
+    provider = LocalProcessProvider(
+        "tests.containers._spawning_env:SpawningEnv",
+        env={"OPENENV_TEST_CHILD_PID_FILE": str(pid_file), "PYTHONPATH": str(REPO)},
+    )
+    replica = provider.start()
+    try:
+        child = psutil.Process(int(pid_file.read_text()))
+        assert child.is_running()
+        assert os.getpgid(child.pid) == replica.proc.pid  # same group as the server
+    finally:
+        replica.stop()
+    _, alive = psutil.wait_procs([child], timeout=10)
+    assert not alive, "the env's child outlived replica.stop()"
+
+
 def test_bad_target_fails_fast_with_the_server_log_lines() -> None:
     t0 = time.monotonic()
     with pytest.raises(StartupFailed) as info:
