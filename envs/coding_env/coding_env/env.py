@@ -210,9 +210,3 @@ def _observation(reply: Reply, count: int, task_id: str | None) -> CodeObservati
         task_id=task_id,
         reward=0.0,
     )
-
-
-def iter_problems() -> Iterator[Task]:
-    """Every shipped problem (default split), for tests and tools."""
-    tasks = CodingEnv.task_set
-    yield from tasks.range()
