@@ -8,6 +8,7 @@ server's event loop, so no thread ever touches Playwright objects but that loop'
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import http.server
 import logging
@@ -63,6 +64,7 @@ class BrowserHost:
         self._playwright: Any = None
         self.browser: Any = None
         self.allowed_origins: frozenset[str] = frozenset()
+        self._relaunching = asyncio.Lock()
 
     @property
     def origin(self) -> str:
@@ -102,16 +104,19 @@ class BrowserHost:
         self.allowed_origins = frozenset({self.pages.origin, *map(origin_of, self.config.allowed_origins)})
         try:
             self._playwright = await async_playwright().start()
-            self.browser = await self._playwright.chromium.launch(
-                executable_path=self.config.chromium_path,
-                headless=self.config.headless,
-                args=self._launch_args(),
-            )
+            await self._launch()
         except BaseException:
             await self.aclose()
             raise
         log.info("browser_env: Chromium %s, task pages at %s", self.browser.version, self.pages.origin)
         return self
+
+    async def _launch(self) -> None:
+        self.browser = await self._playwright.chromium.launch(
+            executable_path=self.config.chromium_path,
+            headless=self.config.headless,
+            args=self._launch_args(),
+        )
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -134,8 +139,18 @@ class BrowserHost:
                     pages.close()
 
     async def new_context(self) -> Any:
-        """A fresh isolated context: its own cookies, storage, cache and renderers."""
-        assert self.browser is not None, "BrowserHost used before it was entered"
+        """A fresh isolated context: its own cookies, storage, cache and renderers.
+
+        If the browser has died (killed, crashed), a new one is launched first: the
+        sessions that lived in the old one end, later sessions get the new one.
+        """
+        assert self._playwright is not None, "BrowserHost used before it was entered"
+        async with self._relaunching:
+            if self.browser is None or not self.browser.is_connected():
+                log.warning("browser_env: Chromium is gone; launching a new one")
+                self.browser = None
+                await self._launch()
+        assert self.browser is not None
         return await self.browser.new_context(
             viewport={"width": self.config.viewport_width, "height": self.config.viewport_height},
             service_workers="block",

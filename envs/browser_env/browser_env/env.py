@@ -148,6 +148,8 @@ class BrowserEnv(AsyncEnvironment[BrowserAction, BrowserObservation, BrowserStat
         except (PlaywrightError, ValueError) as exc:
             if self._crashed:
                 await self._end("the page's renderer crashed")
+            if self._page is None or self._page.is_closed():
+                await self._end("the page was closed under it (the browser exited?)")
             # A timed-out action may mean a hung page: a page that answers nothing ends the session.
             await self._guard(self._page.evaluate("1"), "a liveness check after a failed action")
             return f"{what} failed: {_page.error_text(exc)}"
@@ -201,6 +203,8 @@ class BrowserEnv(AsyncEnvironment[BrowserAction, BrowserObservation, BrowserStat
         except PlaywrightError:
             if self._crashed:
                 await self._end("the page's renderer crashed")
+            if self._page is not None and self._page.is_closed():
+                await self._end("the page was closed under it (the browser exited?)")
             raise
         raise AssertionError("unreachable")
 

@@ -137,3 +137,25 @@ def test_page_leaving_the_allowed_origins_is_sent_back(server: BrowserServer) ->
             result.observation.last_action_error or ""
         )
         assert result.observation.url == obs.url
+
+
+def test_a_dead_browser_ends_its_sessions_and_the_next_gets_a_new_one() -> None:
+    srv = BrowserServer(hang_timeout_s=3.0).start()  # its own browser: this test kills it
+    try:
+        with EnvClient(srv.url, MODELS) as old:
+            old.reset(seed=1, task_id="click-test", episode_id="doomed-browser")
+            host = srv.env_of("doomed-browser")._host
+
+            async def crash_browser() -> None:
+                cdp = await host.browser.new_browser_cdp_session()
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(cdp.send("Browser.crash"), 2)
+
+            srv.on_loop(crash_browser)
+            with pytest.raises(SessionClosed, match=r"closed under it|crashed"):
+                old.step(NoopAction())
+            with EnvClient(srv.url, MODELS) as new:
+                assert _solve(new, "click-test", 3) == 1.0
+            assert host.browser.is_connected()
+    finally:
+        srv.stop()
