@@ -13,7 +13,7 @@ from typing import Any
 
 from ._probe import ProbeError, WsProbe, http
 from ._report import Outcome, Report
-from ._sample import sample_instance
+from ._sample import sample_filled, sample_instance
 
 #: The keys ``/schema`` must hold (upstream 0.10's shape).
 SCHEMA_KEYS = ("action", "observation", "state")
@@ -29,6 +29,7 @@ class Context:
     max_steps: int = 5
     deterministic: bool | None = None
     actions: list[dict[str, Any]] = field(default_factory=list)
+    sampled: bool = False
     headers: dict[str, str] = field(default_factory=dict)
     schema: dict[str, Any] | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
@@ -103,6 +104,7 @@ def check_schema(ctx: Context) -> None:
         return
     ctx.schema = body
     if not ctx.actions:
+        ctx.sampled = True
         try:
             ctx.actions = [sample_instance(body["action"])]
         except (ValueError, KeyError, TypeError) as exc:
@@ -146,11 +148,47 @@ def observation_problems(ctx: Context, data: dict[str, Any], key: str) -> list[s
     return problems
 
 
+def _refused(exc: ProbeError) -> bool:
+    return "VALIDATION_ERROR" in str(exc)
+
+
+def try_filled_action(ctx: Context) -> str | None:
+    """The schema's minimal action was refused: try one with every optional field set.
+
+    Returns a note for the report when that one is taken; None when it is refused too.
+    """
+    assert ctx.schema is not None
+    filled = sample_filled(ctx.schema["action"])
+    if filled == ctx.actions[0] or list(ctx.validators["action"].iter_errors(filled)):
+        return None
+    try:
+        with ctx.ws() as ws:
+            ws.expect({"type": "reset", "data": {}}, "observation")
+            ws.expect({"type": "step", "data": filled}, "observation")
+    except ProbeError:
+        return None
+    minimal, ctx.actions = ctx.actions[0], [filled]
+    return f"the schema's minimal action {json.dumps(minimal)} was refused; using {json.dumps(filled)}"
+
+
 def check_episode(ctx: Context) -> None:
     """reset, then steps until done or ``max_steps``, then state: every reply checked."""
     if ctx.schema is None:
         ctx.report.add("episode", Outcome.SKIP, "no usable schema")
         return
+    try:
+        _episode(ctx)
+    except ProbeError as exc:
+        note = try_filled_action(ctx) if ctx.sampled and _refused(exc) else None
+        if note is None:
+            hint = "; the env refuses what its action schema allows: pass --action" if _refused(exc) else ""
+            ctx.report.add("episode", Outcome.FAIL, f"{exc}{hint}")
+            ctx.schema = None  # the checks after this one would only repeat the failure
+            return
+        _episode(ctx, [note])
+
+
+def _episode(ctx: Context, notes: list[str] | None = None) -> None:
     details: list[str] = []
     steps = 0
     try:
@@ -166,6 +204,8 @@ def check_episode(ctx: Context) -> None:
             state = ws.expect({"type": "state"}, "state")
             details += [f"state: {p}" for p in schema_errors(ctx, "state", state)]
     except ProbeError as exc:
+        if steps == 0 and not notes:
+            raise  # the first step: maybe the sampled action; check_episode decides
         ctx.report.add("episode", Outcome.FAIL, f"after {steps} step(s): {exc}", details)
         return
     if details:
@@ -173,7 +213,10 @@ def check_episode(ctx: Context) -> None:
         return
     ended = "ended" if done else "still running"
     ctx.report.add(
-        "episode", Outcome.PASS, f"reset + {steps} step(s) ({ended}) + state over /ws match the schemas"
+        "episode",
+        Outcome.PASS,
+        f"reset + {steps} step(s) ({ended}) + state over /ws match the schemas",
+        list(notes or []),
     )
 
 

@@ -18,6 +18,21 @@ def sample_instance(schema: dict[str, Any]) -> Any:
     return _sample(schema, schema, 0)
 
 
+def sample_filled(schema: dict[str, Any]) -> Any:
+    """``sample_instance`` plus a value for every optional top-level field (not ``metadata``).
+
+    For envs whose validators ask for more than their schema says is required.
+    """
+    value = sample_instance(schema)
+    node = _resolve(schema, schema)
+    if not isinstance(value, dict):
+        return value
+    for name, prop in node.get("properties", {}).items():
+        if name not in value and name != "metadata" and isinstance(prop, dict):
+            value[name] = _sample(schema, {k: v for k, v in prop.items() if k != "default"}, 1)
+    return value
+
+
 def _resolve(root: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
     seen = 0
     while "$ref" in node and seen < _MAX_DEPTH:

@@ -16,7 +16,7 @@ import uuid
 from typing import Any, ClassVar
 
 import uvicorn
-from pydantic import Field
+from pydantic import Field, model_validator
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -104,6 +104,53 @@ class NoisyEnv(CountEnv):
         obs = super().step(action)
         obs.reward = random.random()
         return obs
+
+
+class PickyAction(Action):
+    """``n`` looks optional in the schema, but the validator wants it."""
+
+    n: int | None = None
+
+    @model_validator(mode="after")
+    def _needs_n(self) -> PickyAction:
+        if self.n is None:
+            raise ValueError("n is needed")
+        return self
+
+
+class PickyEnv(Environment[PickyAction, CountObservation, State]):
+    """Refuses the schema's minimal action ``{}``; takes one with ``n``."""
+
+    execution = Execution.INLINE
+
+    def __init__(self) -> None:
+        self._state = State()
+
+    def reset(self, *, seed: int | None = None, episode_id: str | None = None,
+              options: Any = None) -> CountObservation:
+        self._state = State(episode_id=episode_id or uuid.uuid4().hex)
+        return CountObservation()
+
+    def step(self, action: PickyAction) -> CountObservation:
+        self._state.step_count += 1
+        return CountObservation(total=action.n or 0, reward=0.0)
+
+    def state(self) -> State:
+        return self._state.model_copy()
+
+
+class RefusingAction(Action):
+    """Valid by its schema, refused by its validator, whatever the fields."""
+
+    n: int | None = None
+
+    @model_validator(mode="after")
+    def _never(self) -> RefusingAction:
+        raise ValueError("nothing is ever good enough")
+
+
+class RefusingEnv(PickyEnv):
+    action_model = RefusingAction
 
 
 SCHEMA = {

@@ -215,3 +215,23 @@ def test_a_one_session_server_warns_on_isolation(serve):
     isolation = report.get("isolation")
     assert (isolation.outcome, isolation.summary) == (
         Outcome.WARN, "the server refuses a second concurrent session")
+
+
+def test_a_refused_minimal_action_is_retried_with_every_field_set(serve):
+    from ._broken import PickyEnv
+
+    report = validate_url(serve(PickyEnv).url, max_steps=2)
+    assert report.ok, report.render()
+    episode = report.get("episode")
+    assert episode.details == ['the schema\'s minimal action {} was refused; using {"n": 0}']
+
+
+def test_an_env_refusing_its_own_schema_fails_once_not_five_times(serve):
+    from ._broken import RefusingEnv
+
+    report = validate_url(serve(RefusingEnv).url, max_steps=2)
+    got = outcomes(report)
+    assert report.failed() == ["episode"], report.render()
+    summary = report.get("episode").summary
+    assert summary.endswith("the env refuses what its action schema allows: pass --action")
+    assert [got[name] for name in ("http", "determinism", "bad_frames", "isolation")] == ["skip"] * 4
