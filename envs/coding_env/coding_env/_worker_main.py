@@ -124,7 +124,8 @@ class Channel:
         return None if body is None else json.loads(body)
 
     def send(self, obj: dict[str, Any]) -> None:
-        body = json.dumps(obj).encode()
+        # lone surrogates (an exception message can hold one) become "?": valid UTF-8
+        body = json.dumps(obj, ensure_ascii=False).encode("utf-8", "replace")
         view = memoryview(struct.pack(">I", len(body)) + body)
         while view:
             view = view[os.write(self.wfd, view):]

@@ -133,3 +133,13 @@ def test_a_request_deadline_interrupts_the_cell_and_keeps_the_session(url):
         assert time.monotonic() - start < 0.9  # the server's deadline, not the cell's 1 s timeout
         assert info.value.details.get("session_closed") is False
         assert env.step(CodeAction(code="kept")).observation.result == "'yes'"
+
+
+def test_unencodable_text_reaches_the_client(url):
+    with EnvClient(url, MODELS) as env:
+        env.reset(task_id="two_sum")
+        obs = env.step(CodeAction(code="print('\\udcff'.encode('utf-8', 'surrogatepass'))\n"
+                                       "raise ValueError('lone \\ud800 surrogate')")).observation
+        assert obs.exception is not None
+        assert obs.exception.message == "lone ? surrogate"
+        assert obs.stdout == "b'\\xed\\xb3\\xbf'\n"
