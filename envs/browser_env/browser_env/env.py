@@ -164,7 +164,7 @@ class BrowserEnv(AsyncEnvironment[BrowserAction, BrowserObservation, BrowserStat
         if snap.score is not None:
             done, raw, _reason, goal = snap.score
             if done and not self._done:
-                reward, self._done = float(raw), True
+                reward, self._done = float(raw or 0.0), True
         self._state.url = snap.url
         self._state.total_reward += reward
         truncated = not self._done and self._state.step_count >= self._options.max_steps
