@@ -65,7 +65,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="openenv-browser-") as tmp:
         ctx = Path(tmp) / "ctx"
         (ctx / "wheels").mkdir(parents=True)
-        _pip_wheel(["--no-deps", str(HERE)], ctx / "wheels", print)
+        # Wheel a clean copy: building in place would leave build/ in the source tree.
+        src = Path(tmp) / "src"
+        shutil.copytree(
+            HERE, src, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__", "tests")
+        )
+        _pip_wheel(["--no-deps", str(src)], ctx / "wheels", print)
         # Only miniwob's pages are used: not its Python dependencies (selenium, numpy, ...).
         deps = [d for d in project["dependencies"] if not d.startswith("miniwob")]
         _pip_wheel(deps, ctx / "wheels", print)
