@@ -46,8 +46,7 @@ def image() -> str:
             )
     except ProviderError as exc:
         pytest.fail(f"building the terminal image on {base} failed: {exc}\n" + "\n".join(lines[-30:]))
-    assert _digest_in(client, tag) == local_digest()
-    return tag
+    return tag  # (not compared again: this tree may have changed meanwhile)
 
 
 #: A digest of the openenv package's sources: the base image is reused by tag alone, so
