@@ -1,8 +1,8 @@
 """Serve an environment: ``create_app`` for an ASGI app, ``serve`` to run it."""
 
-from .._extras import require
+from .._extras import require as _require
 
-require("starlette", extra="server", feature="openenv.server")
+_require("starlette", extra="server", feature="openenv.server")
 from ._app import create_app  # noqa: E402
 from ._serve import serve  # noqa: E402
 from ._sessions import Session, SessionManager, SessionState  # noqa: E402

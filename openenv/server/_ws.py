@@ -114,10 +114,18 @@ class Connection:
 
     async def _send(self, reply: dict[str, Any], binary: bool) -> bool:
         try:
+            frame = encode(reply, binary)
+        except Exception as exc:  # e.g. a lone surrogate in a str, an object orjson cannot encode
+            log.warning("a %s reply could not be encoded", reply.get("type"), exc_info=True)
+            err = ExecutionError(
+                f"the env's {reply.get('type')} reply could not be encoded: {type(exc).__name__}: {exc}"
+            )
+            frame = encode(error_message(err, reply.get("id"), reply.get("session")), binary)
+        try:
             if binary:
-                await self.ws.send({"type": "websocket.send", "bytes": encode(reply, True)})
+                await self.ws.send({"type": "websocket.send", "bytes": frame})
             else:
-                await self.ws.send({"type": "websocket.send", "text": encode(reply, False)})
+                await self.ws.send({"type": "websocket.send", "text": frame})
         except Exception:
             return False
         return True
@@ -244,8 +252,10 @@ class Connection:
                 reply = await self._one(m, binary)
                 replies[i] = reply if reply is not None else self._tag({"type": "closed"}, m.id, m.session)
 
-        if len(groups) == 1:
-            await run_group(next(iter(groups.values())))
+        if len(groups) == 1 or self.manager.runner.always_inline:
+            # INLINE envs never suspend: one pass in order costs no task per session.
+            for indices in groups.values():
+                await run_group(indices)
         else:
             await asyncio.gather(*(run_group(ix) for ix in groups.values()))
         return replies

@@ -730,3 +730,34 @@ def test_session_that_starts_a_call_during_a_reap_pass_is_not_reaped(serve):
         assert server.tracker.close_counts() == [1, 0]
         assert call(ws, {"type": "state", "session": "b"})["data"]["step_count"] == 1
     server.wait_closes([1, 1])
+
+
+def test_a_reply_that_cannot_be_encoded_is_an_error_frame_not_a_dead_socket(serve):
+    from typing import Any
+
+    from openenv import Environment, Execution, Observation, State
+
+    class Obs(Observation):
+        text: str = ""
+
+    class LoneSurrogate(Environment[TAction, Obs, State]):
+        execution = Execution.INLINE
+
+        def reset(self, *, seed: Any = None, episode_id: Any = None, options: Any = None) -> Obs:
+            return Obs()
+
+        def step(self, action: TAction) -> Obs:
+            return Obs(text="\ud800" if action.message == "bad" else action.message)
+
+        def state(self) -> State:
+            return State()
+
+    server = serve(LoneSurrogate)
+    with connect(server.ws_url) as ws:
+        call(ws, {"type": "reset"})
+        err = call(ws, {"type": "step", "data": {"message": "bad"}})
+        assert err["type"] == "error"
+        assert err["data"]["code"] == "EXECUTION_ERROR"
+        assert "could not be encoded" in err["data"]["message"]
+        ok = call(ws, {"type": "step", "data": {"message": "fine"}})
+        assert ok["data"]["observation"]["text"] == "fine"
