@@ -3,14 +3,16 @@
 Three servers on 127.0.0.1, each a child process under uvicorn (uvloop, httptools):
 
 * ours: ``openenv serve echo``; the echo env's one tool ``echo`` at ``/mcp``, and the
-  same env's ``step`` over ``/ws`` (sync ``EnvClient``) for comparison;
+  same env's ``step`` over ``/ws`` (``AsyncEnvClient``) for comparison;
 * bare: the floor, the official SDK's ``MCPServer`` with one trivial tool
   (``echo(message) -> str``) and its own ``streamable_http_app()``.
 
-In alternating blocks (same minute on the machine, so the ratios are fair), one client
-calls the tool sequentially with the SDK 2.x ``Client``: sessionless (the 2026-07-28
-protocol; ours passes the episode's ``session_id``) and with an ``initialize``
-session (``mode="legacy"``). Target: ours >= 0.9x bare.
+Sequential calls with the SDK 2.x ``Client``, sessionless (the 2026-07-28 protocol;
+ours passes the episode's ``session_id``) and with an ``initialize`` session
+(``mode="legacy"``), **interleaved call by call** (ours, bare, ours, bare, ...) so both
+see the same moments of the machine: on a busy 2-core VM, blocks of calls measured one
+after the other differ more from each other than the servers do. A rate is calls over
+the sum of their own latencies. Target: ours >= 0.9x bare.
 
     .venv/bin/python bench/bench_mcp.py              # about a minute
     .venv/bin/python bench/bench_mcp.py --quick
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import sys
 import time
@@ -29,7 +32,7 @@ from typing import Any
 from _util import HOST, Server, fmt, free_port, loadavg, machine, median, ours_server, spread, stop_all, table
 from echo_env import MODELS, EchoAction
 
-from openenv import EnvClient
+from openenv import AsyncEnvClient
 
 BARE = """
 import sys, uvicorn
@@ -61,41 +64,49 @@ async def wait_http(base: str, timeout_s: float = 60.0) -> None:
     raise TimeoutError(f"{base} not up within {timeout_s} s")
 
 
-async def mcp_rate(url: str, mode: str, calls: int, warmup: int) -> tuple[float, list[float]]:
-    """Sequential ``echo`` tool calls per second over one SDK client, and each call's seconds."""
+async def _mcp_caller(stack: contextlib.AsyncExitStack, url: str, mode: str) -> Callable[[], Awaitable[Any]]:
+    """One SDK client; returns a function making one ``echo`` tool call (in one episode)."""
     from mcp.client.client import Client
 
-    async with Client(url, mode=mode) as client:
-        args: dict[str, Any] = {"message": "hi"}
-        for _ in range(warmup):
-            result = await client.call_tool("echo", args)
-        sid = (result.structured_content or {}).get("session_id")
-        if sid:  # sessionless: keep to one episode, as an agent does
-            args["session_id"] = sid
-        lat = []
-        start = time.perf_counter()
-        for _ in range(calls):
-            t = time.perf_counter()
-            result = await client.call_tool("echo", args)
-            lat.append(time.perf_counter() - t)
-        elapsed = time.perf_counter() - start
+    client = await stack.enter_async_context(Client(url, mode=mode))
+    args: dict[str, Any] = {"message": "hi"}
+    first = await client.call_tool("echo", args)
+    sid = (first.structured_content or {}).get("session_id")
+    if sid:  # sessionless: keep to one episode, as an agent does
+        args["session_id"] = sid
+
+    async def call() -> Any:
+        result = await client.call_tool("echo", args)
         assert not result.is_error, result
-    return calls / elapsed, lat
+        return result
+
+    return call
 
 
-def ws_rate(base: str, steps: int, warmup: int) -> tuple[float, list[float]]:
-    with EnvClient(base, MODELS) as env:
-        env.reset()
-        action = EchoAction(message="hi")
-        for _ in range(warmup):
-            env.step(action)
-        lat = []
-        start = time.perf_counter()
-        for _ in range(steps):
-            t = time.perf_counter()
-            env.step(action)
-            lat.append(time.perf_counter() - t)
-        return steps / (time.perf_counter() - start), lat
+async def _ws_caller(stack: contextlib.AsyncExitStack, base: str) -> Callable[[], Awaitable[Any]]:
+    env = await stack.enter_async_context(AsyncEnvClient(base, MODELS))
+    await env.reset()
+    action = EchoAction(message="hi")
+    return lambda: env.step(action)
+
+
+async def interleaved(
+    a: Callable[[], Awaitable[Any]], b: Callable[[], Awaitable[Any]], calls: int, warmup: int
+) -> tuple[list[float], list[float]]:
+    """Alternate single calls of ``a`` and ``b`` (each call times only itself), so both see
+    the same moments of a busy machine."""
+    for _ in range(warmup):
+        await a()
+        await b()
+    la, lb = [], []
+    for _ in range(calls):
+        t = time.perf_counter()
+        await a()
+        la.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        await b()
+        lb.append(time.perf_counter() - t)
+    return la, lb
 
 
 async def run(rounds: int, calls: int, warmup: int) -> dict[str, Any]:
@@ -103,20 +114,28 @@ async def run(rounds: int, calls: int, warmup: int) -> dict[str, Any]:
     bare = bare_server(free_port()).start()
     ours.wait_ready()
     await wait_http(bare.base)
-    probes: dict[str, Callable[[], Awaitable[tuple[float, list[float]]]]] = {
-        "ours_sessionless": lambda: mcp_rate(f"{ours.base}/mcp", "auto", calls, warmup),
-        "bare_sessionless": lambda: mcp_rate(f"{bare.base}/mcp", "auto", calls, warmup),
-        "ours_initialize": lambda: mcp_rate(f"{ours.base}/mcp", "legacy", calls, warmup),
-        "bare_initialize": lambda: mcp_rate(f"{bare.base}/mcp", "legacy", calls, warmup),
-        "ours_ws_step": lambda: asyncio.to_thread(ws_rate, ours.base, calls, warmup),
-    }
-    rates: dict[str, list[float]] = {k: [] for k in probes}
-    lats: dict[str, list[float]] = {k: [] for k in probes}
-    for _ in range(rounds):
-        for name, probe in probes.items():
-            rate, lat = await probe()
-            rates[name].append(rate)
-            lats[name].extend(lat)
+    names = ["ours_sessionless", "bare_sessionless", "ours_initialize", "bare_initialize", "ours_ws_step"]
+    rates: dict[str, list[float]] = {k: [] for k in [*names, "ours_sessionless_vs_ws"]}
+    lats: dict[str, list[float]] = {k: [] for k in rates}
+    async with contextlib.AsyncExitStack() as stack:
+        callers = {
+            "ours_sessionless": await _mcp_caller(stack, f"{ours.base}/mcp", "auto"),
+            "bare_sessionless": await _mcp_caller(stack, f"{bare.base}/mcp", "auto"),
+            "ours_initialize": await _mcp_caller(stack, f"{ours.base}/mcp", "legacy"),
+            "bare_initialize": await _mcp_caller(stack, f"{bare.base}/mcp", "legacy"),
+            "ours_ws_step": await _ws_caller(stack, ours.base),
+        }
+        pairs = [
+            ("ours_sessionless", "bare_sessionless"),
+            ("ours_initialize", "bare_initialize"),
+            ("ours_sessionless_vs_ws", "ours_ws_step"),
+        ]
+        for _ in range(rounds):
+            for a, b in pairs:
+                la, lb = await interleaved(callers[a.removesuffix("_vs_ws")], callers[b], calls, warmup)
+                for name, lat in ((a, la), (b, lb)):
+                    rates[name].append(len(lat) / sum(lat))
+                    lats[name].extend(lat)
     return {"load_end": loadavg(), "rates": rates, "latency_us": {k: _quantiles(v) for k, v in lats.items()}}
 
 
@@ -134,7 +153,7 @@ def report(out: dict[str, Any]) -> str:
         (f"ours_{e}", f"bare_{e}", f"MCP tools/call, {e}: ours / bare SDK")
         for e in ("sessionless", "initialize")
     ]
-    pairs.append(("ours_sessionless", "ours_ws_step", "ours MCP sessionless / ours step over /ws"))
+    pairs.append(("ours_sessionless_vs_ws", "ours_ws_step", "ours MCP sessionless / ours step over /ws"))
     for ours, base, label in pairs:
         ratios = [o / b for o, b in zip(rates[ours], rates[base], strict=True)]
         lo, lb = lat[ours], lat[base]
