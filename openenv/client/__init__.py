@@ -6,6 +6,7 @@
 import typing as _typing
 
 from ._base import BaseEnvClient, ws_url
+from ._batch import BatchItem, Close, Reset, State, Step
 from ._sync import EnvClient
 from ._transport import ConnectParams, WebSocketTransport
 
@@ -17,8 +18,13 @@ __all__ = [
     "ASGITransport",
     "AsyncEnvClient",
     "BaseEnvClient",
+    "BatchItem",
+    "Close",
     "ConnectParams",
     "EnvClient",
+    "Reset",
+    "State",
+    "Step",
     "WebSocketTransport",
     "ws_url",
 ]

@@ -11,6 +11,7 @@ from typing import Any, Self, TypeVar
 from .._exceptions import ConnectionClosed, FrameTooLarge, RequestTimeout
 from .._models import GENERIC_MODELS, EnvModels, StepResult
 from ._base import BaseEnvClient, ResetSpec
+from ._batch import BatchItem
 from ._transport import AsyncConnection
 
 ActT = TypeVar("ActT")
@@ -190,6 +191,18 @@ class AsyncEnvClient(BaseEnvClient[ActT, ObsT, StateT]):
         await self.connect()
         reply = await self._call(self._batch_message(self._keyed_messages("close", sessions)))
         self._batch_results(reply, "closed", return_exceptions)
+
+    async def batch(
+        self, items: Iterable[BatchItem], *, return_exceptions: bool = False, timeout_s: float | None = None
+    ) -> list[Any]:
+        """Resets, steps, state reads and closes of named sessions in one frame
+        (``openenv.client.Reset``, ``Step``, ``State``, ``Close``); one outcome per item,
+        in order. A failed item raises ``BatchError`` (carrying every outcome) unless
+        ``return_exceptions``."""
+        await self.connect()
+        msgs, kinds = self._item_messages(items)
+        reply = await self._call(self._batch_message(msgs), timeout_s)
+        return self._batch_results(reply, kinds, return_exceptions)
 
     async def close_session(self, session: str) -> None:
         """Close one named session; the connection stays open."""

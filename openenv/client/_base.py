@@ -25,6 +25,7 @@ from .._exceptions import (
 )
 from .._models import GENERIC_MODELS, EnvModels, StepResult
 from .._types import SUBPROTOCOL
+from ._batch import BatchItem, Close, Reset, Step
 from ._transport import DEFAULT_TRANSPORT, ConnectParams
 
 ActT = TypeVar("ActT")
@@ -265,18 +266,22 @@ class BaseEnvClient(Generic[ActT, ObsT, StateT]):
             return self._state_model.model_validate(msg["data"])  # type: ignore[return-value]
         return msg["data"]  # type: ignore[no-any-return]
 
-    def _batch_results(self, msg: dict[str, Any], kind: str, return_exceptions: bool) -> list[Any]:
+    def _batch_results(
+        self, msg: dict[str, Any], kind: str | list[str], return_exceptions: bool
+    ) -> list[Any]:
         """Every item's outcome in order: a result or its error. Without
-        ``return_exceptions`` a failed item raises ``BatchError`` carrying them all."""
+        ``return_exceptions`` a failed item raises ``BatchError`` carrying them all.
+        ``kind`` is the reply kind of every item, or one per item."""
         self._raise_if_error(msg)
         if msg["type"] != "batch":
             raise OpenEnvError(f"expected a batch reply, got {msg['type']!r}")
-        parse = {"observation": self._result, "state": self._state, "closed": self._closed_item}[kind]
+        parsers = {"observation": self._result, "state": self._state, "closed": self._closed_item}
+        kinds = [kind] * len(msg["data"]) if isinstance(kind, str) else kind
         out: list[Any] = []
         failed = False
-        for item in msg["data"]:
+        for item, item_kind in zip(msg["data"], kinds, strict=True):
             try:
-                out.append(parse(item))
+                out.append(parsers[item_kind](item))
             except WireError as err:
                 failed = True
                 out.append(err)
@@ -313,6 +318,28 @@ class BaseEnvClient(Generic[ActT, ObsT, StateT]):
             for i, key in enumerate(sessions):
                 msgs.append(self._reset_message(None if seed is None else seed + i, None, options, key))
         return msgs
+
+    def _item_messages(self, items: Iterable[BatchItem]) -> tuple[list[dict[str, Any]], list[str]]:
+        """The messages of a mixed batch and the reply kind of each item."""
+        msgs: list[dict[str, Any]] = []
+        kinds: list[str] = []
+        for item in items:
+            if isinstance(item, Reset):
+                msg = self._reset_message(item.seed, item.episode_id, item.options, item.session)
+                kind = "observation"
+            elif isinstance(item, Step):
+                msg = self._step_message(item.action, item.session)
+                kind = "observation"
+            elif isinstance(item, Close):
+                msg, kind = self._with_session({"type": "close"}, item.session), "closed"
+            else:
+                msg, kind = self._with_session({"type": "state"}, item.session), "state"
+            timeout = getattr(item, "timeout_s", None)
+            if timeout is not None:
+                msg["timeout_s"] = timeout
+            msgs.append(msg)
+            kinds.append(kind)
+        return msgs, kinds
 
     def _keyed_messages(self, kind: str, sessions: Iterable[str]) -> list[dict[str, Any]]:
         return [self._with_session({"type": kind}, key) for key in sessions]

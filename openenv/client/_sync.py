@@ -10,6 +10,7 @@ from typing import Any, Self, TypeVar
 from .._exceptions import ConnectionClosed, FrameTooLarge, RequestTimeout
 from .._models import GENERIC_MODELS, EnvModels, StepResult
 from ._base import BaseEnvClient, ResetSpec
+from ._batch import BatchItem
 from ._transport import Connection
 
 ActT = TypeVar("ActT")
@@ -203,6 +204,18 @@ class EnvClient(BaseEnvClient[ActT, ObsT, StateT]):
         self.connect()
         reply = self._call(self._batch_message(self._keyed_messages("close", sessions)))
         self._batch_results(reply, "closed", return_exceptions)
+
+    def batch(
+        self, items: Iterable[BatchItem], *, return_exceptions: bool = False, timeout_s: float | None = None
+    ) -> list[Any]:
+        """Resets, steps, state reads and closes of named sessions in one frame
+        (``openenv.client.Reset``, ``Step``, ``State``, ``Close``); one outcome per item,
+        in order. A failed item raises ``BatchError`` (carrying every outcome) unless
+        ``return_exceptions``."""
+        self.connect()
+        msgs, kinds = self._item_messages(items)
+        reply = self._call(self._batch_message(msgs), timeout_s)
+        return self._batch_results(reply, kinds, return_exceptions)
 
     def close_session(self, session: str) -> None:
         """Close one named session; the connection stays open."""

@@ -14,6 +14,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space, concatenate, create_empty_array, iterate
 
+from ..client._batch import BatchItem, Reset, Step
 from ._remote import RemoteSpec
 
 
@@ -64,23 +65,22 @@ class RemoteVectorEnv(VectorEnv[Any, Any, Any]):
         super().reset(seed=None)
         seeds = self._seeds(seed)
         opts = {**self.reset_options, **(options or {})}
-        messages = [
-            self.client._reset_message(s, None, opts, key) for key, s in zip(self.keys, seeds, strict=True)
-        ]
-        results = self._batch(messages)
+        results = self.client.batch(
+            [Reset(key, seed=s, options=opts) for key, s in zip(self.keys, seeds, strict=True)]
+        )
         self._autoreset[:] = False
         obs, info, *_ = self._collect(results, [False] * self.num_envs)
         return obs, info
 
     def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
-        messages = []
+        items: list[BatchItem] = []
         for i, action in enumerate(iterate(self.action_space, actions)):
             key = self.keys[i]
             if self._autoreset[i]:
-                messages.append(self.client._reset_message(None, None, self.reset_options, key))
+                items.append(Reset(key, options=self.reset_options))
             else:
-                messages.append(self.client._step_message(self.spec_.action(action), key))
-        results = self._batch(messages)
+                items.append(Step(key, self.spec_.action(action)))
+        results = self.client.batch(items)
         obs, info, rewards, terminated, truncated = self._collect(results, list(self._autoreset))
         self._autoreset = terminated | truncated
         return obs, rewards, terminated, truncated, info
@@ -98,11 +98,6 @@ class RemoteVectorEnv(VectorEnv[Any, Any, Any]):
         if len(seed) != self.num_envs:
             raise ValueError(f"{len(seed)} seeds for {self.num_envs} envs")
         return list(seed)
-
-    def _batch(self, messages: list[dict[str, Any]]) -> list[Any]:
-        client = self.client
-        reply = client._call(client._batch_message(messages))
-        return client._batch_results(reply, "observation", False)  # type: ignore[no-any-return]
 
     def _collect(self, results: list[Any], was_reset: list[bool]) -> tuple[Any, ...]:
         n = self.num_envs
