@@ -108,6 +108,8 @@ class TaskSet:
 
     def _read(self) -> dict[str, Any]:
         datasets = require("datasets", extra="tasks", feature="openenv.tasks")
+        # A server log is no place for "Generating train split" progress bars.
+        datasets.disable_progress_bars()
         src = self.source
         if isinstance(src, datasets.DatasetDict):
             return dict(src)
