@@ -21,7 +21,7 @@ import uvicorn
 
 from openenv import Action, Environment, Execution, Observation, State
 from openenv.server import create_app
-from openenv.train import TrainConfig, plot_rewards, train
+from openenv.train import TrainConfig, dr_grpo_advantages, plot_rewards, train
 
 
 class Say(Action):
@@ -82,6 +82,7 @@ def main() -> None:
             max_turns=1,
             max_new_tokens=1,
             lr=3e-3,
+            advantage=dr_grpo_advantages,  # r - group mean: steadier than GRPO's std scaling here
             workers=args.workers,
             out=args.out,
             progress=False,

@@ -30,6 +30,8 @@ class TinyConfig:
     n_layers: int = 2
     n_heads: int = 4
     max_len: int = 256
+    never: tuple[int, ...] = ()
+    """Token ids the model never emits (``<pad> <bos> <unk> <turn>``): their logits are -1e9."""
 
 
 class _Block(nn.Module):
@@ -54,6 +56,22 @@ class _Block(nn.Module):
         return out
 
 
+class _Head(nn.Module):
+    """The LM head; ids in ``never`` get a logit of -1e9 (probability 0, no nan in entropies)."""
+
+    def __init__(self, cfg: TinyConfig) -> None:
+        super().__init__()
+        self.proj = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
+        never = torch.zeros(cfg.vocab_size, dtype=torch.bool)
+        never[list(cfg.never)] = True
+        self.never: Tensor
+        self.register_buffer("never", never, persistent=False)
+
+    def forward(self, h: Tensor) -> Tensor:
+        logits: Tensor = self.proj(h)
+        return logits.masked_fill(self.never, -1e9)
+
+
 class TinyLM(nn.Module):
     """A pre-norm decoder-only transformer with learned positions."""
 
@@ -64,7 +82,7 @@ class TinyLM(nn.Module):
         self.pos = nn.Embedding(cfg.max_len, cfg.d_model)
         self.blocks = nn.ModuleList(_Block(cfg) for _ in range(cfg.n_layers))
         self.ln = nn.LayerNorm(cfg.d_model)
-        self.head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
+        self.head = _Head(cfg)
         for p in self.parameters():
             if p.dim() > 1:
                 nn.init.normal_(p, std=0.02)
@@ -116,7 +134,8 @@ def load_policy(name: str, *, seed: int = 0) -> Policy:
         gen = torch.random.fork_rng(devices=[])
         with gen:
             torch.manual_seed(seed)
-            model = TinyLM(TinyConfig(vocab_size=renderer.vocab_size))
+            never = (renderer.pad_id, renderer.bos_id, renderer.unk_id, renderer.turn_id)
+            model = TinyLM(TinyConfig(vocab_size=renderer.vocab_size, never=never))
         return Policy(model, renderer, "tiny")
     path = Path(name)
     if not path.is_dir():

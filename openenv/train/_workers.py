@@ -92,7 +92,9 @@ class RolloutWorker:
     async def _on_url(self, step: int, url: str, groups: list[tuple[int, int]]) -> list[Episode]:
         cfg = self.settings
         per_wave = max(1, cfg.max_sessions // cfg.group_size)
-        gen = torch.Generator().manual_seed(zlib.crc32(f"{self.seed}/{step}/{url}/{groups[0][0]}".encode()))
+        # seeded by the run, the step, the URL's index and the first group: ports may differ
+        key = f"{self.seed}/{step}/{self.urls.index(url)}/{groups[0][0]}"
+        gen = torch.Generator().manual_seed(zlib.crc32(key.encode()))
         out: list[Episode] = []
         for start in range(0, len(groups), per_wave):
             wave = groups[start : start + per_wave]
