@@ -167,3 +167,26 @@ def test_an_env_that_is_not_a_text_env_takes_an_adapter(serve: Callable[..., Any
     rows = train(cfg)
     assert rows[0]["episodes"] == 16  # echo's action has one string field: message
     assert rows[0]["reward_mean"] > 0  # 0.1 per character echoed
+
+
+def test_without_the_train_extra_one_line_names_it(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    fake = tmp_path / "torch"  # shadows the real torch: importing it fails as if absent
+    fake.mkdir()
+    (fake / "__init__.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'torch'\", name='torch')\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "openenv", "train", "--env", "http://127.0.0.1:9"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"},
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1
+    assert "'train' extra" in proc.stderr
+    assert "pip install 'openenv[train]'" in proc.stderr
