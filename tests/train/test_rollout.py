@@ -93,3 +93,21 @@ async def test_a_timed_out_episode_fails_without_stalling(serve: Callable[..., A
     await w.close()
     await w2.close()
     server.wait_active(0, timeout_s=10)  # the sleeping steps finish, then the sessions close
+
+
+async def test_sessions_in_flight_are_bounded(serve: Callable[..., Any], tmp_path: Any) -> None:
+    # the server takes 8 sessions; 4 groups of 4 need 16: two waves of 8, none refused
+    server = serve(CountEnv2, max_sessions=8)
+    w = worker([server.url], tmp_path, max_turns=2, max_sessions=8)
+    episodes = await w.rollout(0, [(0, 1), (1, 2), (2, 3), (3, 4)])
+    assert [e.error for e in episodes] == [None] * 16
+    await w.close()
+    server.wait_active(0)
+    # without the bound the same rollout overruns the server's limit
+    w = worker([server.url], tmp_path, max_turns=2, max_sessions=16)
+    episodes = await w.rollout(0, [(0, 1), (1, 2), (2, 3), (3, 4)])
+    errors = {e.error for e in episodes}
+    assert None in errors  # the first 8 sessions played
+    assert any("at capacity" in (err or "") for err in errors)  # the rest were refused at reset
+    await w.close()
+    server.wait_active(0)
