@@ -114,6 +114,10 @@ class Session:
             if err.details.get("session_closed"):
                 await self.close(f"{what} overran its deadline and could not be interrupted")
             raise
+        except SessionClosed as err:
+            # The env itself ended the session (a crashed browser, say): free the slot now.
+            await self.close(f"the env ended it in {what}: {err.message}")
+            raise
         except WireError:
             raise
         except Exception as exc:

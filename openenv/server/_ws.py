@@ -31,7 +31,7 @@ from .._protocol import (
     salvage_request_id,
 )
 from .._types import SUBPROTOCOL
-from ._jsonrpc import mcp_not_supported
+from ._jsonrpc import McpMount, mcp_not_supported
 from ._sessions import Session, SessionManager, SessionState
 
 log = logging.getLogger("openenv.server")
@@ -48,12 +48,23 @@ class Connection:
     """One WebSocket and the sessions it owns."""
 
     def __init__(
-        self, ws: WebSocket, manager: SessionManager, adapter: TypeAdapter[Any], extended: bool
+        self,
+        ws: WebSocket,
+        manager: SessionManager,
+        adapter: TypeAdapter[Any],
+        extended: bool,
+        mcp: McpMount | None = None,
+        attach: str | None = None,
     ) -> None:
         self.ws = ws
         self.manager = manager
         self.adapter = adapter
         self.extended = extended
+        self.mcp = mcp
+        #: ``/ws?session_id=ID``: drive an existing HTTP/MCP session (upstream 0.10's
+        #: attach) without owning it: it outlives this socket.
+        self.attach = attach
+        self._attached: Session | None = None
         self.sessions: dict[str | None, Session] = {}
         self.closing = False
         # Extended connections to envs whose calls can suspend handle each frame in its
@@ -66,7 +77,14 @@ class Connection:
 
     async def run(self) -> None:
         ws = self.ws
-        if not self.extended:
+        if self.attach is not None:
+            try:
+                self._attached = self.sessions[None] = self._attach(self.attach)
+            except WireError as err:
+                await self._send(error_message(err, None, None), False)
+                await self._close_socket(CLOSE_NORMAL)
+                return
+        elif not self.extended:
             try:
                 self.sessions[None] = await self.manager.open(self)
             except WireError as err:
@@ -138,9 +156,22 @@ class Connection:
             except Exception:
                 log.debug("closing socket failed", exc_info=True)
 
+    def _attach(self, session_id: str) -> Session:
+        session = self.manager.get(session_id)
+        if session.owner is not None:
+            raise SessionBusy(
+                f"session {session_id!r} is already attached to another socket (one at a time)",
+                applied=False,
+            )
+        session.owner = self
+        return session
+
     async def close_sessions(self, reason: str) -> None:
         sessions, self.sessions = list(self.sessions.values()), {}
         for session in sessions:
+            if session is self._attached:
+                session.owner = None  # detached: whoever created it closes it
+                continue
             await session.close(reason)
 
     async def reap(self, sessions: list[Session], reason: str) -> None:
@@ -186,7 +217,13 @@ class Connection:
             elif isinstance(msg, CloseMessage):
                 return await self._close_one(key, msg.id)
             elif isinstance(msg, McpMessage):
-                reply = {"type": "mcp", "data": mcp_not_supported(msg.data)}
+                session = self.sessions.get(key)
+                data = (
+                    mcp_not_supported(msg.data)
+                    if self.mcp is None
+                    else await self.mcp.ws_message(msg.data, session)
+                )
+                reply = {"type": "mcp", "data": data}
             else:  # pragma: no cover - the adapter admits nothing else
                 raise ExecutionError(f"unhandled message {type(msg).__name__}")
         except WireError as err:
@@ -265,11 +302,12 @@ def _name(key: str | None) -> str:
     return "the default session" if key is None else f"session {key!r}"
 
 
-def make_ws_endpoint(manager: SessionManager, adapter: TypeAdapter[Any]) -> Any:
+def make_ws_endpoint(manager: SessionManager, adapter: TypeAdapter[Any], mcp: McpMount | None = None) -> Any:
     async def ws_endpoint(websocket: WebSocket) -> None:
         extended = SUBPROTOCOL in websocket.scope.get("subprotocols", ())
         await websocket.accept(subprotocol=SUBPROTOCOL if extended else None)
-        conn = Connection(websocket, manager, adapter, extended)
+        attach = websocket.query_params.get("session_id")
+        conn = Connection(websocket, manager, adapter, extended, mcp, attach)
         started = time.monotonic()
         await conn.run()
         log.debug("connection closed after %.1f s", time.monotonic() - started)

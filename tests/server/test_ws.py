@@ -16,7 +16,7 @@ import orjson
 import pytest
 from websockets.exceptions import ConnectionClosed
 
-from openenv import EnvClient, FrameTooLarge
+from openenv import EnvClient, Execution, FrameTooLarge
 from openenv._types import SUBPROTOCOL
 from openenv.server._ws import CLOSE_CAPACITY, CLOSE_IDLE, CLOSE_NORMAL
 
@@ -735,7 +735,7 @@ def test_session_that_starts_a_call_during_a_reap_pass_is_not_reaped(serve):
 def test_a_reply_that_cannot_be_encoded_is_an_error_frame_not_a_dead_socket(serve):
     from typing import Any
 
-    from openenv import Environment, Execution, Observation, State
+    from openenv import Environment, Observation, State
 
     class Obs(Observation):
         text: str = ""
@@ -761,3 +761,22 @@ def test_a_reply_that_cannot_be_encoded_is_an_error_frame_not_a_dead_socket(serv
         assert "could not be encoded" in err["data"]["message"]
         ok = call(ws, {"type": "step", "data": {"message": "fine"}})
         assert ok["data"]["observation"]["text"] == "fine"
+
+
+def test_attach_to_an_existing_session_by_id(serve):
+    """Upstream 0.10's ``/ws?session_id=ID``: drive a session made over HTTP, one socket
+    at a time; the session outlives the socket."""
+    server = serve(make_env(execution=Execution.INLINE))
+    sid = httpx.post(f"{server.url}/sessions", timeout=10).json()["session_id"]
+    url = f"{server.ws_url}?session_id={sid}"
+    with connect(url) as ws:
+        call(ws, {"type": "reset"})
+        assert call(ws, {"type": "step", "data": {"message": "a"}})["data"]["observation"]["step"] == 1
+        with connect(url) as second:
+            expect_error(recv(second), "SESSION_BUSY")
+    assert httpx.get(f"{server.url}/sessions/{sid}/state", timeout=10).json()["step_count"] == 1
+    with connect(url) as again:  # the first socket is gone: attach again, same episode
+        assert call(again, {"type": "step", "data": {}})["data"]["observation"]["step"] == 2
+    assert server.active == 1
+    with connect(f"{server.ws_url}?session_id=nope") as ws:
+        expect_error(recv(ws), "SESSION_NOT_FOUND")
