@@ -53,9 +53,19 @@ def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     server, url = example.serve_in_thread()
     try:
         cfg = TrainConfig(
-            env=[url], model=model, steps=args.steps, group_size=8, prompts_per_step=args.prompts,
-            max_turns=1, max_new_tokens=args.new_tokens, workers=args.workers, device=args.device,
-            out=str(workdir / "run"), progress=False, checkpoint_every=10**9, lr=1e-4,
+            env=[url],
+            model=model,
+            steps=args.steps,
+            group_size=8,
+            prompts_per_step=args.prompts,
+            max_turns=1,
+            max_new_tokens=args.new_tokens,
+            workers=args.workers,
+            device=args.device,
+            out=str(workdir / "run"),
+            progress=False,
+            checkpoint_every=10**9,
+            lr=1e-4,
         )
         t0 = time.perf_counter()
         rows = train(cfg)
@@ -73,8 +83,12 @@ def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     )
     med = statistics.median
     return {
-        "model": args.model, "workers": args.workers, "device": args.device, "steps": len(rows),
-        "episodes_per_step": steady[0]["episodes"] + steady[0]["failed"], "wall_s": wall,
+        "model": args.model,
+        "workers": args.workers,
+        "device": args.device,
+        "steps": len(rows),
+        "episodes_per_step": steady[0]["episodes"] + steady[0]["failed"],
+        "wall_s": wall,
         "step_time_s": med(r["step_time_s"] for r in steady),
         "rollout_s": med(r["rollout_s"] for r in steady),
         "train_s": med(r["train_s"] for r in steady),
