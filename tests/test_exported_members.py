@@ -8,7 +8,11 @@ import types
 
 import pytest
 
-MODULES = ["openenv", "openenv.client", "openenv.server", "echo_env"]
+MODULES = [
+    "openenv", "openenv.client", "openenv.server", "echo_env", "openenv.tasks", "openenv.rewards",
+    "openenv.gym", "openenv.sandbox", "openenv.mcp", "openenv.authoring", "openenv.hub", "openenv.train",
+    "openenv.containers",
+]
 
 
 def isort_key(name: str) -> tuple[int, list[object]]:
