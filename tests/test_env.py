@@ -150,32 +150,6 @@ def test_execution_defaults_and_values():
     assert not hasattr(AsyncEnvironment, "execution")
 
 
-def test_max_sessions_defaults_to_none():
-    assert Documented.max_sessions is None
-
-
-def test_abstract_methods_are_required():
-    class Incomplete(Environment[MyAction, MyObs, MyState]):
-        def reset(self, **kw: Any) -> MyObs:
-            return MyObs()
-
-    with pytest.raises(TypeError):
-        Incomplete()  # type: ignore[abstract]
-
-    class IncompleteAsync(AsyncEnvironment[MyAction, MyObs, MyState]):
-        async def step(self, action: Any) -> MyObs:
-            return MyObs()
-
-    with pytest.raises(TypeError):
-        IncompleteAsync()  # type: ignore[abstract]
-
-
-def test_default_close_is_a_no_op():
-    env = Documented()
-    assert env.close() is None
-    assert env.step(MyAction(text="t")).text == "t"
-
-
 def test_async_env_default_close_is_awaitable():
     class A(AsyncEnvironment[MyAction, MyObs, MyState]):
         async def reset(self, **kw: Any) -> MyObs:
