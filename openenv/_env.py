@@ -90,6 +90,13 @@ class _EnvBase(Generic[ActT, ObsT, StateT]):
                     setattr(cls, name, arg)
 
     @classmethod
+    def health(cls) -> dict[str, Any]:
+        """Extra fields for ``GET /health`` beside ``"status"`` (e.g. the sandbox level in
+        force in this process). Empty by default: ``/health`` is then upstream's exact
+        ``{"status": "healthy"}``. Called per request: keep it cheap."""
+        return {}
+
+    @classmethod
     def metadata(cls) -> EnvironmentMetadata:
         """What ``GET /metadata`` returns for this env."""
         doc = (cls.__doc__ or "").strip()

@@ -147,6 +147,9 @@ def _upstream_shape(obs: Any) -> dict[str, Any]:
     return data
 
 
+_HEALTHY = {"status": "healthy"}
+
+
 class HttpApi:
     """The HTTP surface of one env app."""
 
@@ -247,7 +250,8 @@ class HttpApi:
     # --- upstream routes ----------------------------------------------------------
 
     async def health(self, request: Request) -> Response:
-        return json_response({"status": "healthy"})
+        extra = self.env_class.health()
+        return json_response({**extra, "status": "healthy"} if extra else _HEALTHY)
 
     async def metadata(self, request: Request) -> Response:
         return json_response(self.env_class.metadata().model_dump())

@@ -217,3 +217,15 @@ def test_openenv_serve_passes_env_kwargs(tmp_path):
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_health_carries_what_the_env_reports_and_stays_exact_otherwise(serve):
+    class Reporting(OptionsEnv):
+        @classmethod
+        def health(cls) -> dict[str, Any]:
+            return {"sandbox": {"level": "rlimits"}}
+
+    reporting = serve(Reporting)
+    plain = serve(OptionsEnv)
+    assert httpx.get(f"{reporting.url}/health").json() == {"sandbox": {"level": "rlimits"}, "status": "healthy"}
+    assert httpx.get(f"{plain.url}/health").json() == {"status": "healthy"}  # upstream's exact body

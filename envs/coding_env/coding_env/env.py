@@ -77,6 +77,10 @@ class CodingEnv(Environment[CodeAction, CodeObservation, CodeState]):
                 cls._active = None
 
     @classmethod
+    def health(cls) -> dict[str, Any]:
+        return {"sandbox": cls._active.describe() if cls._active is not None else {}}
+
+    @classmethod
     def metadata(cls) -> CodingMetadata:
         base = super().metadata()
         report = cls._active.describe() if cls._active is not None else {}

@@ -95,7 +95,7 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
 
     @classmethod
     def health(cls) -> dict[str, Any]:
-        """Fields for ``GET /health`` (once the server merges an env's ``health()``)."""
+        """Fields for ``GET /health``: the sandbox in force."""
         return {"sandbox": cls.sandbox_report()}
 
     @classmethod

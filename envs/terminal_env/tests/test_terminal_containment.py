@@ -50,7 +50,7 @@ def test_metadata_reports_the_sandbox_in_force(server: Any) -> None:
     assert sandbox["level"] == ("bwrap" if server.level == "strict" else "rlimits")
     assert sandbox["network"] is False
     assert sandbox["network_block"] == ("namespace" if server.level == "strict" else "seccomp")
-    healthy(server)
+    assert healthy(server)["sandbox"] == sandbox  # /health reports the same level in force
 
 
 async def test_four_concurrent_sessions_are_isolated(server: Any) -> None:
