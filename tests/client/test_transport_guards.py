@@ -104,7 +104,7 @@ class FragmentingServer:
                 third = len(reply) // 3
                 await ws.send([reply[:third], reply[third:2 * third], reply[2 * third:]])
 
-        async with serve(handler, "127.0.0.1", self.port, compression=None):
+        async with serve(handler, "127.0.0.1", self.port, compression=None, close_timeout=1):
             self.ready.set()
             await self.stop_event.wait()
 
