@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from openenv import ValidationFailed
+from openenv import TaskNotFound
 
 #: Tasks drawn from the seed when the reset names none; all are solvable with element actions.
 SEEDED_TASKS: tuple[str, ...] = (
@@ -63,8 +63,8 @@ START_JS = """([seed, limitMs]) => {
 EXCLUDE_SELECTOR = "#reward-display, #click-canvas, #sync-task-cover"
 
 
-class NoSuchTask(ValidationFailed):
-    """No such task id, index or split (a reset option that fits no task: VALIDATION_ERROR)."""
+class NoSuchTask(TaskNotFound):
+    """No such task id, index or split (TASK_NOT_FOUND, as every task set answers)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,7 @@ from browser_env import (
     SelectAction,
 )
 
-from openenv import EnvClient, ResetRequired, ValidationFailed
+from openenv import EnvClient, ResetRequired, TaskNotFound, ValidationFailed
 
 pytestmark = [needs_chromium, pytest.mark.timeout(120)]
 
@@ -86,11 +86,11 @@ def test_task_by_index_and_split(env: EnvClient) -> None:
 
 
 def test_unknown_task_and_bad_options_are_typed_errors(env: EnvClient) -> None:
-    with pytest.raises(ValidationFailed, match="no MiniWoB task 'click-nothing'"):
+    with pytest.raises(TaskNotFound, match="no MiniWoB task 'click-nothing'"):
         env.reset(task_id="click-nothing")
-    with pytest.raises(ValidationFailed):
+    with pytest.raises(TaskNotFound):
         env.reset(split="nope")
-    with pytest.raises(ValidationFailed):
+    with pytest.raises(TaskNotFound):
         env.reset(index=20)
     with pytest.raises(ValidationFailed):
         env.reset(task_id="click-test", max_steps=0)
