@@ -307,6 +307,12 @@ sys.exit(main({argv!r}))
         ({"docker"}, ["ps"],
          "openenv ps: running env containers needs the 'docker' extra (missing module 'docker'): "
          "pip install 'openenv[docker]'"),
+        ({"docker"}, ["stop", "some-container"],
+         "openenv stop: running env containers needs the 'docker' extra (missing module 'docker'): "
+         "pip install 'openenv[docker]'"),
+        ({"docker"}, ["build", "envs/echo_env"],
+         "openenv build: running env containers needs the 'docker' extra (missing module 'docker'): "
+         "pip install 'openenv[docker]'"),
     ],
 )
 def test_a_missing_extra_is_one_line_naming_it(blocked, argv, line):

@@ -286,9 +286,9 @@ def containers(*, client: Any = None) -> list[ContainerInfo]:
 def stop_container(name: str, *, timeout_s: float = 10.0, client: Any = None) -> None:
     """Stop and remove one project container by name (or ID); ``ProviderError`` when no
     project container has that name (other containers on the engine are never touched)."""
+    client = client or docker_client()  # the docker SDK (or MissingExtra naming it) first
     import docker.errors
 
-    client = client or docker_client()
     try:
         container = client.containers.get(name)
     except docker.errors.NotFound:
