@@ -75,6 +75,14 @@ def resolve_target(target: str) -> tuple[str, str | None]:
     )
 
 
+def _not_importable(top: str) -> bool:
+    """No such package, or only a namespace package: the env folder itself, found on the
+    current directory when serving ``guess`` from the folder's parent (the real package
+    is one level down, inside it)."""
+    found = importlib.util.find_spec(top)
+    return found is None or found.origin is None
+
+
 def load_env_class(spec: str, path: str | None = None) -> EnvClass:
     """Import ``module:Class``; ``path`` is tried first when the module is not installed."""
     if spec.startswith("gym:"):
@@ -82,7 +90,7 @@ def load_env_class(spec: str, path: str | None = None) -> EnvClass:
     module_name, _, attr = spec.partition(":")
     if not module_name or not attr:
         raise EnvNotFound(f"{spec!r} is not module:Class")
-    if path and importlib.util.find_spec(module_name.split(".")[0]) is None:
+    if path and _not_importable(module_name.split(".")[0]):
         sys.path.insert(0, path)
     try:
         obj: Any = importlib.import_module(module_name)

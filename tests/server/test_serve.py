@@ -139,6 +139,18 @@ def test_folder_target_imports_from_the_folder(uninstalled_env):
     assert sys.path[0] == str(folder.resolve())
 
 
+def test_folder_named_like_its_package_served_from_its_parent(uninstalled_env, monkeypatch):
+    # `openenv serve guess` from guess/'s parent: the folder itself is importable as a
+    # namespace package "guess", which must not hide the real package inside it.
+    folder, pkg = uninstalled_env
+    named = folder.parent / pkg
+    folder.rename(named)
+    monkeypatch.chdir(named.parent)
+    monkeypatch.syspath_prepend(str(named.parent))
+    spec, path = resolve_target(pkg)
+    assert load_env_class(spec, path).__name__ == "FolderEnv"
+
+
 def test_load_env_class_rejects_non_envs(uninstalled_env):
     folder, pkg = uninstalled_env
     with pytest.raises(EnvNotFound, match="not an Environment"):
