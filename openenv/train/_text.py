@@ -42,7 +42,12 @@ def observation_text(observation: Mapping[str, Any]) -> str:
 
 
 def action_field(action_schema: Mapping[str, Any]) -> str:
-    """The one required string field of an action's JSON Schema (RFC 0002)."""
+    """The one required string field of an action's JSON Schema (RFC 0002).
+
+    For a tagged union (``oneOf``/``anyOf``), the field of its default member: the one
+    member whose tag may be left out (every other member requires its tag).
+    """
+    action_schema = _default_member(action_schema)
     props: Mapping[str, Any] = action_schema.get("properties", {})
     required = [k for k in action_schema.get("required", []) if k != "metadata"]
     strings = [k for k in required if _is_string(props.get(k, {}))]
@@ -53,6 +58,41 @@ def action_field(action_schema: Mapping[str, Any]) -> str:
             f"has required fields {required}; pass a make_action adapter"
         )
     return str(strings[0])
+
+
+def _default_member(schema: Mapping[str, Any]) -> Mapping[str, Any]:
+    branches = schema.get("oneOf") or schema.get("anyOf")
+    if not isinstance(branches, list):
+        return schema
+    members = [_resolve(schema, b) for b in branches if isinstance(b, Mapping)]
+    defaults = [m for m in members if _tag_optional(m)]
+    if len(defaults) != 1:
+        title = schema.get("title", "the action")
+        raise NotATextEnv(
+            f"{title} is a union of {len(members)} actions with {len(defaults)} that may leave out "
+            "their tag; a text env's union needs exactly one default member (RFC 0002); "
+            "pass a make_action adapter"
+        )
+    return defaults[0]
+
+
+def _tag_optional(member: Mapping[str, Any]) -> bool:
+    """A member with a tag (a ``const`` property) that its schema does not require."""
+    props: Mapping[str, Any] = member.get("properties", {})
+    tags = [k for k, p in props.items() if isinstance(p, Mapping) and "const" in p]
+    return bool(tags) and not set(tags) & set(member.get("required", []))
+
+
+def _resolve(root: Mapping[str, Any], node: Mapping[str, Any]) -> Mapping[str, Any]:
+    ref = node.get("$ref")
+    if not isinstance(ref, str):
+        return node
+    if not ref.startswith("#/$defs/"):
+        raise NotATextEnv(f"cannot follow $ref {ref!r} in the action schema; pass a make_action adapter")
+    target = root.get("$defs", {}).get(ref.removeprefix("#/$defs/"))
+    if not isinstance(target, Mapping):
+        raise NotATextEnv(f"the action schema has no {ref!r}; pass a make_action adapter")
+    return target
 
 
 def _is_string(prop: Mapping[str, Any]) -> bool:

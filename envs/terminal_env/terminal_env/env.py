@@ -25,7 +25,21 @@ from ._shell import Chunk, PtyShell, ShellDied
 from ._tasks import TASKS_DIR, HarborTaskSet, TerminalTask
 from ._text import clean, clip
 from ._verifier import Verdict, verify
-from .models import TerminalAction, TerminalObservation, TerminalResetOptions, TerminalState
+from .models import (
+    AnyTerminalAction,
+    InterruptAction,
+    ReadAction,
+    ReadFileAction,
+    RestartAction,
+    RunAction,
+    SendKeysAction,
+    SubmitAction,
+    TerminalAction,
+    TerminalObservation,
+    TerminalResetOptions,
+    TerminalState,
+    WriteFileAction,
+)
 
 _GRACE_S = 1.0  # after Ctrl-C, how long the prompt may take before the shell is restarted
 _WRITE = 'mkdir -p -- "$(dirname -- "$1")" && cat > "$1" && { [ -z "$2" ] || chmod "$2" "$1"; }'
@@ -57,7 +71,7 @@ class TerminalResources:
         return cls(config, isolation, task_set, ShellPool(config, pool_size))
 
 
-class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, TerminalState]):
+class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, TerminalState]):  # type: ignore[type-var]
     """A persistent bash on a PTY per session, in a sandbox, with verifiable tasks.
 
     Constructor arguments (``--env-kwargs``): ``sandbox`` (``strict``/``auto``/``none``;
@@ -193,13 +207,13 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
                     f"task {task.id!r} setup failed: {done.stderr[-2000:].decode(errors='replace')}"
                 )
 
-    async def step(self, action: TerminalAction) -> TerminalObservation:
+    async def step(self, action: TerminalAction | AnyTerminalAction) -> TerminalObservation:
         if self._shell is None or self._sandbox is None or self._done:
             raise RuntimeError("reset first: no episode is running")
+        act = action.root if isinstance(action, TerminalAction) else action
         self._state.step_count += 1
         start = time.perf_counter()
-        handler = getattr(self, f"_do_{action.type}")
-        obs: TerminalObservation = await handler(action)
+        obs = await self._dispatch(act)
         obs.duration_s = time.perf_counter() - start
         if not obs.done and self._max_steps is not None and self._state.step_count >= self._max_steps:
             verdict = await self._verify()  # the episode ends at its step limit: score it
@@ -226,12 +240,32 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
             self._shell.interrupt()
 
     # ---- actions ----------------------------------------------------------------------------
-    async def _do_run(self, action: TerminalAction) -> TerminalObservation:
+    async def _dispatch(self, act: AnyTerminalAction) -> TerminalObservation:
+        match act:
+            case RunAction():
+                return await self._do_run(act)
+            case SendKeysAction():
+                return await self._do_send_keys(act)
+            case ReadAction():
+                return await self._do_read(act)
+            case InterruptAction():
+                return await self._do_interrupt()
+            case RestartAction():
+                return await self._do_restart()
+            case WriteFileAction():
+                return await self._do_write_file(act)
+            case ReadFileAction():
+                return await self._do_read_file(act)
+            case SubmitAction():
+                return await self._do_submit()
+        raise ValidationFailed(f"not a terminal action: {type(act).__name__}")
+
+    async def _do_run(self, action: RunAction) -> TerminalObservation:
         shell = self._live_shell()
         timeout = min(action.timeout_s or self.default_timeout_s, self.max_timeout_s)
         earlier = shell.take()  # what background jobs printed since the last action
         try:
-            shell.send_command(action.command or "")
+            shell.send_command(action.command)
             chunk = await shell.wait_finished(timeout)
             if chunk is not None:
                 return self._observe(_join(earlier, chunk), exit_code=chunk.status)
@@ -247,35 +281,34 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
         await self._restart()
         return self._observe(partial, note=note, timed_out=timeout > 0, restarted=True)
 
-    async def _do_send_keys(self, action: TerminalAction) -> TerminalObservation:
+    async def _do_send_keys(self, action: SendKeysAction) -> TerminalObservation:
         shell = self._live_shell()
-        keys = (action.keys or "") + ("\n" if action.enter else "")
+        keys = action.keys + ("\n" if action.enter else "")
         shell.write(keys.encode())
         await shell.wait_quiet(min(action.timeout_s or 1.0, self.max_timeout_s))
         chunk = shell.take()
         return self._observe(chunk, exit_code=chunk.status)
 
-    async def _do_read(self, action: TerminalAction) -> TerminalObservation:
+    async def _do_read(self, action: ReadAction) -> TerminalObservation:
         shell = self._live_shell()
         await shell.wait_quiet(min(action.timeout_s or 0.5, self.max_timeout_s))
         chunk = shell.take()
         return self._observe(chunk, exit_code=chunk.status)
 
-    async def _do_interrupt(self, action: TerminalAction) -> TerminalObservation:
+    async def _do_interrupt(self) -> TerminalObservation:
         shell = self._live_shell()
         shell.interrupt()
         chunk = await shell.wait_finished(2.0)
         chunk = _join(chunk, shell.take()) if chunk else shell.take()
         return self._observe(chunk, exit_code=chunk.status)
 
-    async def _do_restart(self, action: TerminalAction) -> TerminalObservation:
+    async def _do_restart(self) -> TerminalObservation:
         earlier = self._shell.take() if self._shell else Chunk(b"")
         await self._restart()
         return self._observe(earlier, note="[a new shell was started]", restarted=True)
 
-    async def _do_write_file(self, action: TerminalAction) -> TerminalObservation:
+    async def _do_write_file(self, action: WriteFileAction) -> TerminalObservation:
         assert self._sandbox is not None
-        assert action.content is not None
         if action.encoding == "base64":
             try:
                 data = base64.b64decode(action.content, validate=True)
@@ -285,16 +318,16 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
             data = action.content.encode()
         mode = format(action.mode, "o") if action.mode is not None else ""
         done = await self._sandbox.arun(
-            ["sh", "-c", _WRITE, "sh", action.path or "", mode], input=data, cwd=self._cwd(), timeout_s=30
+            ["sh", "-c", _WRITE, "sh", action.path, mode], input=data, cwd=self._cwd(), timeout_s=30
         )
         note = f"wrote {len(data)} bytes to {action.path}" if done.ok else ""
         return self._observe(Chunk(done.stderr), exit_code=done.exit_code, note=note)
 
-    async def _do_read_file(self, action: TerminalAction) -> TerminalObservation:
+    async def _do_read_file(self, action: ReadFileAction) -> TerminalObservation:
         assert self._sandbox is not None
         limit = 4 << 20
         done = await self._sandbox.arun(
-            ["cat", "--", action.path or ""], cwd=self._cwd(), timeout_s=30, output_limit=limit
+            ["cat", "--", action.path], cwd=self._cwd(), timeout_s=30, output_limit=limit
         )
         if not done.ok:
             return self._observe(Chunk(done.stderr), exit_code=done.exit_code)
@@ -304,7 +337,7 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
         text, cut = clip(done.stdout.decode("utf-8", errors="replace"), max(self.output_limit, limit))
         return TerminalObservation(output=text, exit_code=0, omitted_bytes=done.stdout_omitted + cut)
 
-    async def _do_submit(self, action: TerminalAction) -> TerminalObservation:
+    async def _do_submit(self) -> TerminalObservation:
         verdict = await self._verify()
         self._state.submitted = True
         summary = f"[submitted: reward {verdict.reward:.3f} ({verdict.source}"

@@ -1,71 +1,144 @@
-"""Terminal env models: data only, importable by clients without the server."""
+"""Terminal env models: data only, importable by clients without the server.
+
+An action is one of eight kinds, told apart by ``type`` (a tagged union); a missing
+``type`` means ``run``::
+
+    RunAction(command="ls")                 {"command": "ls"}  or  {"type": "run", "command": "ls"}
+    SendKeysAction(keys="q")                {"type": "send_keys", "keys": "q"}
+    WriteFileAction(path="a", content="x")  {"type": "write_file", "path": "a", "content": "x"}
+    SubmitAction()                          {"type": "submit"}
+
+``TerminalAction`` is what the server parses a step's action into; it also builds any
+member from keywords (``TerminalAction(command="ls")``, ``TerminalAction(type="submit")``).
+"""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import ConfigDict, Field, RootModel, model_validator
 
 from openenv import Action, EnvModels, Observation, State
 from openenv.tasks import TaskOptions
 
-ActionType = Literal["run", "send_keys", "read", "interrupt", "restart", "write_file", "read_file", "submit"]
+#: The member a step's action is parsed as when it carries no ``type``.
+DEFAULT_TYPE = "run"
 
-#: Which fields each action type needs (others must be left unset).
-_NEEDS: dict[str, tuple[str, ...]] = {
-    "run": ("command",),
-    "send_keys": ("keys",),
-    "write_file": ("path", "content"),
-    "read_file": ("path",),
-}
-_ALLOWED: dict[str, set[str]] = {
-    "run": {"command", "timeout_s"},
-    "send_keys": {"keys", "enter", "timeout_s"},
-    "read": {"timeout_s"},
-    "interrupt": set(),
-    "restart": set(),
-    "write_file": {"path", "content", "encoding", "mode"},
-    "read_file": {"path", "encoding"},
-    "submit": set(),
-}
-_OPTIONAL = {"command", "keys", "timeout_s", "path", "content", "mode"}
+Timeout = Annotated[float, Field(gt=0, description="seconds; capped by the server's max_timeout_s")]
+FilePath = Annotated[str, Field(min_length=1, max_length=4096, description="relative to the shell's cwd")]
+Encoding = Literal["utf-8", "base64"]
 
 
-class TerminalAction(Action):
-    """One action, tagged by ``type`` (default ``run``: ``{"command": "ls"}`` runs ``ls``).
+def _tag_required(schema: dict[str, Any]) -> None:
+    # Only ``run`` may leave ``type`` out, and the JSON Schema says so: a tagless object
+    # fits no other member, as the server parses it.
+    required = schema.setdefault("required", [])
+    if "type" not in required:
+        required.insert(0, "type")
 
-    - ``run``: ``command`` in the persistent shell; waits for it, at most ``timeout_s``
-      (capped by the server). Past it: Ctrl-C; if the shell does not come back, it is
-      killed and restarted (``session_restarted``).
-    - ``send_keys``: type ``keys`` (plus Enter if ``enter``) for REPLs and pagers;
-      returns what appears within ``timeout_s`` (default 1 s).
-    - ``read``: output produced since the last action (waits up to ``timeout_s``).
-    - ``interrupt``: Ctrl-C. ``restart``: a fresh shell (files stay; jobs, cwd and
-      variables go).
-    - ``write_file`` / ``read_file``: ``path`` (relative to the shell's cwd) with
-      ``content`` as ``encoding`` (``utf-8`` or ``base64``); no shell quoting involved.
-    - ``submit``: run the task's tests; the episode ends with their reward.
+
+class _TerminalAction(Action):
+    model_config = ConfigDict(json_schema_extra=_tag_required)
+
+    def model_post_init(self, context: Any, /) -> None:
+        # The tag counts as set, so a client's exclude_unset dump still carries it.
+        self.__pydantic_fields_set__.add("type")
+
+
+class RunAction(_TerminalAction):
+    """Run a command in the persistent shell and wait for it (the default action).
+
+    Waits at most ``timeout_s`` (default 30 s, capped by the server). Past it: Ctrl-C;
+    if the shell does not come back, it is killed and restarted (``session_restarted``).
     """
 
-    type: ActionType = "run"
-    command: str | None = Field(default=None, max_length=1 << 20)
-    keys: str | None = Field(default=None, max_length=1 << 16)
-    enter: bool = False
-    timeout_s: float | None = Field(default=None, gt=0)
-    path: str | None = Field(default=None, min_length=1, max_length=4096)
-    content: str | None = Field(default=None, max_length=16 << 20)
-    encoding: Literal["utf-8", "base64"] = "utf-8"
-    mode: int | None = Field(default=None, ge=0, le=0o7777)
+    model_config = ConfigDict(json_schema_extra=None)
 
-    @model_validator(mode="after")
-    def _fields_fit_type(self) -> TerminalAction:
-        missing = [name for name in _NEEDS.get(self.type, ()) if getattr(self, name) is None]
-        if missing:
-            raise ValueError(f"a {self.type!r} action needs {', '.join(missing)}")
-        extra = [n for n in _OPTIONAL - _ALLOWED[self.type] if getattr(self, n) is not None]
-        if extra:
-            raise ValueError(f"a {self.type!r} action takes no {', '.join(sorted(extra))}")
-        return self
+    type: Literal["run"] = "run"
+    command: str = Field(max_length=1 << 20, description="a bash command line")
+    timeout_s: Timeout | None = None
+
+
+class SendKeysAction(_TerminalAction):
+    """Type keys into the terminal (REPLs, pagers); returns what appears until output pauses.
+
+    ``enter`` adds a newline; ``timeout_s`` (default 1 s) bounds the wait.
+    """
+
+    type: Literal["send_keys"] = "send_keys"
+    keys: str = Field(max_length=1 << 16)
+    enter: bool = False
+    timeout_s: Timeout | None = None
+
+
+class ReadAction(_TerminalAction):
+    """Read the output produced since the last action (waits up to ``timeout_s``, default 0.5 s)."""
+
+    type: Literal["read"] = "read"
+    timeout_s: Timeout | None = None
+
+
+class InterruptAction(_TerminalAction):
+    """Send Ctrl-C to the foreground command."""
+
+    type: Literal["interrupt"] = "interrupt"
+
+
+class RestartAction(_TerminalAction):
+    """Kill every process of the session and start a fresh shell (files stay)."""
+
+    type: Literal["restart"] = "restart"
+
+
+class WriteFileAction(_TerminalAction):
+    """Write a file, with no shell quoting involved (``content`` as ``utf-8`` or ``base64``)."""
+
+    type: Literal["write_file"] = "write_file"
+    path: FilePath
+    content: str = Field(max_length=16 << 20)
+    encoding: Encoding = "utf-8"
+    mode: int | None = Field(default=None, ge=0, le=0o7777, description="permission bits, e.g. 420 (0o644)")
+
+
+class ReadFileAction(_TerminalAction):
+    """Read a file (up to 4 MiB), as ``utf-8`` text or ``base64``."""
+
+    type: Literal["read_file"] = "read_file"
+    path: FilePath
+    encoding: Encoding = "utf-8"
+
+
+class SubmitAction(_TerminalAction):
+    """Run the task's tests; the episode ends with their reward."""
+
+    type: Literal["submit"] = "submit"
+
+
+AnyTerminalAction = Annotated[
+    RunAction
+    | SendKeysAction
+    | ReadAction
+    | InterruptAction
+    | RestartAction
+    | WriteFileAction
+    | ReadFileAction
+    | SubmitAction,
+    Field(discriminator="type"),
+]
+
+
+class TerminalAction(RootModel[AnyTerminalAction]):
+    """What the server parses a step's action into; clients send any one action model."""
+
+    def __init__(self, root: Any = None, /, **fields: Any) -> None:
+        super().__init__(fields if root is None else root)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _run_by_default(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "type" not in data:
+            return {"type": DEFAULT_TYPE, **data}
+        return data
 
 
 class TerminalObservation(Observation):

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
-from terminal_env import TerminalAction, TerminalEnv, TerminalObservation
+from terminal_env import RunAction, TerminalEnv, TerminalObservation
 
 from openenv.containers import LocalProcessProvider
 from openenv.sandbox._bwrap import bwrap_works
@@ -19,8 +19,8 @@ BWRAP_WHY = bwrap_works(190_000 + 4096 if ROOT else None)
 LEVELS = ["none"] + ([] if BWRAP_WHY else ["strict"])
 
 
-def run(command: str, **kw: Any) -> TerminalAction:
-    return TerminalAction(command=command, **kw)
+def run(command: str, **kw: Any) -> RunAction:
+    return RunAction(command=command, **kw)
 
 
 @asynccontextmanager

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 from _terminal_fixtures import LEVELS, ROOT, served
-from terminal_env import MODELS, TerminalAction
+from terminal_env import MODELS, RestartAction, RunAction
 
 from openenv import AsyncEnvClient
 
@@ -32,7 +32,7 @@ def client(server: Any) -> AsyncEnvClient[Any, Any, Any]:
 
 
 async def sh(env: AsyncEnvClient[Any, Any, Any], command: str, timeout_s: float = 10) -> Any:
-    result = await env.step(TerminalAction(command=command, timeout_s=timeout_s))
+    result = await env.step(RunAction(command=command, timeout_s=timeout_s))
     return result.observation
 
 
@@ -99,7 +99,7 @@ async def test_escape_attempts_are_contained(server: Any, tmp_path: Path) -> Non
         if ROOT:
             await sh(attacker, "b() { b | b & }; b; sleep 2", timeout_s=3)
             await bystander_ok()
-            restarted = await attacker.step(TerminalAction(type="restart"))  # kills the whole tree
+            restarted = await attacker.step(RestartAction())  # kills the whole tree
             assert restarted.observation.session_restarted
             assert (await sh(attacker, "echo back")).output == "back\n"
         # writing outside the workdir

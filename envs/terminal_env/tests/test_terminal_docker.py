@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 import pytest
-from terminal_env import MODELS, TerminalAction
+from terminal_env import MODELS, RunAction, SubmitAction
 
 from openenv import EnvClient
 from openenv._exceptions import ProviderError
@@ -91,13 +91,13 @@ def test_an_episode_runs_in_the_container(env: Any) -> None:
     first = env.reset(task_id="create-hello")
     assert "Hello, terminal!" in first.observation.instruction
     work = "id -u; echo 'Hello, terminal!' > hello.txt; cd /tmp; pwd"
-    obs = env.step(TerminalAction(command=work)).observation
+    obs = env.step(RunAction(command=work)).observation
     assert obs.output.split() == ["1000", "/tmp"]
-    timed = env.step(TerminalAction(command="sleep 30", timeout_s=0.5)).observation
+    timed = env.step(RunAction(command="sleep 30", timeout_s=0.5)).observation
     assert timed.timed_out
     assert timed.exit_code == 130
     net = "python3 -c \"import socket; socket.create_connection(('127.0.0.1', 8000), 2)\""
-    assert "PermissionError" in env.step(TerminalAction(command=net)).observation.output
-    done = env.step(TerminalAction(type="submit"))
+    assert "PermissionError" in env.step(RunAction(command=net)).observation.output
+    done = env.step(SubmitAction())
     assert done.reward == 1.0
     assert done.done

@@ -7,7 +7,20 @@ import time
 
 import pytest
 from _terminal_fixtures import LEVELS, sh, terminal
-from terminal_env import TerminalAction
+from jsonschema import Draft202012Validator
+from pydantic import ValidationError
+from terminal_env import (
+    MODELS,
+    InterruptAction,
+    ReadAction,
+    ReadFileAction,
+    RestartAction,
+    RunAction,
+    SendKeysAction,
+    SubmitAction,
+    TerminalAction,
+    WriteFileAction,
+)
 from terminal_env._shell import quote
 from terminal_env._text import clean, clip
 
@@ -69,10 +82,10 @@ async def test_a_command_that_ignores_ctrl_c_gets_the_shell_restarted(level: str
 async def test_interrupt_restart_and_exit(level: str) -> None:
     async with terminal(level) as env:
         await sh(env, "echo hi > keep.txt")
-        await env.step(TerminalAction(type="send_keys", keys="sleep 60\n"))
-        obs = await env.step(TerminalAction(type="interrupt"))
+        await env.step(SendKeysAction(keys="sleep 60\n"))
+        obs = await env.step(InterruptAction())
         assert obs.exit_code == 130
-        restarted = await env.step(TerminalAction(type="restart"))
+        restarted = await env.step(RestartAction())
         assert restarted.session_restarted
         exited = await sh(env, "exit 3")
         assert exited.session_restarted
@@ -97,7 +110,7 @@ async def test_endless_output_is_bounded(level: str) -> None:
         assert len(obs.output) < 1200
         # left running in the background, it is not read past the buffer: no memory growth
         await sh(env, "yes > /dev/tty &")
-        await env.step(TerminalAction(type="read", timeout_s=0.5))
+        await env.step(ReadAction(timeout_s=0.5))
         shell = env._shell
         assert shell is not None
         assert len(shell._out) <= shell.read_limit
@@ -106,10 +119,10 @@ async def test_endless_output_is_bounded(level: str) -> None:
 
 async def test_send_keys_drives_a_repl(level: str) -> None:
     async with terminal(level) as env:
-        await env.step(TerminalAction(type="send_keys", keys="python3 -q\n", timeout_s=2))
-        obs = await env.step(TerminalAction(type="send_keys", keys="print(6 * 7)", enter=True, timeout_s=2))
+        await env.step(SendKeysAction(keys="python3 -q\n", timeout_s=2))
+        obs = await env.step(SendKeysAction(keys="print(6 * 7)", enter=True, timeout_s=2))
         assert "42" in obs.output
-        back = await env.step(TerminalAction(type="send_keys", keys="exit()\n", timeout_s=2))
+        back = await env.step(SendKeysAction(keys="exit()\n", timeout_s=2))
         assert back.exit_code == 0  # the shell prompt came back
         assert (await sh(env, "echo shell")).output == "shell\n"
 
@@ -117,7 +130,7 @@ async def test_send_keys_drives_a_repl(level: str) -> None:
 async def test_read_returns_background_output(level: str) -> None:
     async with terminal(level) as env:
         await sh(env, "(sleep 0.3; echo late) &")
-        obs = await env.step(TerminalAction(type="read", timeout_s=2))
+        obs = await env.step(ReadAction(timeout_s=2))
         assert "late" in obs.output
 
 
@@ -125,27 +138,52 @@ async def test_write_and_read_files_without_quoting(level: str) -> None:
     async with terminal(level) as env:
         await sh(env, "mkdir sub && cd sub")
         text = "quotes ' \" $HOME `x` \\ and unicode é\n" * 1000
-        wrote = await env.step(TerminalAction(type="write_file", path="deep/a.txt", content=text, mode=0o600))
+        wrote = await env.step(WriteFileAction(path="deep/a.txt", content=text, mode=0o600))
         assert wrote.exit_code == 0
         assert (await sh(env, "stat -c %a deep/a.txt")).output == "600\n"
-        read = await env.step(TerminalAction(type="read_file", path="deep/a.txt"))
+        read = await env.step(ReadFileAction(path="deep/a.txt"))
         assert read.output == text
         blob = bytes(range(256)) * 10000  # 2.5 MB binary
         b64 = base64.b64encode(blob).decode()
-        await env.step(TerminalAction(type="write_file", path="b.bin", content=b64, encoding="base64"))
-        back = await env.step(TerminalAction(type="read_file", path="b.bin", encoding="base64"))
+        await env.step(WriteFileAction(path="b.bin", content=b64, encoding="base64"))
+        back = await env.step(ReadFileAction(path="b.bin", encoding="base64"))
         assert base64.b64decode(back.output) == blob
-        missing = await env.step(TerminalAction(type="read_file", path="nope"))
+        missing = await env.step(ReadFileAction(path="nope"))
         assert missing.exit_code == 1
         assert "No such file" in missing.output
 
 
-def test_actions_are_validated() -> None:
-    with pytest.raises(ValueError, match="needs command"):
-        TerminalAction(type="run")
-    with pytest.raises(ValueError, match="takes no command"):
-        TerminalAction(type="read", command="ls")
-    assert TerminalAction.model_validate({"command": "ls"}).type == "run"
+def test_actions_are_a_tagged_union_with_run_by_default() -> None:
+    assert TerminalAction.model_validate({"command": "ls"}).root == RunAction(command="ls")
+    assert TerminalAction.model_validate({"type": "run", "command": "ls"}).root == RunAction(command="ls")
+    keys = TerminalAction.model_validate({"type": "send_keys", "keys": "q"}).root
+    assert keys == SendKeysAction(keys="q")
+    assert TerminalAction(type="submit").root == SubmitAction()  # keywords build a member
+    # the tag survives a client's exclude_unset dump, of a member or of the union
+    assert RunAction(command="ls").model_dump(exclude_unset=True) == {"type": "run", "command": "ls"}
+    assert RunAction(command="ls").model_dump(exclude_unset=True) == {"type": "run", "command": "ls"}
+    assert InterruptAction().model_dump(exclude_unset=True) == {"type": "interrupt"}
+    with pytest.raises(ValidationError, match="command\n  Field required"):
+        TerminalAction.model_validate({"type": "run"})
+    with pytest.raises(ValidationError, match="Field required"):
+        TerminalAction.model_validate({})  # no type: a run, which needs a command
+    with pytest.raises(ValidationError, match="Extra inputs are not permitted"):
+        TerminalAction.model_validate({"type": "read", "command": "ls"})
+    with pytest.raises(ValidationError, match="does not match any of the expected tags"):
+        TerminalAction.model_validate({"type": "paste", "text": "x"})
+
+
+def test_json_schema_matches_the_parser() -> None:
+    """The published schema accepts what the server parses and refuses the rest: only
+    ``run`` may leave its tag out."""
+    validator = Draft202012Validator(MODELS.action.model_json_schema())
+    for good in ({"command": "ls"}, {"type": "read"}, {"type": "write_file", "path": "a", "content": ""}):
+        assert not list(validator.iter_errors(good)), good
+        TerminalAction.model_validate(good)
+    for bad in ({}, {"timeout_s": 1}, {"type": "run"}, {"type": "read", "command": "ls"}):
+        assert list(validator.iter_errors(bad)), bad
+        with pytest.raises(ValidationError):
+            TerminalAction.model_validate(bad)
 
 
 def test_text_helpers() -> None:

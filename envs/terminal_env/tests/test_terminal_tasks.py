@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from _terminal_fixtures import LEVELS, run
-from terminal_env import TerminalAction, TerminalEnv
+from terminal_env import SubmitAction, TerminalEnv
 from terminal_env._tasks import TASKS_DIR, HarborTaskSet, TerminalTask, task_dirs
 from terminal_env._verifier import score
 
@@ -42,9 +42,9 @@ async def _solve(paths: Sequence[Path]) -> list[tuple[str, float | None, float |
             await env.reset(options={"task_id": task.id})
             script = task.solution.read_text()
             await env.step(run(f"bash -s <<'__SOLVE__'\n{script}\n__SOLVE__", timeout_s=60))
-            solved = await env.step(TerminalAction(type="submit"))
+            solved = await env.step(SubmitAction())
             await env.reset(options={"task_id": task.id})
-            empty = await env.step(TerminalAction(type="submit"))
+            empty = await env.step(SubmitAction())
             if not (solved.reward == 1.0 and solved.done and (empty.reward or 0) < 1.0):
                 failures.append((task.id, solved.reward, empty.reward))
     finally:
@@ -59,7 +59,7 @@ async def test_submit_reports_a_breakdown_and_ends_the_episode() -> None:
         assert "Hello, terminal!" in obs.instruction
         assert obs.prompt.startswith(obs.instruction)
         await env.step(run("echo 'Hello, terminal!' > hello.txt; echo extra >> hello.txt"))
-        done = await env.step(TerminalAction(type="submit"))
+        done = await env.step(SubmitAction())
         breakdown = done.metadata["reward_breakdown"]
         assert done.done
         assert breakdown["source"] == "tap"
@@ -92,7 +92,7 @@ async def test_the_agent_processes_are_stopped_before_the_tests_run() -> None:
         await env.reset(options={"task_id": "create-hello"})
         await env.step(run("(while :; do echo tick >> ticks; sleep 0.02; done) &"))
         await env.step(run("sleep 0.2; echo 'Hello, terminal!' > hello.txt"))
-        done = await env.step(TerminalAction(type="submit"))
+        done = await env.step(SubmitAction())
         assert done.reward == 1.0
         assert env._sandbox is not None
         ticks = env._sandbox.workdir / "ticks"

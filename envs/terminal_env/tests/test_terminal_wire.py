@@ -1,0 +1,52 @@
+"""The action union on the wire: every shape a client sends, and the README's example."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _terminal_fixtures import served
+from terminal_env import MODELS, ReadAction, RunAction, TerminalAction
+
+from openenv import EnvClient
+from openenv._exceptions import ValidationFailed
+
+README = Path(__file__).parents[1] / "README.md"
+
+
+@pytest.fixture(scope="module")
+def replica() -> Iterator[Any]:
+    with served("none") as server:
+        yield server
+
+
+def test_every_wire_shape_steps(replica: Any) -> None:
+    with EnvClient(replica.base_url, MODELS, timeout_s=60) as env:
+        env.reset(free_shell=True)
+        assert env.step({"command": "echo tagless"}).observation.output == "tagless\n"
+        assert env.step({"type": "run", "command": "echo tagged"}).observation.output == "tagged\n"
+        assert env.step(RunAction(command="echo member")).observation.output == "member\n"
+        assert env.step(TerminalAction(command="echo union")).observation.output == "union\n"
+        env.step({"type": "send_keys", "keys": "cat", "enter": True})
+        typed = env.step({"type": "send_keys", "keys": "typed", "enter": True})
+        assert "typed" in typed.observation.output
+        assert env.step({"type": "interrupt"}).observation.exit_code == 130
+        env.step({"type": "write_file", "path": "f.txt", "content": "x\n"})
+        assert env.step({"type": "read_file", "path": "f.txt"}).observation.output == "x\n"
+        assert env.step(ReadAction(timeout_s=0.2)).observation.output == ""
+        with pytest.raises(ValidationFailed, match="command"):
+            env.step({"type": "run"})
+        with pytest.raises(ValidationFailed, match="keys"):
+            env.step({"type": "read", "keys": "q"})
+        assert env.step({"command": "echo still here"}).observation.output == "still here\n"
+
+
+def test_the_readme_example_runs(replica: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    (code,) = re.findall(r"```python\n(.*?)```", README.read_text(), re.DOTALL)
+    exec(code.replace("http://127.0.0.1:8000", replica.base_url), {})
+    printed = capsys.readouterr().out
+    assert "Count the lines of `app.log` that contain `ERROR`" in printed
+    assert "1.0 {" in printed  # the reward, then the breakdown
