@@ -6,13 +6,16 @@ import asyncio
 import time
 from collections.abc import Iterable, Mapping
 from types import TracebackType
-from typing import Any, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from .._exceptions import ConnectionClosed, FrameTooLarge, RequestTimeout
 from .._models import GENERIC_MODELS, EnvModels, StepResult
 from ._base import BaseEnvClient, ResetSpec
 from ._batch import BatchItem
 from ._transport import AsyncConnection
+
+if TYPE_CHECKING:
+    from ..containers._base import Provider
 
 ActT = TypeVar("ActT")
 ObsT = TypeVar("ObsT")
@@ -32,7 +35,7 @@ class AsyncEnvClient(BaseEnvClient[ActT, ObsT, StateT]):
     @classmethod
     async def from_provider(
         cls,
-        provider: Any,
+        provider: Provider,
         models: EnvModels[ActT, ObsT, StateT] = GENERIC_MODELS,  # type: ignore[assignment]
         **kwargs: Any,
     ) -> AsyncEnvClient[ActT, ObsT, StateT]:

@@ -89,7 +89,11 @@ class SyncWebSocket:
         if uri.secure:
             import ssl  # only for wss://; keeps plain imports light
 
-            sock = ssl.create_default_context().wrap_socket(sock, server_hostname=uri.host)
+            try:
+                sock = ssl.create_default_context().wrap_socket(sock, server_hostname=uri.host)
+            except (ssl.SSLError, OSError) as exc:
+                sock.close()
+                raise ConnectError(f"TLS handshake with {url} failed: {exc}") from None
         self._sock = sock
         request = self._proto.connect()
         if headers:

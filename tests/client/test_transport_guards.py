@@ -287,10 +287,22 @@ def test_sync_client_over_wss(tls_server: tuple[str, Path], monkeypatch) -> None
         assert env.step(TAction(message="over tls")).observation.message == "over tls"
 
 
-@pytest.mark.xfail(strict=True, raises=ssl.SSLCertVerificationError,
-                   reason="the sync client lets ssl.SSLCertVerificationError through (asked of the lead: "
-                          "a ConnectError, as for every other connect failure)")
+async def test_async_client_over_wss(tls_server: tuple[str, Path], monkeypatch) -> None:
+    url, cert = tls_server
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+    async with AsyncEnvClient(url, MODELS, connect_timeout_s=5) as env:
+        await env.reset()
+        assert (await env.step(TAction(message="over tls"))).observation.message == "over tls"
+
+
 def test_sync_client_over_wss_refuses_an_untrusted_certificate(tls_server: tuple[str, Path]) -> None:
     url, _ = tls_server
-    with pytest.raises(ConnectError), EnvClient(url, MODELS, connect_timeout_s=5) as env:
+    client = EnvClient(url, MODELS, connect_timeout_s=5)
+    with pytest.raises(ConnectError, match="TLS handshake"), client as env:
         env.reset()
+
+
+async def test_async_client_over_wss_refuses_an_untrusted_certificate(tls_server: tuple[str, Path]) -> None:
+    url, _ = tls_server
+    with pytest.raises(ConnectError, match="certificate verify failed"):
+        await AsyncEnvClient(url, MODELS, connect_timeout_s=5).connect()

@@ -227,5 +227,6 @@ def test_health_carries_what_the_env_reports_and_stays_exact_otherwise(serve):
 
     reporting = serve(Reporting)
     plain = serve(OptionsEnv)
-    assert httpx.get(f"{reporting.url}/health").json() == {"sandbox": {"level": "rlimits"}, "status": "healthy"}
+    expected = {"sandbox": {"level": "rlimits"}, "status": "healthy"}
+    assert httpx.get(f"{reporting.url}/health").json() == expected
     assert httpx.get(f"{plain.url}/health").json() == {"status": "healthy"}  # upstream's exact body
