@@ -3,7 +3,7 @@
 Two images, two Dockerfiles:
 
 * the shared base (``docker/base.Dockerfile``, tag ``openenv-base:<version>-<base>``):
-  a venv with ``openenv[server]`` and dumb-init, uid 1000, ``HEALTHCHECK``, port 8000;
+  a venv with ``openenv[server,mcp]`` and dumb-init, uid 1000, ``HEALTHCHECK``, port 8000;
 * the env image (``<env folder>/Dockerfile``, tag ``openenv-<name>``): ``FROM`` the
   base, adds only that env's wheels, ``CMD ["openenv", "serve", "<name>"]``.
 
@@ -108,11 +108,25 @@ def _docker_build(
     progress(f"built {tag} in {time.monotonic() - t0:.0f} s")
 
 
+#: What the shared base installs: the server and the MCP bridge (``openenv mcp IMAGE``).
+BASE_EXTRAS = "server,mcp"
+
+
 def base_image_tag(base_image: str) -> str:
+    """``openenv-base:<version>-<digest>``, the digest over the base image's name, the
+    extras and openenv's own sources: a changed openenv never reuses a stale base."""
     from .. import __version__
 
-    digest = hashlib.sha1(base_image.encode()).hexdigest()[:8]
-    return f"openenv-base:{__version__}-{digest}"
+    h = hashlib.sha1(f"{base_image}\n{BASE_EXTRAS}\n".encode())
+    root = source_root()
+    for path in sorted((root / "openenv").rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
+            h.update(str(path.relative_to(root)).encode())
+            h.update(path.read_bytes())
+    for extra in ("pyproject.toml", "docker/base.Dockerfile"):
+        if (root / extra).is_file():
+            h.update((root / extra).read_bytes())
+    return f"openenv-base:{__version__}-{h.hexdigest()[:10]}"
 
 
 def build_base(
@@ -138,8 +152,8 @@ def build_base(
     root = source_root()
     with tempfile.TemporaryDirectory(prefix="openenv-base-") as tmp:
         ctx = Path(tmp)
-        _pip_wheel([f"{root}[server]", "dumb-init"], ctx, progress)
-        (ctx / "requirements.txt").write_text("openenv[server]\ndumb-init\n")
+        _pip_wheel([f"{root}[{BASE_EXTRAS}]", "dumb-init"], ctx, progress)
+        (ctx / "requirements.txt").write_text(f"openenv[{BASE_EXTRAS}]\ndumb-init\n")
         shutil.copy(root / "docker" / "base.Dockerfile", ctx / "Dockerfile")
         _docker_build(client, ctx, tag, {"BASE_IMAGE": base_image}, no_cache, progress)
     return tag

@@ -199,3 +199,20 @@ def test_provider_pulls_a_missing_image_then_reports_it() -> None:
     ):
         DockerProvider("ghcr.io/x/y:1", client=client).start()
     assert client.images.pulls == ["ghcr.io/x/y:1"]
+
+
+def test_base_tag_changes_with_openenvs_sources(tmp_path, monkeypatch):
+    from openenv.containers import _build
+
+    (tmp_path / "openenv").mkdir()
+    (tmp_path / "docker").mkdir()
+    (tmp_path / "pyproject.toml").write_text("[project]\nname='openenv'\n")
+    (tmp_path / "docker" / "base.Dockerfile").write_text("FROM x\n")
+    source = tmp_path / "openenv" / "_a.py"
+    source.write_text("A = 1\n")
+    monkeypatch.setattr(_build, "source_root", lambda: tmp_path)
+    first = _build.base_image_tag("python:3.11-slim")
+    assert first == _build.base_image_tag("python:3.11-slim")  # stable
+    assert first != _build.base_image_tag("other:base")
+    source.write_text("A = 2\n")
+    assert _build.base_image_tag("python:3.11-slim") != first  # a stale base is never reused
