@@ -130,9 +130,6 @@ AnyTerminalAction = Annotated[
 class TerminalAction(RootModel[AnyTerminalAction]):
     """What the server parses a step's action into; clients send any one action model."""
 
-    def __init__(self, root: Any = None, /, **fields: Any) -> None:
-        super().__init__(fields if root is None else root)
-
     @model_validator(mode="before")
     @classmethod
     def _run_by_default(cls, data: Any) -> Any:
