@@ -23,12 +23,14 @@ from ._algos import (  # noqa: E402
     token_logprobs,
 )
 from ._config import TrainConfig  # noqa: E402
+from ._hf import random_hf_model  # noqa: E402
 from ._metrics import plot_rewards, read_metrics  # noqa: E402
 from ._model import Policy, TinyConfig, TinyLM, load_policy  # noqa: E402
 from ._render import CharRenderer, HFRenderer  # noqa: E402
 from ._rollout import Episode, RolloutSettings, run_wave  # noqa: E402
 from ._text import NotATextEnv, TextEnv, action_field, observation_text, text_env  # noqa: E402
 from ._trainer import advantages, train  # noqa: E402
+from ._trl import TrlRollout, trl_environment  # noqa: E402
 from ._workers import RolloutWorker  # noqa: E402
 
 __all__ = [
@@ -46,6 +48,7 @@ __all__ = [
     "TinyConfig",
     "TinyLM",
     "TrainConfig",
+    "TrlRollout",
     "action_field",
     "advantages",
     "clipped_token_loss",
@@ -56,10 +59,12 @@ __all__ = [
     "load_policy",
     "observation_text",
     "plot_rewards",
+    "random_hf_model",
     "read_metrics",
     "rloo_advantages",
     "run_wave",
     "text_env",
     "token_logprobs",
     "train",
+    "trl_environment",
 ]

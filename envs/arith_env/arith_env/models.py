@@ -10,7 +10,7 @@ from openenv import Action, EnvModels, Observation, State
 class ArithAction(Action):
     """Answer the current problem with an integer, e.g. ``"42"``."""
 
-    answer: str = Field(max_length=256)
+    answer: str = Field(max_length=256, description="the answer: an integer in decimal, e.g. 42")
 
 
 class ArithObservation(Observation):
