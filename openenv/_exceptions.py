@@ -288,10 +288,17 @@ def frame_too_large(limit: int | None = None) -> FrameTooLarge:
     )
 
 
-def connection_closed(code: int | None, reason: str = "") -> TransportError | FrameTooLarge:
-    """The one mapping from a WebSocket close (code, reason) to a typed error."""
+#: Handshake response header in which our server states its frame limit (bytes).
+MAX_FRAME_HEADER = "x-openenv-max-frame-bytes"
+
+
+def connection_closed(
+    code: int | None, reason: str = "", limit: int | None = None
+) -> TransportError | FrameTooLarge:
+    """The one mapping from a WebSocket close (code, reason) to a typed error.
+    ``limit``: the server's frame limit, when its handshake stated it."""
     if code == 1009:
-        return frame_too_large()
+        return frame_too_large(limit)
     text = f"connection closed by the server (code {code}{': ' + reason if reason else ''})"
     if code is None:
         text = "connection lost (no close frame)"

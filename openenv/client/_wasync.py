@@ -21,8 +21,15 @@ from websockets.http11 import Response
 from websockets.typing import Subprotocol
 from websockets.uri import parse_uri
 
-from .._exceptions import ConnectError, ConnectionClosed, RequestTimeout, connection_closed
+from .._exceptions import (
+    MAX_FRAME_HEADER,
+    ConnectError,
+    ConnectionClosed,
+    RequestTimeout,
+    connection_closed,
+)
 from ._transport import ConnectParams
+from ._wsync import _limit
 
 
 async def connect(params: ConnectParams) -> AsyncWebSocket:
@@ -80,6 +87,7 @@ class AsyncWebSocket(asyncio.Protocol):
         self._fragment_text = False
         self._lost = False
         self.subprotocol: str | None = None
+        self.server_limit: int | None = None
 
     # --- asyncio.Protocol ---------------------------------------------------------
 
@@ -109,6 +117,7 @@ class AsyncWebSocket(asyncio.Protocol):
         got = False
         for received in proto.events_received():
             if isinstance(received, Response):
+                self.server_limit = _limit(received.headers.get(MAX_FRAME_HEADER))
                 if not self._handshake.done():
                     self._handshake.set_result(None)
                 continue
@@ -152,7 +161,8 @@ class AsyncWebSocket(asyncio.Protocol):
         proto = self._proto
         if proto.close_rcvd is not None or self._lost or proto.state.name == "CLOSED":
             rcvd = proto.close_rcvd
-            raise connection_closed(rcvd.code if rcvd else None, rcvd.reason if rcvd else "")
+            code, reason = (rcvd.code, rcvd.reason) if rcvd else (None, "")
+            raise connection_closed(code, reason, self.server_limit)
         if proto.parser_exc is not None:
             raise _parser_error(proto.parser_exc)
 

@@ -26,7 +26,13 @@ from websockets.http11 import Response
 from websockets.typing import Subprotocol
 from websockets.uri import parse_uri
 
-from .._exceptions import ConnectError, ConnectionClosed, RequestTimeout, connection_closed
+from .._exceptions import (
+    MAX_FRAME_HEADER,
+    ConnectError,
+    ConnectionClosed,
+    RequestTimeout,
+    connection_closed,
+)
 
 _READ = 256 * 1024
 #: How often the keepalive thread looks at idle sockets (pings come every ~20 s).
@@ -110,6 +116,7 @@ class SyncWebSocket:
             raise ConnectError(f"handshake with {url} failed: {self._proto.handshake_exc}")
         self.response = response
         self.subprotocol: str | None = self._proto.subprotocol
+        self.server_limit = _limit(response.headers.get(MAX_FRAME_HEADER))
         self._io = threading.Lock()  # held by every socket operation
         _KEEPALIVE.register(self)
 
@@ -240,7 +247,8 @@ class SyncWebSocket:
             if unread_ok and self._messages:
                 return
             rcvd = proto.close_rcvd
-            raise connection_closed(rcvd.code if rcvd else None, rcvd.reason if rcvd else "")
+            code, reason = (rcvd.code, rcvd.reason) if rcvd else (None, "")
+            raise connection_closed(code, reason, self.server_limit)
         if proto.parser_exc is not None:
             if isinstance(proto.parser_exc, PayloadTooBig):
                 raise ConnectionClosed(
@@ -263,3 +271,8 @@ class SyncWebSocket:
             pass
         finally:
             self._sock.close()
+
+
+def _limit(value: str | None) -> int | None:
+    """The server's frame limit from its handshake header, if it sent a valid one."""
+    return int(value) if value is not None and value.isdigit() else None

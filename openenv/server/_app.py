@@ -111,7 +111,10 @@ def create_app(
         *task_routes(env_class),
         Route("/openapi.json", openapi_json, methods=["GET"]),
         *root_routes(env_class, openapi_document),  # GET / and /docs
-        WebSocketRoute("/ws", make_ws_endpoint(manager, request_adapter(env_class.action_model), mcp)),
+        WebSocketRoute(
+            "/ws",
+            make_ws_endpoint(manager, request_adapter(env_class.action_model), mcp, settings.max_frame_bytes),
+        ),
         *(web_routes() if settings.web else []),  # the playground; files read on first request
     ]
     app = Starlette(routes=routes, lifespan=lifespan,

@@ -16,7 +16,14 @@ from typing import Any
 from pydantic import TypeAdapter
 from starlette.websockets import WebSocket, WebSocketState
 
-from .._exceptions import ExecutionError, ResetRequired, SessionBusy, SessionClosed, WireError
+from .._exceptions import (
+    MAX_FRAME_HEADER,
+    ExecutionError,
+    ResetRequired,
+    SessionBusy,
+    SessionClosed,
+    WireError,
+)
 from .._protocol import (
     BatchMessage,
     CloseMessage,
@@ -302,10 +309,14 @@ def _name(key: str | None) -> str:
     return "the default session" if key is None else f"session {key!r}"
 
 
-def make_ws_endpoint(manager: SessionManager, adapter: TypeAdapter[Any], mcp: McpMount | None = None) -> Any:
+def make_ws_endpoint(
+    manager: SessionManager, adapter: TypeAdapter[Any], mcp: McpMount | None = None, max_frame_bytes: int = 0
+) -> Any:
+    headers = [(MAX_FRAME_HEADER.encode(), str(max_frame_bytes).encode())] if max_frame_bytes else None
+
     async def ws_endpoint(websocket: WebSocket) -> None:
         extended = SUBPROTOCOL in websocket.scope.get("subprotocols", ())
-        await websocket.accept(subprotocol=SUBPROTOCOL if extended else None)
+        await websocket.accept(subprotocol=SUBPROTOCOL if extended else None, headers=headers)
         attach = websocket.query_params.get("session_id")
         conn = Connection(websocket, manager, adapter, extended, mcp, attach)
         started = time.monotonic()

@@ -167,8 +167,9 @@ async def test_frame_too_large(serve):
     server = serve(max_frame_bytes=2048)
     async with AsyncEnvClient(server.url, MODELS) as env:
         await env.reset()
-        with pytest.raises(FrameTooLarge):
+        with pytest.raises(FrameTooLarge, match=r"limit of 2048 bytes.*OPENENV_MAX_FRAME_BYTES") as info:
             await env.step(TAction(message="x" * 10_000))
+        assert info.value.details["limit"] == 2048
         with pytest.raises(SessionClosed):
             await env.step(TAction())
     await asyncio.to_thread(server.wait_active, 0)

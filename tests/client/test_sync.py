@@ -227,8 +227,9 @@ def test_frame_too_large(serve):
     server = serve(max_frame_bytes=2048)
     with EnvClient(server.url, MODELS) as env:
         env.reset()
-        with pytest.raises(FrameTooLarge):
+        with pytest.raises(FrameTooLarge, match=r"limit of 2048 bytes.*OPENENV_MAX_FRAME_BYTES") as info:
             env.step(TAction(message="x" * 10_000))
+        assert info.value.details["limit"] == 2048
         with pytest.raises(SessionClosed):
             env.step(TAction())
     server.wait_active(0)
