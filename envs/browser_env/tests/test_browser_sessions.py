@@ -120,8 +120,9 @@ def test_crashed_renderer_ends_only_its_session(server: BrowserServer) -> None:
         with pytest.raises(SessionClosed, match="crashed"):
             doomed.step(NoopAction())
         with pytest.raises(SessionClosed, match="crashed"):
-            doomed.reset(seed=1, task_id="click-test")
+            doomed.step(NoopAction())  # the server closed that session and freed its slot
         assert _solve(healthy, "enter-text", 5) == 1.0
+        assert _solve(doomed, "click-test", 2) == 1.0  # a reset opens a fresh session
 
 
 def test_page_leaving_the_allowed_origins_is_sent_back(server: BrowserServer) -> None:
