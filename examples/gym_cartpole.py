@@ -9,30 +9,15 @@ a hand-written policy; steps 8 sessions at once through one connection.
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
 import warnings
-from typing import Any
 
 import gymnasium
 import numpy as np
-import uvicorn
 from gymnasium.utils.env_checker import check_env
 
 import openenv.gym  # registers "openenv/Remote-v0"
-from openenv.server import create_app
+from openenv.server import create_app, serve_in_background
 from openenv.server._serve import load_env_class
-
-
-def serve_in_background(app: Any) -> tuple[str, uvicorn.Server]:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
-    threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True).start()
-    while not server.started:
-        time.sleep(0.01)
-    return f"http://127.0.0.1:{sock.getsockname()[1]}", server
 
 
 def policy(obs: np.ndarray) -> int:
@@ -41,7 +26,8 @@ def policy(obs: np.ndarray) -> int:
 
 
 def main() -> None:
-    url, server = serve_in_background(create_app(load_env_class("gym:CartPole-v1")))
+    server = serve_in_background(create_app(load_env_class("gym:CartPole-v1")))
+    url = server.url
     try:
         env = gymnasium.make("openenv/Remote-v0", url=url)
         with warnings.catch_warnings():
@@ -74,7 +60,7 @@ def main() -> None:
         print(f"8 sessions on one connection, 100 steps: rewards {returns.astype(int).tolist()}")
         vec.close()
     finally:
-        server.should_exit = True
+        server.stop()
 
 
 if __name__ == "__main__":

@@ -12,17 +12,15 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
-import uvicorn
 from echo_env import MODELS, EchoAction, EchoEnv
 
 from openenv import EnvClient
 from openenv.rewards import EnvReward, Gate, HttpRubric, TrajectoryRubric, WeightedSum, with_rubric
-from openenv.server import create_app
+from openenv.server import create_app, serve_in_background
 
 
 def brevity(action: Any, observation: Any) -> float:
@@ -38,16 +36,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
-
-
-def serve_in_background(app: Any) -> tuple[str, uvicorn.Server]:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
-    threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True).start()
-    while not server.started:
-        time.sleep(0.01)
-    return f"http://127.0.0.1:{sock.getsockname()[1]}", server
 
 
 def start_reward_process() -> tuple[str, subprocess.Popen[bytes]]:
@@ -81,7 +69,8 @@ def main() -> None:
         },
         weights={"polite": 1.0, "brevity": 0.5, "env": 0.1, "episode": 0.25},
     )
-    url, server = serve_in_background(create_app(with_rubric(EchoEnv, rubric)))
+    server = serve_in_background(create_app(with_rubric(EchoEnv, rubric)))
+    url = server.url
     try:
         with EnvClient(url, MODELS) as env:
             env.reset(max_steps=3)
@@ -90,7 +79,7 @@ def main() -> None:
                 parts = ", ".join(f"{k}={v:.2f}" for k, v in result.metadata["reward_breakdown"].items())
                 print(f"{message!r:40} reward {result.reward:.3f}  ({parts})  done={result.done}")
     finally:
-        server.should_exit = True
+        server.stop()
         proc.terminate()
         proc.wait(10)
 

@@ -10,18 +10,13 @@ tasks through upstream's Task API routes.
 from __future__ import annotations
 
 import json
-import socket
 import tempfile
-import threading
-import time
 import urllib.request
 from pathlib import Path
 from typing import Any, ClassVar
 
-import uvicorn
-
 from openenv import Action, EnvClient, Environment, EnvModels, Execution, Observation, State
-from openenv.server import create_app
+from openenv.server import create_app, serve_in_background
 from openenv.tasks import Task, TaskNotFound, TaskOptions, TaskSet
 
 
@@ -66,21 +61,12 @@ def write_quiz(folder: Path) -> None:
         (folder / f"{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
 
 
-def serve_in_background(app: Any) -> tuple[str, uvicorn.Server]:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
-    threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True).start()
-    while not server.started:
-        time.sleep(0.01)
-    return f"http://127.0.0.1:{sock.getsockname()[1]}", server
-
-
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         write_quiz(Path(tmp))
         QuizEnv.task_set = TaskSet(tmp)  # a folder: one split per file
-        url, server = serve_in_background(create_app(QuizEnv))
+        server = serve_in_background(create_app(QuizEnv))
+        url = server.url
         try:
             with EnvClient(url, EnvModels(Answer, Question, State)) as env:
                 q = env.reset(task_id="test-3").observation
@@ -106,7 +92,7 @@ def main() -> None:
             with urllib.request.urlopen(req) as r:
                 print(f"task:     {json.loads(r.read())['task']}")
         finally:
-            server.should_exit = True
+            server.stop()
 
 
 if __name__ == "__main__":

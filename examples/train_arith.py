@@ -11,27 +11,11 @@ Needs the env installed (``pip install -e envs/arith_env``; ``scripts/setup.sh``
 from __future__ import annotations
 
 import argparse
-import socket
-import threading
-import time
 
-import uvicorn
 from arith_env import ArithEnv
 
-from openenv.server import create_app
+from openenv.server import create_app, serve_in_background
 from openenv.train import TrainConfig, dr_grpo_advantages, plot_rewards, train
-
-
-def serve_in_thread(**defaults: object) -> tuple[uvicorn.Server, str]:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    app = create_app(ArithEnv, env_kwargs=defaults)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", ws="websockets-sansio"))
-    threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True).start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.01)
-    return server, f"http://127.0.0.1:{sock.getsockname()[1]}"
 
 
 def main() -> None:
@@ -42,7 +26,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=0)
     parser.add_argument("--out", default="runs/arith")
     args = parser.parse_args()
-    server, url = serve_in_thread(digits=args.digits, ops=args.ops, partial_credit=True)
+    defaults = {"digits": args.digits, "ops": args.ops, "partial_credit": True}
+    server = serve_in_background(create_app(ArithEnv, env_kwargs=defaults))
+    url = server.url
     try:
         cfg = TrainConfig(
             env=[url],
@@ -60,7 +46,7 @@ def main() -> None:
         )
         rows = train(cfg)
     finally:
-        server.should_exit = True
+        server.stop()
     for row in rows[::10] + rows[-1:]:
         print(f"step {row['step']:4d}  reward_mean {row['reward_mean']:.3f}  entropy {row['entropy']:.2f}")
     print("plot:", plot_rewards(args.out))

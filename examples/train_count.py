@@ -12,15 +12,10 @@ from __future__ import annotations
 
 import argparse
 import random
-import socket
-import threading
-import time
 from typing import Any
 
-import uvicorn
-
 from openenv import Action, Environment, Execution, Observation, State
-from openenv.server import create_app
+from openenv.server import create_app, serve_in_background
 from openenv.train import TrainConfig, dr_grpo_advantages, plot_rewards, train
 
 
@@ -53,25 +48,14 @@ class CountEnv(Environment[Say, Shown, State]):
         return self._state
 
 
-def serve_in_thread() -> tuple[uvicorn.Server, str]:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    config = uvicorn.Config(create_app(CountEnv), log_level="warning", ws="websockets-sansio")
-    server = uvicorn.Server(config)
-    threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True).start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.01)
-    return server, f"http://127.0.0.1:{sock.getsockname()[1]}"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=100)
     parser.add_argument("--workers", type=int, default=0)
     parser.add_argument("--out", default="runs/count")
     args = parser.parse_args()
-    server, url = serve_in_thread()
+    server = serve_in_background(create_app(CountEnv))
+    url = server.url
     try:
         cfg = TrainConfig(
             env=[url],
@@ -89,7 +73,7 @@ def main() -> None:
         )
         rows = train(cfg)
     finally:
-        server.should_exit = True
+        server.stop()
     for row in rows[::10] + rows[-1:]:
         print(f"step {row['step']:4d}  reward_mean {row['reward_mean']:.3f}  entropy {row['entropy']:.2f}")
     print("plot:", plot_rewards(args.out))

@@ -15,29 +15,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import tempfile
-import threading
-import time
 from pathlib import Path
 
-import uvicorn
 from arith_env import MODELS, ArithEnv
 
-from openenv.server import create_app
+from openenv.server import create_app, serve_in_background
 from openenv.train import TrlRollout, random_hf_model
-
-
-def serve_in_thread(**defaults: object) -> tuple[uvicorn.Server, str]:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    app = create_app(ArithEnv, env_kwargs=defaults)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", ws="websockets-sansio"))
-    threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True).start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.01)
-    return server, f"http://127.0.0.1:{sock.getsockname()[1]}"
 
 
 def main() -> None:
@@ -49,7 +33,9 @@ def main() -> None:
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import GRPOConfig, GRPOTrainer
 
-    server, url = serve_in_thread(digits=1, ops="+", partial_credit=True)
+    defaults = {"digits": 1, "ops": "+", "partial_credit": True}
+    server = serve_in_background(create_app(ArithEnv, env_kwargs=defaults))
+    url = server.url
     try:
         with tempfile.TemporaryDirectory() as tmp:
             path = random_hf_model(Path(tmp) / "model", hidden_size=64, layers=2, heads=4, seed=0)
@@ -80,7 +66,7 @@ def main() -> None:
         )
         trainer.train()
     finally:
-        server.should_exit = True
+        server.stop()
     for row in trainer.state.log_history:
         if "reward" in row:
             print(

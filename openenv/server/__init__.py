@@ -4,8 +4,14 @@ from .._extras import require as _require
 
 _require("starlette", extra="server", feature="openenv.server")
 from ._app import create_app  # noqa: E402
+from ._background import BackgroundServer, serve_in_background  # noqa: E402
 from ._serve import serve  # noqa: E402
 from ._sessions import Session, SessionManager, SessionState  # noqa: E402
 from ._settings import ServerSettings  # noqa: E402
 
-__all__ = ["ServerSettings", "Session", "SessionManager", "SessionState", "create_app", "serve"]
+__all__ = [
+    "BackgroundServer",
+    "ServerSettings", "Session", "SessionManager", "SessionState", "create_app",
+    "serve",
+    "serve_in_background",
+]

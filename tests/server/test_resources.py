@@ -230,3 +230,16 @@ def test_health_carries_what_the_env_reports_and_stays_exact_otherwise(serve):
     expected = {"sandbox": {"level": "rlimits"}, "status": "healthy"}
     assert httpx.get(f"{reporting.url}/health").json() == expected
     assert httpx.get(f"{plain.url}/health").json() == {"status": "healthy"}  # upstream's exact body
+
+
+def test_serve_in_background_runs_the_lifespan_and_stops():
+    from openenv.server import create_app, serve_in_background
+
+    AsyncLifespanEnv.events.clear()
+    with serve_in_background(create_app(AsyncLifespanEnv, env_kwargs={"flavour": "y"})) as server:
+        assert server.url.startswith("http://127.0.0.1:")
+        assert httpx.get(f"{server.url}/health").json() == {"status": "healthy"}
+        assert AsyncLifespanEnv.events == ["enter {'flavour': 'y'}"]
+    assert AsyncLifespanEnv.events[-1] == "exit"
+    with pytest.raises(httpx.TransportError):
+        httpx.get(f"{server.url}/health", timeout=2)
