@@ -130,7 +130,7 @@ class Session:
             self.last_active = time.monotonic()
             if self._close_after_call:
                 self._close_after_call = False
-                await asyncio.shield(self._handle.close())
+                await self.manager._close_env(self._handle)
 
     async def reset(self, data: ResetData, timeout_s: float | None = None) -> Observation:
         self._check(need_reset=False)
@@ -183,8 +183,7 @@ class Session:
         if self.busy is not None:
             self._close_after_call = True  # never close an env under a running call
             return
-        # Shielded: a cancelled caller (a connection going away) never skips env.close().
-        await asyncio.shield(self._handle.close())
+        await self.manager._close_env(self._handle)
 
 
 class SessionManager:
@@ -197,6 +196,7 @@ class SessionManager:
         self.idle_timeout_s = idle_timeout_s
         self.sessions: dict[str, Session] = {}
         self._pending = 0
+        self._closing: set[asyncio.Future[None]] = set()
         self._reaper: asyncio.Task[None] | None = None
 
     @property
@@ -239,6 +239,14 @@ class SessionManager:
     def _release(self, session: Session) -> None:
         self.sessions.pop(session.id, None)
 
+    async def _close_env(self, handle: EnvHandle) -> None:
+        """Close one env in a task of its own: a cancelled caller (a connection going
+        away) never skips ``env.close()``, and shutdown waits for closes in flight."""
+        task = asyncio.ensure_future(handle.close())
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+        await asyncio.shield(task)
+
     def stats(self) -> dict[str, Any]:
         return {"active_sessions": self.active, "max_sessions": self.max_sessions}
 
@@ -277,4 +285,6 @@ class SessionManager:
             self._reaper = None
         for session in list(self.sessions.values()):
             await session.close("server shutdown")
+        if self._closing:  # closes started by connections that went away just before
+            await asyncio.wait(self._closing, timeout=10)
         await self.runner.stop()
