@@ -15,6 +15,7 @@ from __future__ import annotations
 import inspect
 import itertools
 import math
+import time
 import weakref
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -198,6 +199,8 @@ class TrlRollout:
     ``max_turns``; env replies are appended as tokens with ``env_mask`` 0). ``reward``
     returns each episode's summed reward; an episode whose env call failed gets None
     (TRL leaves it out of its group's baseline). Sessions are closed on every path.
+    ``last`` holds the timings of the latest call: ``wall_s``, ``env_s`` (waiting on the
+    reset and step frames; closing not counted), ``sample_s`` and ``sampled_tokens``.
     """
 
     def __init__(
@@ -234,6 +237,7 @@ class TrlRollout:
         )
         self.tasks: dict[str, int] = {}
         self._calls = itertools.count()
+        self.last: dict[str, float] = {}
         self.__name__ = "TrlRollout"
 
     def _client(self) -> EnvClient[Any, Any, Any]:
@@ -290,19 +294,25 @@ class TrlRollout:
         env_mask: list[list[int]] = [[] for _ in range(n)]
         returns: list[float | None] = [0.0] * n
         live = list(range(n))
+        t_start = time.perf_counter()
+        env_s = sample_s = 0.0
         with self._client() as env:
             try:
                 items = [
                     Reset(names[i], seed=self._seed(p), options=self.reset_options)
                     for i, p in enumerate(prompts)
                 ]
-                for i, out in enumerate(env.batch(items, return_exceptions=True)):
+                t0 = time.perf_counter()
+                outs = env.batch(items, return_exceptions=True)
+                env_s += time.perf_counter() - t0
+                for i, out in enumerate(outs):
                     if isinstance(out, BaseException):
                         returns[i] = None
                 live = [i for i in live if returns[i] is not None]
                 for turn in range(self.max_turns):
                     if not live:
                         break
+                    t0 = time.perf_counter()
                     new, new_logps = self._sample(
                         model,
                         hf_generate,
@@ -312,6 +322,7 @@ class TrlRollout:
                         stop_ids,
                         generator,
                     )
+                    sample_s += time.perf_counter() - t0
                     actions = {}
                     for i, ids, lps in zip(live, new, new_logps, strict=True):
                         completion[i] += ids
@@ -319,7 +330,9 @@ class TrlRollout:
                         env_mask[i] += [1] * len(ids)
                         text = tokenizer.decode(ids, skip_special_tokens=True)
                         actions[names[i]] = self.models.action.model_validate(self.text.make_action(text))
+                    t0 = time.perf_counter()
                     results = env.step_batch(actions, return_exceptions=True)
+                    env_s += time.perf_counter() - t0
                     still = []
                     for i, result in zip(live, results, strict=True):
                         if isinstance(result, BaseException):
@@ -342,6 +355,12 @@ class TrlRollout:
             if not completion[i]:  # failed at reset: one pad token so TRL's tensors line up
                 completion[i], logprobs[i], env_mask[i] = [stop_ids[0]], [0.0], [0]
         rewards = [None if r is None or math.isnan(r) else r for r in returns]
+        self.last = {
+            "wall_s": time.perf_counter() - t_start,
+            "env_s": env_s,
+            "sample_s": sample_s,
+            "sampled_tokens": float(sum(sum(m) for m in env_mask)),
+        }
         return {
             "prompt_ids": prompt_ids,
             "completion_ids": completion,

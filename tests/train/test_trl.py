@@ -193,6 +193,12 @@ def test_rollout_func_rewards_are_the_envs(transport: ASGITransport, model_dir: 
         assert mask[:first_turn] == [1] * first_turn
         assert mask[-1] == 1  # the second answer is sampled
         assert 0.0 <= out["env_reward"][i] <= 1.0
+    # The call's timings: env frames and sampling are parts of its wall time.
+    last = two.last
+    assert last["sampled_tokens"] == sum(sum(m) for m in out["env_mask"])
+    assert last["env_s"] > 0.0
+    assert last["sample_s"] > 0.0
+    assert last["env_s"] + last["sample_s"] <= last["wall_s"]
 
 
 def test_unknown_prompt_is_a_clear_error(transport: ASGITransport) -> None:
