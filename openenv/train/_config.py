@@ -58,6 +58,11 @@ class TrainConfig:
     """For envs that are not text envs (RFC 0002): observation dict -> prompt text."""
     action_adapter: Callable[[str], dict[str, Any]] | None = None
     """For envs that are not text envs: generated text -> action dict."""
+    sampler: str = "auto"
+    """Rollout sampler: ``"hf"`` (in-process), ``"vllm"``, or ``"auto"`` (vLLM when it is
+    installed, the model is a Hugging Face folder and the device is CUDA; else ``"hf"``)."""
+    tensorboard: bool = True
+    """Also write the metrics as TensorBoard events to ``DIR/tb/`` (when installed)."""
     checkpoint_every: int = 10
     task_seed_base: int = 0
     resume: bool = False
@@ -74,6 +79,8 @@ class TrainConfig:
                 raise ValueError(f"{name} must be at least 1")
         if self.group_size < 2:
             raise ValueError("group_size must be at least 2 (advantages compare episodes of a group)")
+        if self.sampler not in ("auto", "hf", "vllm"):
+            raise ValueError(f"sampler must be 'auto', 'hf' or 'vllm', not {self.sampler!r}")
         if self.workers < 0:
             raise ValueError("workers must be 0 (in-process) or more")
 

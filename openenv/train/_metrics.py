@@ -39,21 +39,34 @@ def _clean(value: Any) -> Any:
     return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
-class MetricsLog:
-    """Appends one JSON object per step to ``DIR/metrics.jsonl``; optional progress line."""
+def tensorboard_writer(folder: Path) -> Any:
+    """A TensorBoard ``SummaryWriter`` on ``folder``; ``None`` without the ``tensorboard``
+    package (the JSONL log is the record; TensorBoard is a view of it)."""
+    try:
+        from torch.utils.tensorboard import SummaryWriter
+    except ImportError:
+        return None
+    return SummaryWriter(str(folder))
 
-    def __init__(self, out: Path, total: int, progress: bool, stream: TextIO | None = None) -> None:
+
+class MetricsLog:
+    """Appends one JSON object per step to ``DIR/metrics.jsonl``; TensorBoard scalars
+    (one tag per numeric field, at the step) to ``DIR/tb/``; an optional progress line."""
+
+    def __init__(
+        self,
+        out: Path,
+        total: int,
+        progress: bool,
+        stream: TextIO | None = None,
+        *,
+        tensorboard: bool = True,
+    ) -> None:
         self.file = (out / "metrics.jsonl").open("a", encoding="utf-8")
         self.total = total
         self.progress = progress
         self.stream = stream or sys.stderr
-        self.tb: Any = None
-        try:  # TensorBoard when its writer is installed; the JSONL log is the record
-            from torch.utils.tensorboard import SummaryWriter
-
-            self.tb = SummaryWriter(str(out / "tb"))
-        except Exception:
-            self.tb = None
+        self.tb: Any = tensorboard_writer(out / "tb") if tensorboard else None
 
     def write(self, row: dict[str, Any]) -> None:
         self.file.write(json.dumps({k: _clean(v) for k, v in row.items()}) + "\n")

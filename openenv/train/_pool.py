@@ -1,21 +1,27 @@
-"""Where rollout workers run: in the trainer's process, or as Monarch actors.
+"""Where the learner and the rollout workers run: this process, or Monarch actors.
 
-``LocalPool`` shares the trainer's policy object with one in-process worker (weight
-sync costs nothing). ``MonarchPool`` spawns ``workers`` processes with Monarch
-(``torchmonarch``): one per GPU on CUDA, plain processes on CPU; each holds a
-``RolloutActor``. Weights go to all of them as one blob per actor per step. The same
-code runs on many hosts by spawning the process mesh from another Monarch host mesh.
+The ``train()`` loop drives a ``Pool``: ``restore`` -> per step ``push`` (weights to
+the rollout workers), ``rollout``, ``update``, ``save``. ``LocalPool`` holds the learner
+and one rollout worker in this process, sharing the policy object (weight sync costs
+nothing). ``MonarchPool`` spawns one proc mesh of ``workers + 1`` processes
+(``torchmonarch``; on CUDA one GPU each): a ``TrainerActor`` at index 0 holding the
+learner, a ``RolloutActor`` at each other index. The trainer actor is handed the
+rollout actor mesh and sends it the weights itself, one blob per worker per step: they
+never pass through this process. The same code runs on many hosts by spawning the proc
+mesh from another Monarch host mesh.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from ._model import Policy
+from ._config import TrainConfig
+from ._learner import Learner
 from ._rollout import Episode, RolloutSettings
-from ._workers import RolloutWorker, failed_episodes, state_blob
+from ._workers import RolloutWorker, failed_episodes
 
 
 async def _awaited(future: Any) -> Any:
@@ -23,60 +29,94 @@ async def _awaited(future: Any) -> Any:
 
 
 class Pool(Protocol):
-    async def sync(self, policy: Policy, version: int) -> None: ...
+    async def restore(self) -> int: ...
+
+    async def push(self, version: int) -> float: ...
 
     async def rollout(self, step: int, groups: Sequence[tuple[int, int]]) -> list[Episode]: ...
+
+    async def update(self, episodes: list[Episode], adv: list[float]) -> dict[str, float]: ...
+
+    async def save(self, step: int) -> None: ...
 
     async def close(self) -> None: ...
 
 
 class LocalPool:
-    """One worker in this process, on the trainer's own policy."""
+    """The learner and one rollout worker in this process."""
 
-    def __init__(
-        self, policy: Policy, urls: Sequence[str], settings: RolloutSettings, *, seed: int, device: str
-    ) -> None:
-        self.worker = RolloutWorker(policy.name, urls, settings, seed=seed, device=device, policy=policy)
+    def __init__(self, cfg: TrainConfig, settings: RolloutSettings, *, sampler: str) -> None:
+        self.learner = Learner(cfg)
+        shared = self.learner.policy if sampler == "hf" else None
+        self.worker = RolloutWorker(
+            cfg.model,
+            cfg.env,
+            settings,
+            seed=cfg.seed,
+            device=cfg.device,
+            policy=shared,
+            sampler=sampler,
+            gpu_memory_utilization=0.4,  # the learner shares the GPU
+        )
+        self.shared = shared is not None
 
-    async def sync(self, policy: Policy, version: int) -> None:
-        self.worker.load_state(b"", version)  # same object: only the version moves
+    async def restore(self) -> int:
+        return self.learner.restore()
+
+    async def push(self, version: int) -> float:
+        # the same policy object: only the version moves (an engine takes a blob)
+        self.worker.load_state(b"" if self.shared else self.learner.blob(), version)
+        return 0.0
 
     async def rollout(self, step: int, groups: Sequence[tuple[int, int]]) -> list[Episode]:
         return await self.worker.rollout(step, groups)
+
+    async def update(self, episodes: list[Episode], adv: list[float]) -> dict[str, float]:
+        return self.learner.update(episodes, adv)
+
+    async def save(self, step: int) -> None:
+        self.learner.save(step)
 
     async def close(self) -> None:
         await self.worker.close()
 
 
 class MonarchPool:
-    """``workers`` Monarch processes, each with one ``RolloutActor``."""
+    """``workers + 1`` Monarch processes: a ``TrainerActor`` and ``workers`` ``RolloutActor``."""
 
-    def __init__(
-        self,
-        model: str,
-        urls: Sequence[str],
-        settings: RolloutSettings,
-        *,
-        workers: int,
-        seed: int,
-        device: str,
-    ) -> None:
+    def __init__(self, cfg: TrainConfig, settings: RolloutSettings, *, sampler: str) -> None:
         from .._extras import require
 
         require("monarch.actor", extra="train", feature="rollout workers (--workers)")
         from monarch.actor import this_host
 
-        per_host = {"gpus": workers} if device == "cuda" else {"procs": workers}
-        self.n = workers
-        self.settings = settings
-        self.procs = this_host().spawn_procs(per_host=per_host)
-        from ._actor import RolloutActor
+        from ._actor import RolloutActor, TrainerActor
 
-        self.actors = self.procs.spawn("rollout", RolloutActor, model, list(urls), settings, seed, device)
-        self._dim = next(iter(per_host))
+        n = cfg.workers
+        dim = "gpus" if cfg.device == "cuda" else "procs"
+        self.n, self.dim, self.settings = n, dim, settings
+        self.procs = this_host().spawn_procs(per_host={dim: n + 1})
+        self.actors = self.procs.slice(**{dim: slice(1, n + 1)}).spawn(
+            "rollout", RolloutActor, cfg.model, list(cfg.env), settings, cfg.seed, cfg.device, sampler
+        )
+        # on CPU the learner gets the cores the rollout processes leave
+        threads = max(1, (os.cpu_count() or 1) - n)
+        self.trainer = self.procs.slice(**{dim: 0}).spawn("trainer", TrainerActor, cfg, self.actors, threads)
 
-    async def sync(self, policy: Policy, version: int) -> None:
-        await self.actors.load_state.call(state_blob(policy), version)
+    async def restore(self) -> int:
+        step: int = await self.trainer.restore.call_one()
+        return step
+
+    async def push(self, version: int) -> float:
+        seconds: float = await self.trainer.push.call_one(version)
+        return seconds
+
+    async def update(self, episodes: list[Episode], adv: list[float]) -> dict[str, float]:
+        stats: dict[str, float] = await self.trainer.update.call_one(episodes, adv)
+        return stats
+
+    async def save(self, step: int) -> None:
+        await self.trainer.save.call_one(step)
 
     async def rollout(self, step: int, groups: Sequence[tuple[int, int]]) -> list[Episode]:
         shares = [list(groups[i :: self.n]) for i in range(self.n)]
@@ -90,7 +130,7 @@ class MonarchPool:
         # each wave on a connection is bounded by episode_timeout_s; a margin for the rest
         deadline = s.episode_timeout_s * (len(share) + 1) + 60.0
         try:
-            call = self.actors.slice(**{self._dim: i}).rollout.call_one(step, share)
+            call = self.actors.slice(**{self.dim: i}).rollout.call_one(step, share)
             episodes: list[Episode] = await asyncio.wait_for(_awaited(call), deadline)
             return episodes
         except Exception as exc:

@@ -1,11 +1,71 @@
-"""Sampling from a policy: token ids in, token ids and their logprobs out."""
+"""Sampling from a policy: token ids in, token ids and their logprobs out.
+
+The tiny preset samples with its own loop, Hugging Face models with ``generate``; an
+``EnginePolicy`` hands sampling to an inference engine (vLLM, ``_vllm.py``).
+``choose_sampler`` decides which, from ``TrainConfig.sampler``.
+"""
 
 from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
 
 import torch
 from torch import Tensor
 
 from ._model import Policy, TinyLM
+
+SAMPLERS = ("auto", "hf", "vllm")
+
+
+class Engine(Protocol):
+    """An inference engine that samples for a rollout worker and takes weight blobs."""
+
+    def sample(
+        self,
+        contexts: list[list[int]],
+        *,
+        max_new_tokens: int,
+        temperature: float,
+        generator: torch.Generator,
+    ) -> list[tuple[list[int], list[float]]]: ...
+
+    def load_state(self, blob: bytes) -> None: ...
+
+
+@dataclass
+class EnginePolicy(Policy):
+    """A policy whose sampling is done by ``engine``; ``model`` stays for its renderer."""
+
+    engine: Engine | None = None
+
+
+def vllm_installed() -> bool:
+    return importlib.util.find_spec("vllm") is not None
+
+
+def choose_sampler(name: str, model: str, device: str, *, vllm: bool | None = None) -> str:
+    """``"hf"`` or ``"vllm"`` for ``TrainConfig.sampler`` ``name``.
+
+    ``"auto"`` picks vLLM when it is installed (``vllm``: whether it is; probed when
+    ``None``), the model is a Hugging Face folder and the device is CUDA; ``"hf"`` forces
+    the in-process sampler; ``"vllm"`` without vLLM or with the ``tiny`` preset is an error.
+    """
+    if name not in SAMPLERS:
+        raise ValueError(f"sampler must be one of {', '.join(SAMPLERS)}, not {name!r}")
+    if name == "hf":
+        return "hf"
+    has_vllm = vllm_installed() if vllm is None else vllm
+    hf_folder = model != "tiny" and Path(model).is_dir()
+    if name == "vllm":
+        if not has_vllm:
+            raise ValueError("sampler 'vllm' needs vLLM, which is not installed: pip install vllm")
+        if not hf_folder:
+            raise ValueError(f"sampler 'vllm' needs a Hugging Face model folder, not {model!r}")
+        return "vllm"
+    return "vllm" if has_vllm and hf_folder and device.startswith("cuda") else "hf"
 
 
 def _left_pad(contexts: list[list[int]], pad_id: int, device: torch.device) -> tuple[Tensor, Tensor]:
@@ -36,6 +96,10 @@ def sample(
     """
     if not contexts:
         return []
+    if isinstance(policy, EnginePolicy) and policy.engine is not None:
+        return policy.engine.sample(
+            contexts, max_new_tokens=max_new_tokens, temperature=temperature, generator=generator
+        )
     policy.model.eval()
     ids, mask = _left_pad(contexts, policy.renderer.pad_id, device)
     stops = torch.tensor(policy.renderer.stop_ids, device=device)
@@ -54,7 +118,7 @@ def sample(
                 temperature=temperature,
                 generator=generator,
             )
-        return _trim(new.tolist(), logps.tolist(), policy.renderer.stop_ids)
+        return trim(new.tolist(), logps.tolist(), policy.renderer.stop_ids)
     n = len(contexts)
     done = torch.zeros(n, dtype=torch.bool, device=device)
     out_ids: list[Tensor] = []
@@ -71,12 +135,12 @@ def sample(
         done = done | torch.isin(nxt, stops)
         if bool(done.all()):
             break
-    return _trim(
+    return trim(
         torch.stack(out_ids, 1).tolist(), torch.stack(out_logps, 1).tolist(), policy.renderer.stop_ids
     )
 
 
-def _trim(
+def trim(
     all_ids: list[list[int]], all_logps: list[list[float]], stop_ids: tuple[int, ...]
 ) -> list[tuple[list[int], list[float]]]:
     """Cut each row after its first stop token (kept); padding after it goes."""

@@ -3,7 +3,8 @@
 A worker holds its own copy of the policy, one connection per env URL and the text-env
 description of each env. ``load_state`` receives the whole state dict as one serialized
 blob (one message per worker, never one per parameter); ``rollout`` plays the groups it
-is given and returns their ``Episode`` objects.
+is given and returns their ``Episode`` objects. With ``sampler="vllm"`` a vLLM engine
+samples (``_vllm.py``) and takes the blobs; the worker's model copy stays on the CPU.
 """
 
 from __future__ import annotations
@@ -20,14 +21,8 @@ import torch
 from .._exceptions import OpenEnvError
 from ._model import Policy, load_policy
 from ._rollout import Episode, RolloutSettings, run_wave
+from ._sampler import EnginePolicy
 from ._text import TextEnv, fetch_schema, text_env
-
-
-def state_blob(policy: Policy) -> bytes:
-    """The policy's weights as one bytes object (CPU tensors, ``torch.save`` format)."""
-    buf = io.BytesIO()
-    torch.save({k: v.detach().cpu() for k, v in policy.model.state_dict().items()}, buf)
-    return buf.getvalue()
 
 
 class RolloutWorker:
@@ -42,10 +37,25 @@ class RolloutWorker:
         seed: int,
         device: str = "cpu",
         policy: Policy | None = None,
+        sampler: str = "hf",
+        gpu_memory_utilization: float = 0.85,
     ) -> None:
         self.device = torch.device(device)
         self.policy = policy if policy is not None else load_policy(model, seed=seed)
-        self.policy.model.to(self.device)
+        self.engine: Any = None
+        if sampler == "vllm":
+            from ._vllm import VllmEngine
+
+            self.engine = VllmEngine(
+                model,
+                seed=seed,
+                stop_ids=self.policy.renderer.stop_ids,
+                gpu_memory_utilization=gpu_memory_utilization,
+            )
+            p = self.policy
+            self.policy = EnginePolicy(p.model, p.renderer, p.name, engine=self.engine)
+        else:
+            self.policy.model.to(self.device)
         self.urls = list(urls)
         self.settings = settings
         self.seed = seed
@@ -54,7 +64,9 @@ class RolloutWorker:
         self._text: dict[str, TextEnv] = {}
 
     def load_state(self, blob: bytes, version: int) -> None:
-        if blob:
+        if blob and self.engine is not None:
+            self.engine.load_state(blob)
+        elif blob:
             state = torch.load(io.BytesIO(blob), map_location=self.device, weights_only=True)
             self.policy.model.load_state_dict(state)
         self.version = version

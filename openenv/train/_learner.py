@@ -1,0 +1,155 @@
+"""The learner: policy, optimizer, reference model, one update per step, checkpoints.
+
+``Learner`` is what the ``TrainerActor`` holds in its own Monarch process (``workers >
+0``) and what the in-process path holds directly (``workers == 0``); the ``train()`` loop
+only orchestrates it.
+"""
+
+from __future__ import annotations
+
+import copy
+import io
+import os
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from ._algos import k3_kl, token_logprobs
+from ._config import TrainConfig
+from ._model import Policy, hidden_and_head, load_policy
+from ._rollout import Episode
+
+
+def pick_device(name: str) -> torch.device:
+    """``cpu`` or ``cuda``; ``cuda`` without a visible GPU is a clear error."""
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError(
+            "--device cuda: no CUDA GPU is visible to torch (torch.cuda.is_available() is False)"
+        )
+    return torch.device(name)
+
+
+def state_blob(policy: Policy) -> bytes:
+    """The policy's weights as one bytes object (CPU tensors, ``torch.save`` format)."""
+    buf = io.BytesIO()
+    torch.save({k: v.detach().cpu() for k, v in policy.model.state_dict().items()}, buf)
+    return buf.getvalue()
+
+
+def _pad(rows: list[list[Any]], value: Any, dtype: torch.dtype) -> Tensor:
+    width = max(len(r) for r in rows)
+    return torch.tensor([r + [value] * (width - len(r)) for r in rows], dtype=dtype)
+
+
+def update(
+    cfg: TrainConfig,
+    policy: Policy,
+    ref: torch.nn.Module | None,
+    opt: torch.optim.Optimizer,
+    episodes: list[Episode],
+    adv: list[float],
+    device: torch.device,
+) -> dict[str, float]:
+    """One optimizer step on ``episodes`` (``adv[i]`` is episode ``i``'s advantage)."""
+    pad = policy.renderer.pad_id
+    ids = _pad([e.tokens for e in episodes], pad, torch.long)
+    attn = _pad([[1] * len(e.tokens) for e in episodes], 0, torch.long)
+    mask = _pad([e.mask for e in episodes], 0, torch.float)[:, 1:]
+    old = _pad([e.logprobs for e in episodes], 0.0, torch.float)[:, 1:]
+    a = torch.tensor(adv, dtype=torch.float)
+    n_tokens = float(mask.sum())
+    n_seqs = float((mask.sum(1) > 0).sum())
+    sums = dict.fromkeys(("loss", "entropy", "clip_low", "clip_high", "kl", "logprob_gap"), 0.0)
+    policy.model.train()
+    opt.zero_grad(set_to_none=True)
+    autocast = torch.autocast("cuda", dtype=torch.bfloat16, enabled=device.type == "cuda")
+    for s in range(0, len(episodes), cfg.micro_batch):
+        sl = slice(s, s + cfg.micro_batch)
+        inp, am = ids[sl].to(device), attn[sl].to(device)
+        m, o, av = mask[sl].to(device), old[sl].to(device), a[sl].to(device)
+        with autocast:
+            hidden, head = hidden_and_head(policy, inp[:, :-1], am[:, :-1])
+            logp, ent = token_logprobs(hidden, head, inp[:, 1:], cfg.logprob_chunk, cfg.temperature)
+        out = cfg.loss(
+            logp, o, av, m, n_tokens=n_tokens, n_sequences=n_seqs, eps_low=cfg.eps_low, eps_high=cfg.eps_high
+        )
+        loss = out.loss
+        if ref is not None:
+            with torch.no_grad(), autocast:
+                ref_hidden, ref_head = hidden_and_head(
+                    Policy(ref, policy.renderer, "ref"), inp[:, :-1], am[:, :-1]
+                )
+                ref_logp, _ = token_logprobs(
+                    ref_hidden, ref_head, inp[:, 1:], cfg.logprob_chunk, cfg.temperature
+                )
+            kl = (k3_kl(logp, ref_logp) * m).sum() / n_tokens
+            loss = loss + cfg.kl_beta * kl
+            sums["kl"] += float(kl.detach())
+        loss.backward()  # type: ignore[no-untyped-call]
+        sums["loss"] += float(loss.detach())
+        sums["entropy"] += float((ent.detach() * m).sum()) / n_tokens
+        sums["clip_low"] += float(out.clip_low)
+        sums["clip_high"] += float(out.clip_high)
+        sums["logprob_gap"] += float(((logp.detach() - o).abs() * m).sum()) / n_tokens
+    sums["grad_norm"] = float(torch.nn.utils.clip_grad_norm_(policy.model.parameters(), cfg.grad_clip))
+    opt.step()
+    if ref is None:
+        sums["kl"] = float("nan")
+    return sums
+
+
+def save_checkpoint(
+    out: Path, policy: Policy, opt: torch.optim.Optimizer, step: int, cfg: TrainConfig
+) -> None:
+    """``DIR/checkpoint.pt``: weights, optimizer, the next step; written atomically."""
+    tmp = out / "checkpoint.pt.tmp"
+    torch.save(
+        {
+            "model": policy.model.state_dict(),
+            "optimizer": opt.state_dict(),
+            "step": step,
+            "config": cfg.to_dict(),
+        },
+        tmp,
+    )
+    os.replace(tmp, out / "checkpoint.pt")
+
+
+def load_checkpoint(out: Path, policy: Policy, opt: torch.optim.Optimizer) -> int:
+    """Restore from ``DIR/checkpoint.pt``; the step to continue from (0 if none)."""
+    path = out / "checkpoint.pt"
+    if not path.exists():
+        return 0
+    state = torch.load(path, map_location="cpu", weights_only=False)
+    policy.model.load_state_dict(state["model"])
+    opt.load_state_dict(state["optimizer"])
+    return int(state["step"])
+
+
+class Learner:
+    """The trained policy with its optimizer and (``kl_beta > 0``) frozen reference."""
+
+    def __init__(self, cfg: TrainConfig, device: str | None = None) -> None:
+        self.cfg = cfg
+        self.out = Path(cfg.out)
+        self.device = pick_device(device or cfg.device)
+        torch.manual_seed(cfg.seed)
+        self.policy = load_policy(cfg.model, seed=cfg.seed)
+        self.policy.model.to(self.device)
+        self.opt = torch.optim.AdamW(self.policy.model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+        self.ref = copy.deepcopy(self.policy.model).eval().requires_grad_(False) if cfg.kl_beta > 0 else None
+
+    def restore(self) -> int:
+        """With ``resume``, load ``DIR/checkpoint.pt``; the first step to run."""
+        return load_checkpoint(self.out, self.policy, self.opt) if self.cfg.resume else 0
+
+    def update(self, episodes: list[Episode], adv: list[float]) -> dict[str, float]:
+        return update(self.cfg, self.policy, self.ref, self.opt, episodes, adv, self.device)
+
+    def save(self, step: int) -> None:
+        save_checkpoint(self.out, self.policy, self.opt, step, self.cfg)
+
+    def blob(self) -> bytes:
+        return state_blob(self.policy)
