@@ -39,14 +39,15 @@ def _clean(value: Any) -> Any:
     return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
-def tensorboard_writer(folder: Path) -> Any:
+def tensorboard_writer(folder: Path, start: int = 0) -> Any:
     """A TensorBoard ``SummaryWriter`` on ``folder``; ``None`` without the ``tensorboard``
-    package (the JSONL log is the record; TensorBoard is a view of it)."""
+    package (the JSONL log is the record; TensorBoard is a view of it). Resuming at step
+    ``start > 0``, events an earlier run logged at or after ``start`` are purged."""
     try:
         from torch.utils.tensorboard import SummaryWriter
     except ImportError:
         return None
-    return SummaryWriter(str(folder))
+    return SummaryWriter(str(folder), purge_step=start or None)
 
 
 class MetricsLog:
@@ -61,12 +62,13 @@ class MetricsLog:
         stream: TextIO | None = None,
         *,
         tensorboard: bool = True,
+        start: int = 0,
     ) -> None:
         self.file = (out / "metrics.jsonl").open("a", encoding="utf-8")
         self.total = total
         self.progress = progress
         self.stream = stream or sys.stderr
-        self.tb: Any = tensorboard_writer(out / "tb") if tensorboard else None
+        self.tb: Any = tensorboard_writer(out / "tb", start) if tensorboard else None
 
     def write(self, row: dict[str, Any]) -> None:
         self.file.write(json.dumps({k: _clean(v) for k, v in row.items()}) + "\n")

@@ -102,7 +102,7 @@ def train(cfg: TrainConfig) -> list[dict[str, Any]]:
                     (out / "metrics.jsonl").unlink(missing_ok=True)
                 keep_before(out, start)
                 (out / "config.json").write_text(json.dumps(cfg.to_dict(), indent=1, default=str))
-                log = MetricsLog(out, cfg.steps, cfg.progress, tensorboard=cfg.tensorboard)
+                log = MetricsLog(out, cfg.steps, cfg.progress, tensorboard=cfg.tensorboard, start=start)
                 rollouts = _Rollouts(runner, pool, cfg)
                 for step in range(start, cfg.steps):
                     row = _step(runner, pool, rollouts, cfg, step)
