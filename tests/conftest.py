@@ -2,7 +2,7 @@
 
 ``serve(env, **settings)`` builds the app with ``create_app``, runs it under uvicorn
 with ``openenv.server._serve.uvicorn_options`` (the production stack: uvloop,
-httptools, websockets-sansio, pings, frame limit) on a socket bound to
+httptools, websockets-sansio with the direct channel, pings, frame limit) on a socket bound to
 ``127.0.0.1:0``, in a background thread, and stops it at teardown. Every wait is
 bounded.
 """

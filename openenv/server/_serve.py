@@ -125,6 +125,15 @@ def _gym_class(target: Any) -> EnvClass:
         raise EnvNotFound(f"gym:{target}: {exc}") from None
 
 
+def _ws_protocol() -> Any:
+    """uvicorn's sans-I/O WebSocket protocol, with our direct channel where it fits."""
+    try:
+        from ._direct import protocol_class
+    except ImportError:  # a uvicorn without the sans-I/O protocol module
+        return "websockets-sansio"
+    return protocol_class() or "websockets-sansio"
+
+
 def uvicorn_options(settings: ServerSettings) -> dict[str, Any]:
     """The fastest uvicorn stack installed, compression off, sizes and pings set."""
     have = importlib.util.find_spec
@@ -133,7 +142,7 @@ def uvicorn_options(settings: ServerSettings) -> dict[str, Any]:
         "port": settings.port,
         "loop": "uvloop" if have("uvloop") else "asyncio",
         "http": "httptools" if have("httptools") else "h11",
-        "ws": "websockets-sansio",
+        "ws": _ws_protocol(),
         "ws_max_size": settings.max_frame_bytes,
         "ws_ping_interval": settings.ping_interval_s or None,
         "ws_ping_timeout": settings.ping_timeout_s or None,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter
 from starlette.websockets import WebSocket, WebSocketState
@@ -40,6 +40,9 @@ from .._protocol import (
 from .._types import SUBPROTOCOL
 from ._jsonrpc import McpMount, mcp_not_supported
 from ._sessions import Session, SessionManager, SessionState
+
+if TYPE_CHECKING:
+    from ._direct import DirectChannel
 
 log = logging.getLogger("openenv.server")
 
@@ -79,6 +82,10 @@ class Connection:
         self.concurrent = extended and not manager.runner.always_inline
         self._tasks: set[asyncio.Task[None]] = set()
         self._opening: set[str | None] = set()
+        #: uvicorn's protocol hands messages straight to this loop where it can (_direct.py)
+        self.direct: DirectChannel | None = (ws.scope.get("extensions") or {}).get("openenv.direct")
+        if self.direct is not None:
+            self.direct.enable()
 
     # --- lifecycle ----------------------------------------------------------------
 
@@ -98,15 +105,22 @@ class Connection:
                 await self._send(error_message(err, None, None), False)
                 await self._close_socket(CLOSE_CAPACITY if err.details.get("max_sessions") else CLOSE_NORMAL)
                 return
-        receive = ws.receive
         concurrent = self.concurrent
+        direct = self.direct
+        receive = ws.receive
         try:
             while not self.closing:
-                message = await receive()
-                if message["type"] == "websocket.disconnect":
-                    break
-                text = message.get("text")
-                frame, binary = (text, False) if text is not None else (message["bytes"], True)
+                if direct is not None:
+                    got = await direct.recv()
+                    if got is None:
+                        break
+                    frame, binary = got, not isinstance(got, str)
+                else:
+                    message = await receive()
+                    if message["type"] == "websocket.disconnect":
+                        break
+                    text = message.get("text")
+                    frame, binary = (text, False) if text is not None else (message["bytes"], True)
                 if concurrent:
                     await self._spawn(frame, binary)
                     continue
@@ -146,6 +160,9 @@ class Connection:
                 f"the env's {reply.get('type')} reply could not be encoded: {type(exc).__name__}: {exc}"
             )
             frame = encode(error_message(err, reply.get("id"), reply.get("session")), binary)
+        direct = self.direct
+        if direct is not None:
+            return await direct.send(frame)
         try:
             if binary:
                 await self.ws.send({"type": "websocket.send", "bytes": frame})

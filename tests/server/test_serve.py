@@ -38,7 +38,10 @@ def test_uvicorn_options_pass_pings_frame_limit_and_stack():
     assert opts["ws_max_size"] == 4096
     assert opts["ws_ping_interval"] == 3.0
     assert opts["ws_ping_timeout"] == 4.0
-    assert opts["ws"] == "websockets-sansio"
+    from openenv.server._direct import DirectWebSocketsProtocol
+
+    # uvicorn's sans-I/O protocol, with the direct channel to the /ws loop (_direct.py)
+    assert opts["ws"] is DirectWebSocketsProtocol
     assert opts["ws_per_message_deflate"] is False
     assert opts["lifespan"] == "on"
     assert opts["access_log"] is False

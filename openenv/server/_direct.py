@@ -1,0 +1,185 @@
+"""A direct message channel from uvicorn's WebSocket protocol to the ``/ws`` loop.
+
+ASGI hands each WebSocket message to the app through an ``asyncio.Queue`` of dicts,
+and uvicorn's sans-I/O protocol pauses reading after every message and resumes it on
+the next ``receive`` (two ``epoll_ctl`` calls per message). Our ``/ws`` loop needs
+neither: ``DirectWebSocketsProtocol`` is that protocol with one addition. The
+handshake, routing, middleware and ``accept`` still go through ASGI; the scope then
+carries ``DirectChannel`` under ``extensions["openenv.direct"]``, and a loop that
+enables it receives ``str``/``bytes`` straight from the parser and writes replies
+straight to the transport. Reading pauses only when the backlog passes a high-water
+mark; writing still waits while the transport is paused. Any other ASGI server, or a
+uvicorn whose protocol does not have the internals this relies on, serves the same
+app through plain ASGI (``protocol_class()`` returns ``None``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from typing import Any
+
+from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+
+#: Messages a connection may hold unread before reading from the socket pauses.
+HIGH_WATER = 64
+LOW_WATER = 16
+
+_NEEDED = (
+    "handle_connect",
+    "send_receive_event_to_app",
+    "handle_parser_exception",
+    "connection_lost",
+)
+
+
+class DirectChannel:
+    """What the ``/ws`` loop sees: ``recv`` (``None`` once the peer is gone) and ``send``."""
+
+    def __init__(self, protocol: Any) -> None:
+        self._p = protocol
+        self._inbox: deque[str | bytes] = deque()
+        self._waiter: asyncio.Future[None] | None = None
+        self.closed = False
+        self.enabled = False
+
+    def enable(self) -> None:
+        """Take over from ASGI ``receive``: anything already queued moves to the inbox."""
+        p = self._p
+        queue = p.queue
+        while not queue.empty():
+            message = queue.get_nowait()
+            if message["type"] == "websocket.receive":
+                text = message.get("text")
+                self._inbox.append(text if text is not None else message["bytes"])
+            else:
+                self.closed = True
+        p.queue = _Signals(self)
+        self.enabled = True
+        if p.read_paused and len(self._inbox) < HIGH_WATER:
+            p.read_paused = False
+            p.transport.resume_reading()
+
+    # --- the protocol's side --------------------------------------------------------
+
+    def deliver(self, data: str | bytes) -> None:
+        inbox = self._inbox
+        inbox.append(data)
+        p = self._p
+        if len(inbox) >= HIGH_WATER and not p.read_paused:
+            p.read_paused = True
+            p.transport.pause_reading()
+        self._wake()
+
+    def end(self) -> None:
+        self.closed = True
+        self._wake()
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    # --- the loop's side ------------------------------------------------------------
+
+    async def recv(self) -> str | bytes | None:
+        inbox = self._inbox
+        while not inbox:
+            if self.closed:
+                return None
+            self._waiter = self._p.loop.create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+        p = self._p
+        if p.read_paused and len(inbox) <= LOW_WATER:
+            p.read_paused = False
+            p.transport.resume_reading()
+        return inbox.popleft()
+
+    async def send(self, frame: str | bytes) -> bool:
+        """Write one message; False once the connection is closing or gone."""
+        p = self._p
+        if not p.writable.is_set():
+            await p.writable.wait()
+        if p.disconnected or p.close_sent or p.transport.is_closing():
+            return False
+        try:
+            if isinstance(frame, str):
+                p.conn.send_text(frame.encode())
+            else:
+                p.conn.send_binary(frame)
+        except Exception:  # websockets' InvalidState: the closing handshake has begun
+            return False
+        p.transport.write(b"".join(p.conn.data_to_send()))
+        return True
+
+
+class _Signals:
+    """Stands in for the ASGI queue once the channel is enabled: uvicorn still reports
+    disconnects by putting them there; those end the channel."""
+
+    def __init__(self, channel: DirectChannel) -> None:
+        self._channel = channel
+
+    def put_nowait(self, message: Any) -> None:
+        if message.get("type") == "websocket.disconnect":
+            self._channel.end()
+
+    def empty(self) -> bool:
+        return True
+
+    async def get(self) -> Any:  # only reached if someone calls ASGI receive after enable
+        return {"type": "websocket.disconnect", "code": 1006}
+
+
+class DirectWebSocketsProtocol(WebSocketsSansIOProtocol):
+    """uvicorn's sans-I/O WebSocket protocol with a ``DirectChannel`` in the scope."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.direct = DirectChannel(self)
+
+    def handle_connect(self, event: Any) -> None:
+        super().handle_connect(event)
+        scope = getattr(self, "scope", None)
+        if scope is not None:
+            scope["extensions"]["openenv.direct"] = self.direct
+
+    def send_receive_event_to_app(self) -> None:
+        direct = self.direct
+        if not direct.enabled:
+            super().send_receive_event_to_app()
+            return
+        frames = self.frames
+        data = frames[0] if len(frames) == 1 else b"".join(frames)
+        self.frames = []
+        if self.close_sent:
+            return
+        if self.curr_msg_data_type == "text":
+            try:
+                text = data.decode()
+            except UnicodeDecodeError:
+                self.conn.send_close(1007)
+                self.handle_parser_exception()
+                return
+            direct.deliver(text)
+        else:
+            direct.deliver(bytes(data))
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        self.direct.end()
+
+
+def protocol_class() -> type | None:
+    """The direct protocol class for uvicorn's ``ws`` option; None where this uvicorn's
+    protocol lacks the internals it relies on (then plain ``websockets-sansio`` serves)."""
+    base = WebSocketsSansIOProtocol
+    attrs = ("frames", "curr_msg_data_type", "close_sent", "read_paused", "queue", "conn", "writable")
+    if all(hasattr(base, name) for name in _NEEDED) and all(
+        name in base.__init__.__code__.co_names for name in attrs
+    ):
+        return DirectWebSocketsProtocol
+    return None
