@@ -26,6 +26,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, help="rollout worker processes on Monarch; 0 = in this process")
     p.add_argument("--device", choices=("cpu", "cuda"))
     p.add_argument("--out", metavar="DIR", help="where metrics.jsonl and checkpoint.pt go")
+    p.add_argument(
+        "--sampler",
+        choices=("auto", "hf", "vllm"),
+        help="rollout sampler: 'hf' generate, 'vllm' (needs vLLM), 'auto' (vLLM when installed, on CUDA)",
+    )
+    p.add_argument(
+        "--no-tensorboard",
+        dest="tensorboard",
+        action="store_false",
+        default=None,
+        help="do not write TensorBoard events to DIR/tb/",
+    )
     p.add_argument("--config", metavar="FILE", help="a .toml or .json file with any TrainConfig field")
     p.add_argument("--resume", action="store_true", default=None, help="continue from DIR/checkpoint.pt")
     return p
@@ -41,6 +53,8 @@ _FLAGS = (
     "workers",
     "device",
     "out",
+    "sampler",
+    "tensorboard",
     "resume",
 )
 

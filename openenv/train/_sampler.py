@@ -42,6 +42,9 @@ class EnginePolicy(Policy):
     engine: Engine | None = None
 
 
+NO_VLLM = "sampler 'vllm' needs vLLM, which is not installed: pip install vllm"
+
+
 def vllm_installed() -> bool:
     return importlib.util.find_spec("vllm") is not None
 
@@ -61,7 +64,7 @@ def choose_sampler(name: str, model: str, device: str, *, vllm: bool | None = No
     hf_folder = model != "tiny" and Path(model).is_dir()
     if name == "vllm":
         if not has_vllm:
-            raise ValueError("sampler 'vllm' needs vLLM, which is not installed: pip install vllm")
+            raise ValueError(NO_VLLM)
         if not hf_folder:
             raise ValueError(f"sampler 'vllm' needs a Hugging Face model folder, not {model!r}")
         return "vllm"

@@ -23,7 +23,7 @@ from typing import Any
 
 import torch
 
-from ._sampler import trim
+from ._sampler import NO_VLLM, trim, vllm_installed
 
 
 def from_outputs(outputs: Sequence[Any], stop_ids: tuple[int, ...]) -> list[tuple[list[int], list[float]]]:
@@ -61,9 +61,10 @@ class VllmEngine:
     def __init__(
         self, model: str, *, seed: int, stop_ids: tuple[int, ...], gpu_memory_utilization: float
     ) -> None:
-        from .._extras import require
+        if not vllm_installed():
+            raise ValueError(NO_VLLM)
+        import vllm  # type: ignore[import-not-found, unused-ignore]
 
-        vllm = require("vllm", extra="train", feature="the vLLM sampler")
         self._params = vllm.SamplingParams
         self.stop_ids = stop_ids
         self.llm = vllm.LLM(

@@ -128,8 +128,12 @@ def test_cli(serve: Callable[..., Any], tmp_path: Path, capsys: pytest.CaptureFi
         str(out),
         "--config",
         str(config),
+        "--no-tensorboard",
+        "--sampler",
+        "hf",
     ]
     assert cli_main(args) == 0
+    assert not (out / "tb").exists()
     rows = read_metrics(out)
     assert [r["step"] for r in rows] == [0, 1]
     assert rows[0]["episodes"] == 6
