@@ -18,18 +18,23 @@ from ._rollout import Episode, RolloutSettings
 from ._workers import RolloutWorker
 
 
-def pin_gpu(index: int) -> str:
-    """Make GPU ``index`` (of those visible) this process's only GPU; returns ``"cuda"``.
+def pin_gpu(index: int, gpus: int) -> str:
+    """This process's device: GPU ``index`` modulo the ``gpus`` visible ones.
 
-    Must run before CUDA is initialised in the process (actor constructors do).
+    Before CUDA is initialised (actor constructors run first) the GPU becomes the only
+    visible one (``CUDA_VISIBLE_DEVICES``, which an engine's own subprocesses inherit) and
+    the device is ``"cuda"``; otherwise the device is ``"cuda:<index>"``.
     """
     import torch
 
+    if gpus < 1:
+        raise ValueError("--device cuda: no CUDA GPU is visible to the worker processes")
+    if torch.cuda.is_initialized():  # type: ignore[no-untyped-call]
+        torch.cuda.set_device(index % gpus)
+        return f"cuda:{index % gpus}"
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    ids = visible.split(",") if visible else [str(i) for i in range(torch.cuda.device_count())]
-    if not ids or not ids[0]:
-        raise ValueError("--device cuda: no CUDA GPU is visible to the worker process")
-    os.environ["CUDA_VISIBLE_DEVICES"] = ids[index % len(ids)]
+    ids = visible.split(",") if visible else [str(i) for i in range(gpus)]
+    os.environ["CUDA_VISIBLE_DEVICES"] = ids[index % min(gpus, len(ids))]
     return "cuda"
 
 
@@ -50,11 +55,12 @@ class RolloutActor(Actor):  # type: ignore[misc]
         seed: int,
         device: str,
         sampler: str = "hf",
+        gpus: int = 0,
     ) -> None:
         if device == "cpu":
             _cpu_threads(1)  # one core per worker process: no oversubscription
         else:
-            device = pin_gpu(1 + current_rank().rank)  # index 0 is the trainer's
+            device = pin_gpu(1 + current_rank().rank, gpus)  # index 0 is the trainer's
         self.worker = RolloutWorker(model, urls, settings, seed=seed, device=device, sampler=sampler)
 
     @endpoint  # type: ignore[untyped-decorator]
@@ -73,12 +79,12 @@ class RolloutActor(Actor):  # type: ignore[misc]
 class TrainerActor(Actor):  # type: ignore[misc]
     """The learner in its own process; sends weights straight to the rollout actors."""
 
-    def __init__(self, cfg: TrainConfig, rollout: Any, threads: int) -> None:
+    def __init__(self, cfg: TrainConfig, rollout: Any, threads: int, gpus: int = 0) -> None:
         device = "cpu"
         if cfg.device == "cpu":
             _cpu_threads(threads)
         else:
-            device = pin_gpu(0)
+            device = pin_gpu(0, gpus)
         from ._learner import Learner
 
         self.learner = Learner(cfg, device)

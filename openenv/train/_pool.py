@@ -14,9 +14,13 @@ mesh from another Monarch host mesh.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Protocol
+
+import torch
 
 from ._config import TrainConfig
 from ._learner import Learner
@@ -93,15 +97,19 @@ class MonarchPool:
         from ._actor import RolloutActor, TrainerActor
 
         n = cfg.workers
+        cfg = dataclasses.replace(cfg, out=str(Path(cfg.out).resolve()))  # the same folder there
         dim = "gpus" if cfg.device == "cuda" else "procs"
+        gpus = torch.cuda.device_count() if cfg.device == "cuda" else 0
         self.n, self.dim, self.settings = n, dim, settings
         self.procs = this_host().spawn_procs(per_host={dim: n + 1})
         self.actors = self.procs.slice(**{dim: slice(1, n + 1)}).spawn(
-            "rollout", RolloutActor, cfg.model, list(cfg.env), settings, cfg.seed, cfg.device, sampler
+            "rollout", RolloutActor, cfg.model, list(cfg.env), settings, cfg.seed, cfg.device, sampler, gpus
         )
         # on CPU the learner gets the cores the rollout processes leave
         threads = max(1, (os.cpu_count() or 1) - n)
-        self.trainer = self.procs.slice(**{dim: 0}).spawn("trainer", TrainerActor, cfg, self.actors, threads)
+        self.trainer = self.procs.slice(**{dim: 0}).spawn(
+            "trainer", TrainerActor, cfg, self.actors, threads, gpus
+        )
 
     async def restore(self) -> int:
         step: int = await self.trainer.restore.call_one()

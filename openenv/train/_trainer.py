@@ -77,6 +77,8 @@ def rollout_settings(cfg: TrainConfig) -> RolloutSettings:
 def train(cfg: TrainConfig) -> list[dict[str, Any]]:
     """Run ``cfg``; returns the metrics rows of the steps run (also in ``DIR/metrics.jsonl``)."""
     pick_device(cfg.device)
+    if cfg.model != "tiny" and not Path(cfg.model).is_dir():  # before any process starts
+        raise ValueError(f"model {cfg.model!r} is neither the preset 'tiny' nor a local model folder")
     sampler = choose_sampler(cfg.sampler, cfg.model, cfg.device)
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -57,3 +57,33 @@ def test_two_workers_pipelined_train_off_the_trainer_actor(serve: Callable[..., 
     assert rows[2]["logprob_gap"] > 0  # trained on episodes sampled one version earlier
     assert (tmp_path / "checkpoint.pt").exists()
     server.wait_active(0)
+
+
+def test_a_bad_model_is_one_line_before_any_process_starts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from openenv.cli import main as cli_main
+
+    args = ["train", "--env", "http://127.0.0.1:9", "--model", "/no/such/model", "--workers", "2"]
+    assert cli_main([*args, "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "neither the preset 'tiny' nor a local model folder" in err
+
+
+def test_each_process_gets_its_own_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    from openenv.train._actor import pin_gpu
+
+    if torch.cuda.is_available():
+        pytest.skip("CUDA is initialised here: the CUDA_VISIBLE_DEVICES path cannot be checked")
+    import os
+
+    for index, gpus, expected in ((0, 2, "0"), (2, 3, "2"), (3, 2, "1")):
+        monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)  # once per process, really
+        assert pin_gpu(index, gpus) == "cuda"
+        assert os.environ["CUDA_VISIBLE_DEVICES"] == expected
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "4,6")
+    pin_gpu(3, 2)  # fewer GPUs than processes: they share, round robin
+    assert os.environ["CUDA_VISIBLE_DEVICES"] == "6"
+    with pytest.raises(ValueError, match="no CUDA GPU is visible"):
+        pin_gpu(0, 0)
