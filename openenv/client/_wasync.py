@@ -1,8 +1,9 @@
-"""An asyncio WebSocket connection: websockets' sans-I/O protocol on an asyncio Protocol.
+"""An asyncio WebSocket connection on an asyncio Protocol: websockets' sans-I/O
+protocol for the handshake, our ``Framer`` for the frames after it.
 
 No reader task, no frame assembler object, no per-message futures beyond the one a
-waiting ``recv`` needs: bytes arrive in ``data_received``, become messages in a deque,
-and wake the single waiter. Pings from the server are answered as they are read (the
+waiting ``recv`` needs and no timer per call: bytes arrive in ``data_received``, become
+messages in a deque, and wake the single waiter. Pings from the server are answered as they are read (the
 event loop reads even while the caller thinks), so an idle client is never dropped.
 Errors become ours here and nowhere else.
 """
@@ -10,13 +11,11 @@ Errors become ours here and nowhere else.
 from __future__ import annotations
 
 import asyncio
-from collections import deque
 from typing import Any
 
 from websockets.client import ClientProtocol
 from websockets.datastructures import Headers
-from websockets.exceptions import InvalidHandshake, InvalidURI, PayloadTooBig
-from websockets.frames import Opcode
+from websockets.exceptions import InvalidURI
 from websockets.http11 import Response
 from websockets.typing import Subprotocol
 from websockets.uri import parse_uri
@@ -28,6 +27,7 @@ from .._exceptions import (
     RequestTimeout,
     connection_closed,
 )
+from ._frames import MAX_HANDSHAKE, Framer, split_handshake
 from ._transport import ConnectParams
 from ._wsync import _limit
 
@@ -41,7 +41,7 @@ async def connect(params: ConnectParams) -> AsyncWebSocket:
         uri, subprotocols=[Subprotocol(s) for s in params.subprotocols] or None, max_size=params.max_size
     )
     loop = asyncio.get_running_loop()
-    ws = AsyncWebSocket(proto, loop)
+    ws = AsyncWebSocket(proto, loop, params.max_size)
     ssl: Any = None
     if uri.secure:
         import ssl as ssl_module  # only for wss://
@@ -76,15 +76,19 @@ async def connect(params: ConnectParams) -> AsyncWebSocket:
 class AsyncWebSocket(asyncio.Protocol):
     """One client WebSocket on the running event loop."""
 
-    def __init__(self, proto: ClientProtocol, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, proto: ClientProtocol, loop: asyncio.AbstractEventLoop, max_size: int | None) -> None:
         self._proto = proto
+        self._max_size = max_size
         self._loop = loop
         self._transport: asyncio.Transport | None = None
-        self._messages: deque[str | bytes] = deque()
+        self._framer: Framer | None = None  # from the 101 on
+        self._head = bytearray()  # the handshake response, until it is complete
         self._waiter: asyncio.Future[None] | None = None
         self._handshake: asyncio.Future[None] = loop.create_future()
-        self._fragments: list[bytes] = []
-        self._fragment_text = False
+        # One timer for the connection, re-armed lazily: a recv moves the deadline
+        # without scheduling or cancelling a timer of its own.
+        self._deadline = 0.0
+        self._timer: asyncio.TimerHandle | None = None
         self._lost = False
         self.subprotocol: str | None = None
         self.server_limit: int | None = None
@@ -95,52 +99,66 @@ class AsyncWebSocket(asyncio.Protocol):
         self._transport = transport  # type: ignore[assignment]
 
     def data_received(self, data: bytes) -> None:
-        proto = self._proto
-        proto.receive_data(data)
-        self._events()
+        framer = self._framer
+        if framer is None:
+            self._handshake_data(data)
+            return
+        framer.feed(data)
+        if framer.pending:
+            self._write_pending(framer)
+        if framer.messages or not framer.open:
+            self._wake()
 
     def eof_received(self) -> bool | None:
-        self._proto.receive_eof()
-        self._events()
+        if self._framer is not None:
+            self._framer.eof()
+        else:
+            self._proto.receive_eof()
+            self._events()
+        self._wake()
         return None
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._lost = True
         if not self._handshake.done():
             self._handshake.set_exception(ConnectError(f"connection lost during the handshake: {exc}"))
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         self._wake()
 
-    # --- frames -------------------------------------------------------------------
+    # --- the handshake (websockets' protocol), then frames (ours) -----------------
+
+    def _handshake_data(self, data: bytes) -> None:
+        head = self._head
+        head += data
+        split = split_handshake(head)
+        if split is None:
+            if len(head) > MAX_HANDSHAKE or not b"HTTP/1.1 101 ".startswith(bytes(head[:13])):
+                # not a 101 (websockets reads the whole refusal and says why), or too long
+                self._proto.receive_data(bytes(head))
+                head.clear()
+                self._events()
+            return
+        response, rest = split
+        head.clear()
+        self._proto.receive_data(response)
+        self._events()
+        if self._proto.handshake_exc is None:
+            self._framer = Framer(self._max_size)
+            if rest:
+                self.data_received(rest)
 
     def _events(self) -> None:
         proto = self._proto
-        got = False
         for received in proto.events_received():
             if isinstance(received, Response):
                 self.server_limit = _limit(received.headers.get(MAX_FRAME_HEADER))
                 if not self._handshake.done():
                     self._handshake.set_result(None)
-                continue
-            event: Any = received
-            opcode = event.opcode
-            if opcode is Opcode.TEXT or opcode is Opcode.BINARY:
-                if event.fin:
-                    self._messages.append(event.data.decode() if opcode is Opcode.TEXT else bytes(event.data))
-                    got = True
-                else:
-                    self._fragments, self._fragment_text = [bytes(event.data)], opcode is Opcode.TEXT
-            elif opcode is Opcode.CONT:
-                self._fragments.append(bytes(event.data))
-                if event.fin:
-                    whole = b"".join(self._fragments)
-                    self._fragments = []
-                    self._messages.append(whole.decode() if self._fragment_text else whole)
-                    got = True
-        if isinstance(proto.parser_exc, InvalidHandshake) and not self._handshake.done():
+        if (proto.parser_exc is not None or proto.handshake_exc is not None) and not self._handshake.done():
             self._handshake.set_result(None)  # connect() reads proto.handshake_exc
-        self._flush()  # pongs, close replies
-        if got or proto.close_rcvd is not None or proto.parser_exc is not None:
-            self._wake()
+        self._flush()
 
     def _wake(self) -> None:
         waiter = self._waiter
@@ -154,75 +172,80 @@ class AsyncWebSocket(asyncio.Protocol):
         for chunk in self._proto.data_to_send():
             if chunk:
                 transport.write(chunk)
-            elif transport.can_write_eof():
-                transport.write_eof()
+
+    def _write_pending(self, framer: Framer) -> None:
+        chunks, framer.pending = framer.pending, []
+        transport = self._transport
+        if transport is not None and not transport.is_closing():
+            transport.write(b"".join(chunks))
 
     def _raise_if_closed(self) -> None:
-        proto = self._proto
-        if proto.close_rcvd is not None or self._lost or proto.state.name == "CLOSED":
-            rcvd = proto.close_rcvd
-            code, reason = (rcvd.code, rcvd.reason) if rcvd else (None, "")
+        framer = self._framer
+        if framer is None:
+            raise ConnectionClosed("the connection is not open")
+        if framer.error is not None:
+            raise framer.error
+        if framer.close_rcvd is not None or self._lost or framer.close_sent:
+            code, reason = framer.close_rcvd or (None, "")
             raise connection_closed(code, reason, self.server_limit)
-        if proto.parser_exc is not None:
-            raise _parser_error(proto.parser_exc)
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        waiter = self._waiter
+        if waiter is None or waiter.done():
+            return
+        if self._loop.time() >= self._deadline:
+            waiter.set_result(None)
+        else:
+            self._timer = self._loop.call_at(self._deadline, self._on_timer)
 
     # --- the connection interface -------------------------------------------------
 
     async def send(self, frame: str | bytes) -> None:
-        if self._lost or self._proto.state.name != "OPEN":
+        framer = self._framer
+        transport = self._transport
+        if framer is None or not framer.open or self._lost or transport is None:
             self._raise_if_closed()
             raise ConnectionClosed("the connection is closing")
-        if isinstance(frame, str):
-            self._proto.send_text(frame.encode())
-        else:
-            self._proto.send_binary(frame)
-        self._flush()
+        transport.write(framer.text(frame) if isinstance(frame, str) else framer.binary(frame))
 
     async def recv(self, timeout_s: float) -> str | bytes:
-        messages = self._messages
-        if messages:
-            return messages.popleft()
+        framer = self._framer
+        if framer is not None and framer.messages:
+            return framer.messages.popleft()
         loop = self._loop
-        deadline = loop.time() + timeout_s
+        deadline = self._deadline = loop.time() + timeout_s
         while True:
             self._raise_if_closed()
+            assert framer is not None
+            timer = self._timer
+            if timer is None or timer.when() > deadline:
+                if timer is not None:
+                    timer.cancel()
+                self._timer = loop.call_at(deadline, self._on_timer)
             waiter = self._waiter = loop.create_future()
-            handle = loop.call_at(deadline, _expire, waiter)
             try:
                 await waiter
             finally:
-                handle.cancel()
                 self._waiter = None
-            if messages:
-                return messages.popleft()
+            if framer.messages:
+                return framer.messages.popleft()
             if loop.time() >= deadline:
                 raise RequestTimeout(f"no reply within {timeout_s:g} s")
 
     async def close(self) -> None:
         transport = self._transport
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         if transport is None or transport.is_closing():
             return
         try:
-            if self._proto.state.name == "OPEN":
-                self._proto.send_close(1000)
-                self._flush()
+            if self._framer is not None and self._framer.open:
+                transport.write(self._framer.close(1000))
         finally:
             transport.close()
 
     def abort(self) -> None:
         if self._transport is not None:
             self._transport.abort()
-
-
-def _parser_error(exc: Exception) -> ConnectionClosed:
-    if isinstance(exc, PayloadTooBig):
-        return ConnectionClosed(
-            f"a frame from the server was over this client's limit ({exc}); raise the client's "
-            "max_frame_bytes"
-        )
-    return ConnectionClosed(f"protocol error: {exc}")
-
-
-def _expire(waiter: asyncio.Future[None]) -> None:
-    if not waiter.done():
-        waiter.set_result(None)

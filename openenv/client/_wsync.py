@@ -1,4 +1,5 @@
-"""A blocking WebSocket connection: websockets' sans-I/O protocol on a plain socket.
+"""A blocking WebSocket connection on a plain socket: websockets' sans-I/O protocol for
+the handshake, our ``Framer`` for the frames after it.
 
 ``send`` and ``recv`` run in the caller's thread, with the caller's timeout: no event
 loop and no thread hop per message. Pings from the server are answered while reading,
@@ -15,13 +16,11 @@ import socket
 import threading
 import time
 import weakref
-from collections import deque
 from collections.abc import Mapping
 
 from websockets.client import ClientProtocol
 from websockets.datastructures import Headers
-from websockets.exceptions import InvalidHandshake, InvalidURI, PayloadTooBig
-from websockets.frames import Opcode
+from websockets.exceptions import InvalidHandshake, InvalidURI
 from websockets.http11 import Response
 from websockets.typing import Subprotocol
 from websockets.uri import parse_uri
@@ -33,6 +32,7 @@ from .._exceptions import (
     RequestTimeout,
     connection_closed,
 )
+from ._frames import MAX_HANDSHAKE, Framer, split_handshake
 
 _READ = 256 * 1024
 #: How often the keepalive thread looks at idle sockets (pings come every ~20 s).
@@ -83,9 +83,9 @@ class SyncWebSocket:
         self._proto = ClientProtocol(
             uri, subprotocols=[Subprotocol(s) for s in subprotocols] or None, max_size=max_size
         )
-        self._messages: deque[str | bytes] = deque()
-        self._fragments: list[bytes] = []
-        self._fragment_text = False
+        self._max_size = max_size
+        self._framer = Framer(max_size)  # replaced at the 101; closed until then
+        self._framer.close_sent = True
         deadline = time.monotonic() + connect_timeout_s
         try:
             sock = socket.create_connection((uri.host, uri.port), timeout=connect_timeout_s)
@@ -121,63 +121,61 @@ class SyncWebSocket:
         _KEEPALIVE.register(self)
 
     def _handshake(self, deadline: float) -> Response:
+        head = bytearray()
         while True:
-            self._read(deadline, connecting=True)
-            response: Response | None = None
+            data = self._recv_bytes(deadline, connecting=True)
+            if not data:
+                self._proto.receive_eof()
+            else:
+                head += data
+                split = split_handshake(head)
+                if split is not None:  # a 101: websockets checks it, the rest is frames
+                    response_bytes, rest = split
+                    self._proto.receive_data(response_bytes)
+                    self._framer = Framer(self._max_size)
+                    if rest:
+                        self._framer.feed(rest)
+                elif len(head) > MAX_HANDSHAKE or not b"HTTP/1.1 101 ".startswith(bytes(head[:13])):
+                    self._proto.receive_data(bytes(head))  # a refusal: websockets says why
+                    head.clear()
+            if isinstance(self._proto.parser_exc, InvalidHandshake):
+                raise ConnectError(f"handshake failed: {self._proto.parser_exc}")
             for event in self._proto.events_received():
                 if isinstance(event, Response):
-                    response = event
-                else:
-                    # Frames read together with the response are kept: a server may send
-                    # an error right after accepting, then close (upstream at capacity).
-                    self._on_frame(event)
+                    return event  # the caller checks handshake_exc
             if self._proto.handshake_exc is not None:
                 raise ConnectError(f"handshake failed: {self._proto.handshake_exc}")
-            if response is not None:
-                return response
+            if not data:
+                raise ConnectError("the server closed the connection during the handshake")
 
     def _flush(self) -> None:
         for chunk in self._proto.data_to_send():
             if chunk:
                 self._sock.sendall(chunk)
-            else:  # the protocol asks us to half-close after a close frame
-                with contextlib.suppress(OSError):
-                    self._sock.shutdown(socket.SHUT_WR)
 
-    def _read(self, deadline: float, connecting: bool = False) -> None:
+    def _recv_bytes(self, deadline: float, connecting: bool = False) -> bytes:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise (ConnectError("handshake timed out") if connecting else RequestTimeout("no reply in time"))
         self._sock.settimeout(remaining)
         try:
-            data = self._sock.recv(_READ)
+            return self._sock.recv(_READ)
         except TimeoutError:
             raise (
                 ConnectError("handshake timed out") if connecting else RequestTimeout("no reply in time")
             ) from None
         except OSError as exc:
             raise ConnectionClosed(f"connection lost: {exc}") from None
-        if data:
-            self._proto.receive_data(data)
-        else:
-            self._proto.receive_eof()
-        if isinstance(self._proto.parser_exc, InvalidHandshake):
-            raise ConnectError(f"handshake failed: {self._proto.parser_exc}")
 
-    def _on_frame(self, frame: object) -> None:
-        opcode = frame.opcode  # type: ignore[attr-defined]
-        data: bytes = frame.data  # type: ignore[attr-defined]
-        if opcode is Opcode.TEXT or opcode is Opcode.BINARY:
-            if frame.fin:  # type: ignore[attr-defined]
-                self._messages.append(data.decode() if opcode is Opcode.TEXT else bytes(data))
-            else:
-                self._fragments, self._fragment_text = [bytes(data)], opcode is Opcode.TEXT
-        elif opcode is Opcode.CONT:
-            self._fragments.append(bytes(data))
-            if frame.fin:  # type: ignore[attr-defined]
-                whole = b"".join(self._fragments)
-                self._fragments = []
-                self._messages.append(whole.decode() if self._fragment_text else whole)
+    def _feed(self, framer: Framer, data: bytes) -> None:
+        if data:
+            framer.feed(data)
+        else:
+            framer.eof()
+        if framer.pending:  # pongs, close replies
+            chunks, framer.pending = framer.pending, []
+            with contextlib.suppress(OSError):  # the peer is gone: the next read says how
+                self._sock.sendall(b"".join(chunks))
 
     def service_idle(self) -> None:
         """Read what arrived while no call was running: answer pings, keep messages.
@@ -187,19 +185,14 @@ class SyncWebSocket:
         if not self._io.acquire(blocking=False):
             return
         try:
-            if self._proto.state.name != "OPEN":
+            framer = self._framer
+            if not framer.open:
                 return
             while select.select([self._sock], [], [], 0)[0]:
                 self._sock.settimeout(0.5)
                 data = self._sock.recv(_READ)
-                if data:
-                    self._proto.receive_data(data)
-                else:
-                    self._proto.receive_eof()
-                for event in self._proto.events_received():
-                    self._on_frame(event)
-                self._flush()
-                if not data:
+                self._feed(framer, data)
+                if not data or not framer.open:
                     break
         except (OSError, ValueError):
             pass  # the connection is broken; the caller's next operation says how
@@ -212,13 +205,11 @@ class SyncWebSocket:
 
     def _send(self, message: str | bytes) -> None:
         # A closing connection is not writable even with messages still to read.
-        self._raise_if_closed(unread_ok=False)
-        if isinstance(message, str):
-            self._proto.send_text(message.encode())
-        else:
-            self._proto.send_binary(message)
+        framer = self._framer
+        if not framer.open:
+            self._raise_if_closed(unread_ok=False)
         try:
-            self._flush()
+            self._sock.sendall(framer.text(message) if isinstance(message, str) else framer.binary(message))
         except OSError as exc:
             raise ConnectionClosed(f"connection lost: {exc}") from None
 
@@ -228,34 +219,27 @@ class SyncWebSocket:
             return self._recv(timeout_s)
 
     def _recv(self, timeout_s: float) -> str | bytes:
-        if self._messages:
-            return self._messages.popleft()
+        framer = self._framer
+        messages = framer.messages
+        if messages:
+            return messages.popleft()
         deadline = time.monotonic() + timeout_s
         while True:
             self._raise_if_closed()
-            self._read(deadline)
-            for event in self._proto.events_received():
-                self._on_frame(event)
-            with contextlib.suppress(OSError):  # the peer is gone: the close frame or next read says how
-                self._flush()  # pongs and close replies
-            if self._messages:
-                return self._messages.popleft()
+            self._feed(framer, self._recv_bytes(deadline))
+            if messages:
+                return messages.popleft()
 
     def _raise_if_closed(self, unread_ok: bool = True) -> None:
-        proto = self._proto
-        if proto.close_rcvd is not None or proto.state.name == "CLOSED":
-            if unread_ok and self._messages:
-                return
-            rcvd = proto.close_rcvd
-            code, reason = (rcvd.code, rcvd.reason) if rcvd else (None, "")
-            raise connection_closed(code, reason, self.server_limit)
-        if proto.parser_exc is not None:
-            if isinstance(proto.parser_exc, PayloadTooBig):
-                raise ConnectionClosed(
-                    f"a frame from the server was over this client's limit ({proto.parser_exc}); "
-                    "raise the client's max_frame_bytes"
-                )
-            raise ConnectionClosed(f"protocol error: {proto.parser_exc}")
+        framer = self._framer
+        if framer.open:
+            return
+        if unread_ok and framer.messages:
+            return
+        if framer.error is not None:
+            raise framer.error
+        code, reason = framer.close_rcvd or (None, "")
+        raise connection_closed(code, reason, self.server_limit)
 
     def close(self, code: int = 1000) -> None:
         """Send a close frame (if still open) and close the socket. Never raises."""
@@ -264,9 +248,9 @@ class SyncWebSocket:
 
     def _close(self, code: int) -> None:
         try:
-            if self._proto.state.name == "OPEN":
-                self._proto.send_close(code)
-                self._flush()
+            framer = self._framer
+            if framer.open:
+                self._sock.sendall(framer.close(code))
         except OSError:
             pass
         finally:

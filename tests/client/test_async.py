@@ -150,6 +150,18 @@ async def test_timeout_on_extended_connection_does_not_desync(serve):
         assert (await env.state()).step_count == 2
 
 
+@pytest.mark.socket_only
+async def test_a_short_deadline_left_armed_does_not_cut_a_later_longer_call(server):
+    # the connection keeps one timer, re-armed lazily: the 0.3 s one of the first call
+    # fires during the second call, which must go on waiting to its own deadline
+    async with AsyncEnvClient(server.url, MODELS) as env:
+        env.reply_margin_s = 0.0
+        await env.reset()
+        assert (await env.step(TAction(message="quick"), timeout_s=0.3)).observation.step == 1
+        slow = await env.step(TAction(message="slow", sleep_s=0.8), timeout_s=5)
+        assert (slow.observation.message, slow.observation.step) == ("slow", 2)
+
+
 async def test_timeout_without_extensions_drops_the_socket(server):
     env = AsyncEnvClient(server.url, MODELS, extensions=False)
     await env.reset()
