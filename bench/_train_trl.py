@@ -5,7 +5,7 @@ TRL samples through ``openenv.train.TrlRollout`` (its ``rollout_func``): the sam
 batch frames to the env over our client. The config is set so one TRL step does what one
 step of ours does: one generation batch of ``prompts x group`` episodes, one forward and
 backward over it (``num_iterations=1``, no gradient accumulation, so no extra forward for
-old logprobs), no reference model (``beta=0``), no gradient checkpointing (TRL's default
+old logprobs), no reference model (``beta=0``), no activation checkpointing (TRL's default
 is on; ours has none), one AdamW step with the same learning rate and gradient clip;
 bf16 autocast only on CUDA, as ours.
 """
@@ -65,7 +65,7 @@ def run_trl(
         def on_step_end(self, *args: Any, **kwargs: Any) -> None:
             if cuda:
                 torch.cuda.synchronize()
-            steps_rows.append({"step_time_s": time.perf_counter() - self.t0})
+            steps_rows.append({"step_time_s": time.perf_counter() - self.t0, "cpu_mark": time.process_time()})
 
     config = GRPOConfig(
         output_dir=str(workdir / "trl"),
@@ -82,7 +82,7 @@ def run_trl(
         epsilon=0.2,
         epsilon_high=0.28,
         temperature=1.0,
-        gradient_checkpointing=False,
+        activation_checkpointing=False,
         bf16=cuda,
         use_cpu=not cuda,
         logging_steps=1,
@@ -127,6 +127,7 @@ def run_trl(
         "steps": len(steps_rows),
         "episodes_per_step": prompts * group_size,
         "wall_s": wall,
+        "cpu_s_per_step": (steps_rows[-1]["cpu_mark"] - steps_rows[0]["cpu_mark"]) / (steps - 1),
         "sampled_tokens_per_step": med(r["sampled_tokens"] for r in steady),
     }
     for key in ("step_time_s", "rollout_s", "train_s", "gen_tokens_per_s", "train_tokens_per_s", "env_share"):

@@ -14,11 +14,13 @@ allocations) is left out of the figures; the rest are medians. ``small`` and ``s
 are randomly initialised Llama models written once by ``random_hf_model`` (``smollm2``
 has SmolLM2-135M's shape, with our character-level vocabulary); on CUDA both trainers
 use bf16 autocast. ``tiny`` is not a Hugging Face model: TRL is not run for it. The
-ratios are ours / TRL's from the same run. ``--rounds N`` alternates the two N times
-(ours, TRL, ours, TRL, ...) and gives each round's ratios and their median: on a shared
-machine the load moves between runs. ``--threads`` sets torch's thread count in both
-children. Every loop is bounded by ``--steps`` and ``--rounds``; each child has a
-deadline; the server and any Monarch workers stop at the end.
+ratios are ours / TRL's from the same run. ``--rounds N`` runs the pair N times, the
+order swapped every round (ours then TRL, TRL then ours, ...), and gives each round's
+ratios and their median: on a shared machine the load moves between runs. ``--threads``
+sets torch's thread count in both children; with 1, ``cpu_s_per_step`` (the process's CPU
+seconds per step after the first) is the figure least moved by other load. Every loop
+is bounded by ``--steps`` and ``--rounds``; each child has a deadline; the server and
+any Monarch workers stop at the end.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ KEYS = (
     "gen_tokens_per_s",
     "train_tokens_per_s",
     "env_share",
+    "cpu_s_per_step",
     "peak_mib",
 )
 
@@ -70,8 +73,17 @@ def run_ours(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     import torch
 
     from openenv.train import TrainConfig, train
+    from openenv.train._metrics import MetricsLog
 
     cuda = args.device == "cuda"
+    marks: list[float] = []  # the process's CPU seconds at the end of each step
+    write = MetricsLog.write
+
+    def write_and_mark(self: Any, row: dict[str, Any]) -> None:
+        write(self, row)
+        marks.append(time.process_time())
+
+    setattr(MetricsLog, "write", write_and_mark)  # noqa: B010
     cfg = TrainConfig(
         env=[args.url],
         model=args.model_dir,
@@ -105,6 +117,7 @@ def run_ours(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         "steps": len(rows),
         "episodes_per_step": steady[0]["episodes"] + steady[0]["failed"],
         "wall_s": wall,
+        "cpu_s_per_step": (marks[-1] - marks[0]) / (len(marks) - 1),
         "sampled_tokens_per_step": med(r["tokens"] for r in steady),
         "step_time_s": med(r["step_time_s"] for r in steady),
         "rollout_s": med(r["rollout_s"] for r in steady),
@@ -185,12 +198,19 @@ def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     server = serve_in_background(create_app(example.CountEnv))
     rounds: list[dict[str, Any]] = []
     try:
-        for _ in range(args.rounds):
-            ours = spawn("ours", args, model_dir, server.url, workdir)
-            trl = None
-            if args.model in SHAPES and not args.no_trl:
-                trl = spawn("trl", args, model_dir, server.url, workdir)
-            rounds.append({"ours": ours, "trl": trl, "ours_over_trl": ratios(ours, trl) if trl else None})
+        for i in range(args.rounds):
+            kinds = ["ours", "trl"] if args.model in SHAPES and not args.no_trl else ["ours"]
+            order = kinds if i % 2 == 0 else kinds[::-1]
+            got = {kind: spawn(kind, args, model_dir, server.url, workdir) for kind in order}
+            ours, trl = got["ours"], got.get("trl")
+            rounds.append(
+                {
+                    "order": order,
+                    "ours": ours,
+                    "trl": trl,
+                    "ours_over_trl": ratios(ours, trl) if trl else None,
+                }
+            )
     finally:
         server.stop()
     per_round = [r["ours_over_trl"] for r in rounds if r["ours_over_trl"]]
@@ -221,7 +241,9 @@ def main() -> None:
     p.add_argument("--prompts", type=int, default=8)
     p.add_argument("--new-tokens", type=int, default=16)
     p.add_argument("--no-trl", action="store_true", help="run our trainer only")
-    p.add_argument("--rounds", type=int, default=1, help="alternate ours and TRL this many times")
+    p.add_argument(
+        "--rounds", type=int, default=1, help="run the pair this many times, order swapped each round"
+    )
     p.add_argument("--threads", type=int, default=0, help="torch threads per trainer; 0: default")
     p.add_argument("--out")
     p.add_argument("--child", choices=["ours", "trl"], help=argparse.SUPPRESS)

@@ -31,7 +31,14 @@ def test_bench_train_runs_ours_and_trl(tmp_path: Path) -> None:
         assert result["steps"] == 2
         assert result["episodes_per_step"] == 8  # 1 prompt x a group of 8
         assert 0 < result["sampled_tokens_per_step"] <= 8 * 2
-        for key in ("step_time_s", "rollout_s", "gen_tokens_per_s", "train_tokens_per_s", "peak_mib"):
+        for key in (
+            "step_time_s",
+            "rollout_s",
+            "gen_tokens_per_s",
+            "train_tokens_per_s",
+            "cpu_s_per_step",
+            "peak_mib",
+        ):
             assert math.isfinite(result[key]), (key, result)
             assert result[key] > 0, (key, result)
         assert 0 <= result["env_share"] <= 1
