@@ -16,10 +16,17 @@ app through plain ASGI (``protocol_class()`` returns ``None``).
 from __future__ import annotations
 
 import asyncio
+import struct
 from collections import deque
 from typing import Any
 
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+from websockets.protocol import State
+
+try:  # C, shipped with websockets' wheels
+    from websockets.speedups import apply_mask
+except ImportError:  # pragma: no cover - a websockets built without its C extension
+    from websockets.utils import apply_mask
 
 #: Messages a connection may hold unread before reading from the socket pauses.
 HIGH_WATER = 64
@@ -105,15 +112,24 @@ class DirectChannel:
             await p.writable.wait()
         if p.disconnected or p.close_sent or p.transport.is_closing():
             return False
-        try:
-            if isinstance(frame, str):
-                p.conn.send_text(frame.encode())
-            else:
-                p.conn.send_binary(frame)
-        except Exception:  # websockets' InvalidState: the closing handshake has begun
+        if p.conn.state is not State.OPEN:  # the closing handshake has begun
             return False
-        p.transport.write(b"".join(p.conn.data_to_send()))
+        p.transport.write(server_frame(frame))
         return True
+
+
+def server_frame(message: str | bytes) -> bytes:
+    """One unmasked frame, as a server sends it."""
+    if isinstance(message, str):
+        payload, first = message.encode(), 0x81
+    else:
+        payload, first = message, 0x82
+    n = len(payload)
+    if n < 126:
+        return bytes((first, n)) + payload
+    if n < 65536:
+        return struct.pack("!BBH", first, 126, n) + payload
+    return struct.pack("!BBQ", first, 127, n) + payload
 
 
 class _Signals:
@@ -140,6 +156,68 @@ class DirectWebSocketsProtocol(WebSocketsSansIOProtocol):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.direct = DirectChannel(self)
+        self._buf = bytearray()
+        self._fragment_size = 0
+        #: once anything unusual arrives, websockets' parser takes every byte from there on
+        self._general = False
+        self._limit: int | None = getattr(self.conn, "max_message_size", None)
+
+    def data_received(self, data: bytes) -> None:
+        """With the channel enabled, data frames are parsed here (unmasked in C, no frame
+        objects); control frames, and everything after anything unusual, go to websockets'
+        parser, always at a frame boundary."""
+        if not self.direct.enabled or self._general:
+            super().data_received(data)
+            return
+        buf = self._buf
+        buf += data
+        pos, size, limit = 0, len(buf), self._limit
+        while size - pos >= 2:
+            b0, b1 = buf[pos], buf[pos + 1]
+            opcode, length, start = b0 & 0x0F, b1 & 0x7F, pos + 2
+            if length == 126:
+                if size - pos < 4:
+                    break
+                length, start = int.from_bytes(buf[pos + 2 : pos + 4], "big"), pos + 4
+            elif length == 127:
+                if size - pos < 10:
+                    break
+                length, start = int.from_bytes(buf[pos + 2 : pos + 10], "big"), pos + 10
+            if (
+                not b1 & 0x80  # a client must mask
+                or b0 & 0x70  # no extension was negotiated
+                or opcode > 2  # control frames (and unknown opcodes): websockets answers them
+                or (opcode == 0) != bool(self.frames)  # continuation state
+                or (limit is not None and length + self._fragment_size > limit)
+            ):
+                if opcode in (0x8, 0x9, 0xA) and b1 & 0x80 and not b0 & 0x70:
+                    end = start + 4 + length
+                    if end > size:
+                        break
+                    super().data_received(bytes(buf[pos:end]))
+                    pos = end
+                    if self.close_sent or self.transport.is_closing():
+                        break
+                    continue
+                self._general = True
+                rest = bytes(buf[pos:])
+                buf.clear()
+                super().data_received(rest)
+                return
+            end = start + 4 + length
+            if end > size:
+                break
+            payload = apply_mask(bytes(buf[start + 4 : end]), bytes(buf[start : start + 4]))
+            pos = end
+            if opcode:
+                self.curr_msg_data_type = "text" if opcode == 1 else "bytes"
+            self.frames.append(payload)
+            self._fragment_size += length
+            if b0 & 0x80:
+                self._fragment_size = 0
+                self.send_receive_event_to_app()
+        if pos:
+            del buf[:pos]
 
     def handle_connect(self, event: Any) -> None:
         super().handle_connect(event)

@@ -16,7 +16,7 @@ from openenv.server import _direct
 from openenv.server._direct import HIGH_WATER, DirectChannel
 
 from .._envs import MODELS, TAction
-from .._wire import call, connect, expect_closed, recv
+from .._wire import call, connect, expect_closed, masked_frame, raw_handshake, recv
 
 
 @pytest.fixture
@@ -101,3 +101,90 @@ def test_protocol_class_falls_back_when_uvicorn_internals_differ(monkeypatch: py
     assert _direct.protocol_class() is _direct.DirectWebSocketsProtocol
     monkeypatch.setattr(_direct, "_NEEDED", ("handle_connect", "a_method_uvicorn_does_not_have"))
     assert _direct.protocol_class() is None
+
+
+# --- the server's own framing of data frames (control frames go to websockets) -----
+
+
+def read_frame(sock) -> tuple[int, bytes]:
+    """One unmasked server frame from a bare socket: (opcode, payload)."""
+
+    def exactly(n: int) -> bytes:
+        out = b""
+        while len(out) < n:
+            chunk = sock.recv(n - len(out))
+            assert chunk, "the server closed the socket"
+            out += chunk
+        return out
+
+    b0, b1 = exactly(2)
+    n = b1 & 0x7F
+    if n == 126:
+        n = int.from_bytes(exactly(2), "big")
+    elif n == 127:
+        n = int.from_bytes(exactly(8), "big")
+    return b0 & 0x0F, exactly(n)
+
+
+def part(payload: bytes, opcode: int, fin: bool) -> bytes:
+    frame = bytearray(masked_frame(payload, opcode))
+    if not fin:
+        frame[0] &= 0x7F
+    return bytes(frame)
+
+
+STEP_BYTES = orjson.dumps({"type": "step", "data": {"message": "fragmented ✓"}})
+
+
+@pytest.mark.parametrize("piece", [1, 7, 10**6])
+def test_fragments_pings_and_split_reads_assemble_to_one_message(serve, enabled, piece: int) -> None:
+    server = serve()
+    sock = raw_handshake(server.port)
+    try:
+        sock.sendall(masked_frame(b'{"type":"reset"}'))
+        assert orjson.loads(read_frame(sock)[1])["type"] == "observation"
+        data = (
+            part(STEP_BYTES[:5], 0x1, fin=False)
+            + masked_frame(b"ping!", 0x9)  # a control frame between fragments
+            + part(STEP_BYTES[5:9], 0x0, fin=False)
+            + part(STEP_BYTES[9:], 0x0, fin=True)
+        )
+        for i in range(0, len(data), piece):  # bytes arrive in pieces of any size
+            sock.sendall(data[i : i + piece])
+        frames = [read_frame(sock), read_frame(sock)]
+    finally:
+        sock.close()
+    assert (0xA, b"ping!") in frames  # websockets answered the ping
+    (reply,) = [orjson.loads(p) for op, p in frames if op == 0x1]
+    assert reply["data"]["observation"]["message"] == "fragmented ✓"
+    assert enabled[0].enabled
+
+
+def test_an_unmasked_client_frame_is_a_protocol_error(serve) -> None:
+    server = serve()
+    sock = raw_handshake(server.port)
+    try:
+        sock.sendall(masked_frame(b'{"type":"reset"}'))
+        read_frame(sock)
+        sock.sendall(bytes([0x81, 2]) + b"{}")  # no mask bit
+        opcode, payload = read_frame(sock)
+    finally:
+        sock.close()
+    assert opcode == 0x8
+    assert int.from_bytes(payload[:2], "big") == 1002
+    server.wait_active(0)
+
+
+def test_a_close_frame_is_answered_and_ends_the_session(serve) -> None:
+    server = serve()
+    sock = raw_handshake(server.port)
+    try:
+        sock.sendall(masked_frame(b'{"type":"reset"}'))
+        read_frame(sock)
+        sock.sendall(masked_frame((4000).to_bytes(2, "big") + b"bye", 0x8))
+        opcode, payload = read_frame(sock)
+    finally:
+        sock.close()
+    assert opcode == 0x8
+    assert int.from_bytes(payload[:2], "big") == 4000
+    server.wait_active(0)
