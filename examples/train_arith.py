@@ -1,10 +1,18 @@
 """Train the ``tiny`` model with GRPO against ``envs/arith_env`` served over the protocol.
 
-    python examples/train_arith.py [--steps 100] [--digits 1] [--ops +] [--workers 0] [--out runs/arith]
+    python examples/train_arith.py [--steps 100] [--workers 2] [--out runs/arith]
 
-Serves ``ArithEnv`` on a free loopback port with server-side default options (one-digit
-sums, partial credit so a random model gets a signal), trains for ``--steps`` steps,
-prints the mean reward every 10 steps and draws ``OUT/reward.png``.
+Serves ``ArithEnv`` on a free loopback port with the easy level as the server's default
+options (``arith_env.EASY``: sums of two operands 0-3, partial credit), trains with the
+settings of ``envs/arith_env/train_tiny.toml`` for ``--steps`` steps, prints the mean
+reward every 10 steps and draws ``OUT/reward.png``. In 100 steps the mean reward climbs
+from below 0.1 to about 0.7-0.8 (seed 0 with ``--workers 2``: 0.08 -> 0.70 over the first
+and last 10 steps). The same run from the command line:
+
+    openenv serve envs/arith_env --env-kwargs '{"ops": "+", "max_operand": 3, "partial_credit": true}'
+    openenv train --env http://127.0.0.1:8000 --model tiny --config envs/arith_env/train_tiny.toml \\
+        --workers 2 --out runs/arith
+
 Needs the env installed (``pip install -e envs/arith_env``; ``scripts/setup.sh`` does it).
 """
 
@@ -12,7 +20,7 @@ from __future__ import annotations
 
 import argparse
 
-from arith_env import ArithEnv
+from arith_env import EASY, ArithEnv
 
 from openenv.server import create_app, serve_in_background
 from openenv.train import TrainConfig, dr_grpo_advantages, plot_rewards, train
@@ -21,26 +29,24 @@ from openenv.train import TrainConfig, dr_grpo_advantages, plot_rewards, train
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=100)
-    parser.add_argument("--digits", type=int, default=1)
-    parser.add_argument("--ops", default="+")
-    parser.add_argument("--workers", type=int, default=0)
+    parser.add_argument("--workers", type=int, default=0, help="rollout worker processes (0: in this one)")
+    parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="runs/arith")
     args = parser.parse_args()
-    defaults = {"digits": args.digits, "ops": args.ops, "partial_credit": True}
-    server = serve_in_background(create_app(ArithEnv, env_kwargs=defaults))
-    url = server.url
+    server = serve_in_background(create_app(ArithEnv, env_kwargs=EASY.model_dump(exclude_unset=True)))
     try:
         cfg = TrainConfig(
-            env=[url],
+            env=[server.url],
             model="tiny",
             steps=args.steps,
-            group_size=8,
+            group_size=16,
             prompts_per_step=16,
             max_turns=1,
-            max_new_tokens=args.digits + 1,  # the longest sum of two d-digit numbers
-            lr=3e-3,
+            max_new_tokens=1,  # the easy level's answers (0-6) are one character
+            lr=2e-3,
             advantage=dr_grpo_advantages,
             workers=args.workers,
+            seed=args.seed,
             out=args.out,
             progress=False,
         )

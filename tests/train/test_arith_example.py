@@ -17,6 +17,6 @@ def test_example_runs(tmp_path: Path) -> None:
     rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     assert [row["step"] for row in rows] == [0, 1, 2]
     for row in rows:
-        assert row["episodes"] == 128  # 16 prompts x 8, all scored: the env answered every call
+        assert row["episodes"] == 256  # 16 prompts x 16, all scored: the env answered every call
         assert row["failed"] == 0
         assert 0.0 <= row["reward_mean"] <= 1.0

@@ -1,9 +1,10 @@
 """Arith environment. Clients import the models; the server imports ``ArithEnv``."""
 
 from .env import ArithEnv, make_problems, score
-from .models import MODELS, ArithAction, ArithObservation, ArithOptions, ArithState
+from .models import EASY, MODELS, ArithAction, ArithObservation, ArithOptions, ArithState
 
 __all__ = [
+    "EASY",
     "MODELS",
     "ArithAction",
     "ArithEnv",

@@ -7,7 +7,9 @@ import re
 import uuid
 from typing import Any
 
-from openenv import Environment, Execution
+from pydantic import ValidationError
+
+from openenv import Environment, Execution, ValidationFailed
 
 from .models import ArithAction, ArithObservation, ArithOptions, ArithState
 
@@ -17,11 +19,9 @@ _INTEGER = re.compile(r"-?\d+")
 def make_problems(seed: int | None, options: ArithOptions) -> list[tuple[str, int]]:
     """The episode's problems as ``(prompt, answer)``; a function of the seed and options."""
     rng = random.Random(seed)
-    low = 0 if options.digits == 1 else 10 ** (options.digits - 1)
-    high = 10**options.digits - 1
     problems = []
     for _ in range(options.rounds):
-        a, b = rng.randint(low, high), rng.randint(low, high)
+        a, b = rng.randint(options.low, options.high), rng.randint(options.low, options.high)
         op = rng.choice(options.ops)
         if op == "-" and b > a:
             a, b = b, a  # answers stay non-negative
@@ -83,7 +83,13 @@ class ArithEnv(Environment[ArithAction, ArithObservation, ArithState]):
             options = ArithOptions()
         elif not isinstance(options, ArithOptions):
             options = ArithOptions.model_validate(options)
-        options = self._defaults.model_copy(update=options.model_dump(include=options.model_fields_set))
+        merged = {**self._defaults.model_dump(), **options.model_dump(include=options.model_fields_set)}
+        try:
+            options = ArithOptions.model_validate(merged)
+        except ValidationError as exc:  # e.g. a reset's digits beyond the server's max_operand
+            raise ValidationFailed(
+                f"reset options with the server's defaults: {exc.errors()[0]['msg']}"
+            ) from None
         self._options = options
         self._problems = make_problems(seed, options)
         self._state = ArithState(

@@ -3,8 +3,10 @@ options, directly and over the protocol."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
-from arith_env import MODELS, ArithAction, ArithEnv, ArithOptions, make_problems, score
+from arith_env import EASY, MODELS, ArithAction, ArithEnv, ArithOptions, make_problems, score
 from pydantic import ValidationError
 from starlette.testclient import TestClient
 
@@ -127,3 +129,41 @@ def test_schema_publishes_the_reset_options() -> None:
     assert schema["reset_options"]["properties"]["digits"]["maximum"] == 6
     assert schema["action"]["required"] == ["answer"]
     assert "prompt" in schema["observation"]["properties"]
+
+
+def test_max_operand_bounds_the_operands() -> None:
+    operands, sums = set(), set()
+    for seed in range(300):
+        prompt, value = make_problems(seed, EASY)[0]
+        a, b = prompt[:-1].split("+")
+        operands |= {int(a), int(b)}
+        sums.add(value)
+    assert operands == {0, 1, 2, 3}
+    assert sums == set(range(7))  # one-character answers
+    for prompt, _ in make_problems(2, ArithOptions(digits=2, max_operand=12, ops="+-*", rounds=8)):
+        assert all(10 <= int(x) <= 12 for x in re.split(r"[+\-*]", prompt[:-1]))
+
+
+@pytest.mark.parametrize("bad", [{"max_operand": 10}, {"digits": 2, "max_operand": 9}, {"max_operand": -1}])
+def test_max_operand_outside_the_digits_range_is_rejected(bad: dict[str, object]) -> None:
+    with pytest.raises(ValidationError, match="max_operand"):
+        ArithOptions.model_validate(bad)
+
+
+def test_easy_level_as_server_defaults_over_the_protocol() -> None:
+    app = create_app(ArithEnv, env_kwargs=EASY.model_dump(exclude_unset=True))
+    with ASGITransport(app) as transport, EnvClient("http://env", MODELS, transport=transport) as env:
+        first = env.reset(seed=5)  # what the trainer sends: a seed only
+        assert first.observation.prompt == make_problems(5, EASY)[0][0]
+        a, b = first.observation.prompt[:-1].split("+")
+        wrong = str((int(a) + int(b) + 1) % 10)
+        assert env.step(ArithAction(answer=wrong)).reward == pytest.approx(0.1)  # a digit, not the sum
+        env.reset(seed=5)
+        assert env.step(ArithAction(answer=str(int(a) + int(b)))).reward == 1.0
+        bigger = env.reset(seed=5, digits=2, max_operand=20)
+        assert (
+            bigger.observation.prompt
+            == make_problems(5, ArithOptions(digits=2, max_operand=20, ops="+"))[0][0]
+        )
+        with pytest.raises(ValidationFailed, match="max_operand"):
+            env.reset(seed=5, digits=2)  # two digits, but the server's max_operand is 3
