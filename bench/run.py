@@ -108,9 +108,10 @@ def headline(res: dict[str, Any]) -> str:
     rows: list[list[str]] = []
     if "seq" in res:
         by = {r["case"]: r for r in res["seq"]["rows"]}
-        for name, short in [
-            ("our EnvClient (sync) -> our server", "sync EnvClient"),
-            ("our AsyncEnvClient -> our server", "AsyncEnvClient"),
+        # the async client's target was raised to 1.0x by the core-seams issue
+        for name, short, goal in [
+            ("our EnvClient (sync) -> our server", "sync EnvClient", 0.8),
+            ("our AsyncEnvClient -> our server", "AsyncEnvClient", 1.0),
         ]:
             r = by[name]
             rows.append(
@@ -118,8 +119,8 @@ def headline(res: dict[str, Any]) -> str:
                     f"1. sequential steps/s, {short} vs raw websockets",
                     f"{r['ratio_vs_base']:.2f}x",
                     f"p50 {r['p50_us']:.0f} us, p99 {r['p99_us']:.0f} us",
-                    ">= 0.8x",
-                    target(r["ratio_vs_base"] >= 0.8),
+                    f">= {goal:.1f}x",
+                    target(r["ratio_vs_base"] >= goal),
                     _up(by, "raw websockets client -> upstream 0.10.0 server"),
                 ]
             )
@@ -127,14 +128,15 @@ def headline(res: dict[str, Any]) -> str:
         for n, d in res["conc"].items():
             by = {r["case"]: r for r in d["rows"]}
             r = by["AsyncEnvClient -> our server"]
-            goal = ">= 0.7x" if n == "64" else "-"
+            # N=1000's target was raised to 0.9x by the core-seams issue
+            goal = {"64": 0.7, "1000": 0.9}.get(n)
             rows.append(
                 [
                     f"2. aggregate steps/s at N={n} vs raw websockets",
                     f"{r['ratio_vs_base']:.2f}x",
                     f"{r['steps_per_s']:,.0f} steps/s; server CPU/step {r['srv_cpu_vs_base']:.2f}x raw's",
-                    goal,
-                    target(r["ratio_vs_base"] >= 0.7) if n == "64" else "-",
+                    "-" if goal is None else f">= {goal:.1f}x",
+                    "-" if goal is None else target(r["ratio_vs_base"] >= goal),
                     _up(by, "raw websockets -> upstream 0.10.0"),
                 ]
             )

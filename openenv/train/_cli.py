@@ -7,6 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from .._exceptions import OpenEnvError
+from ._algos import ADVANTAGES, LOSSES
 from ._config import TrainConfig
 from ._metrics import plot_rewards
 
@@ -26,6 +27,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, help="rollout worker processes on Monarch; 0 = in this process")
     p.add_argument("--device", choices=("cpu", "cuda"))
     p.add_argument("--out", metavar="DIR", help="where metrics.jsonl and checkpoint.pt go")
+    p.add_argument("--lr", type=float, help="learning rate (AdamW)")
+    p.add_argument("--max-new-tokens", type=int, help="tokens sampled per turn at most")
+    p.add_argument("--advantage", choices=sorted(ADVANTAGES), help="group advantage")
+    p.add_argument("--loss", choices=sorted(LOSSES), help="policy loss")
+    p.add_argument("--seed", type=int, help="seed of the run (model init, sampling, tasks)")
     p.add_argument(
         "--sampler",
         choices=("auto", "hf", "vllm"),
@@ -53,6 +59,11 @@ _FLAGS = (
     "workers",
     "device",
     "out",
+    "lr",
+    "max_new_tokens",
+    "advantage",
+    "loss",
+    "seed",
     "sampler",
     "tensorboard",
     "resume",

@@ -131,8 +131,21 @@ def test_cli(serve: Callable[..., Any], tmp_path: Path, capsys: pytest.CaptureFi
         "--no-tensorboard",
         "--sampler",
         "hf",
+        "--lr",
+        "5e-4",
+        "--max-new-tokens",
+        "2",
+        "--advantage",
+        "rloo",
+        "--loss",
+        "gspo",
+        "--seed",
+        "3",
     ]
     assert cli_main(args) == 0
+    written = json.loads((out / "config.json").read_text())
+    assert (written["lr"], written["max_new_tokens"], written["seed"]) == (5e-4, 2, 3)  # flags beat the file
+    assert (written["advantage"], written["loss"]) == ("rloo", "gspo")
     assert not (out / "tb").exists()
     rows = read_metrics(out)
     assert [r["step"] for r in rows] == [0, 1]
