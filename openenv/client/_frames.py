@@ -22,9 +22,9 @@ from collections import deque
 from .._exceptions import ConnectionClosed
 
 try:  # C, shipped with websockets' wheels
-    from websockets.speedups import apply_mask
+    from websockets.speedups import apply_mask as apply_mask
 except ImportError:  # pragma: no cover - a websockets built without its C extension
-    from websockets.utils import apply_mask
+    from websockets.utils import apply_mask as apply_mask
 
 TEXT, BINARY, CONT, CLOSE, PING, PONG = 0x1, 0x2, 0x0, 0x8, 0x9, 0xA
 _HEADER_END = b"\r\n\r\n"
@@ -40,6 +40,21 @@ def split_handshake(data: bytes | bytearray) -> tuple[bytes, bytes] | None:
         return None
     end += len(_HEADER_END)
     return bytes(data[:end]), bytes(data[end:])
+
+
+def length_at(buf: bytearray, pos: int, size: int) -> tuple[int, int] | None:
+    """``(payload length, where the length field ends)`` of the frame at ``pos`` (at
+    least 2 bytes there); None while its extended length has not all arrived."""
+    length = buf[pos + 1] & 0x7F
+    if length == 126:
+        if size - pos < 4:
+            return None
+        return int.from_bytes(buf[pos + 2 : pos + 4], "big"), pos + 4
+    if length == 127:
+        if size - pos < 10:
+            return None
+        return int.from_bytes(buf[pos + 2 : pos + 10], "big"), pos + 10
+    return length, pos + 2
 
 
 def _frame(opcode: int, payload: bytes) -> bytes:
@@ -113,16 +128,11 @@ class Framer:
         buf += data
         pos, size, limit = 0, len(buf), self.max_size
         while size - pos >= 2:
+            header = length_at(buf, pos, size)
+            if header is None:
+                break
+            length, start = header
             b0, b1 = buf[pos], buf[pos + 1]
-            length, start = b1 & 0x7F, pos + 2
-            if length == 126:
-                if size - pos < 4:
-                    break
-                length, start = int.from_bytes(buf[pos + 2 : pos + 4], "big"), pos + 4
-            elif length == 127:
-                if size - pos < 10:
-                    break
-                length, start = int.from_bytes(buf[pos + 2 : pos + 10], "big"), pos + 10
             if b1 & 0x80 or b0 & 0x70:
                 self._fail(1002, "a masked frame or reserved bits from the server")
                 return

@@ -23,10 +23,7 @@ from typing import Any
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from websockets.protocol import State
 
-try:  # C, shipped with websockets' wheels
-    from websockets.speedups import apply_mask
-except ImportError:  # pragma: no cover - a websockets built without its C extension
-    from websockets.utils import apply_mask
+from ..client._frames import apply_mask, length_at
 
 #: Messages a connection may hold unread before reading from the socket pauses.
 HIGH_WATER = 64
@@ -173,16 +170,12 @@ class DirectWebSocketsProtocol(WebSocketsSansIOProtocol):
         buf += data
         pos, size, limit = 0, len(buf), self._limit
         while size - pos >= 2:
+            header = length_at(buf, pos, size)
+            if header is None:
+                break
+            length, start = header
             b0, b1 = buf[pos], buf[pos + 1]
-            opcode, length, start = b0 & 0x0F, b1 & 0x7F, pos + 2
-            if length == 126:
-                if size - pos < 4:
-                    break
-                length, start = int.from_bytes(buf[pos + 2 : pos + 4], "big"), pos + 4
-            elif length == 127:
-                if size - pos < 10:
-                    break
-                length, start = int.from_bytes(buf[pos + 2 : pos + 10], "big"), pos + 10
+            opcode = b0 & 0x0F
             if (
                 not b1 & 0x80  # a client must mask
                 or b0 & 0x70  # no extension was negotiated
