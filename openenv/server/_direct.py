@@ -164,6 +164,11 @@ class DirectWebSocketsProtocol(WebSocketsSansIOProtocol):
         objects); control frames, and everything after anything unusual, go to websockets'
         parser, always at a frame boundary."""
         if not self.direct.enabled or self._general:
+            if self.handshake_initiated and not self.direct.enabled:
+                # Bytes after the request, before the loop took the channel (uvicorn hands
+                # this protocol the request alone): websockets may be mid-frame on them,
+                # so it keeps parsing this connection.
+                self._general = True
             super().data_received(data)
             return
         buf = self._buf

@@ -188,3 +188,28 @@ def test_a_close_frame_is_answered_and_ends_the_session(serve) -> None:
     assert opcode == 0x8
     assert int.from_bytes(payload[:2], "big") == 4000
     server.wait_active(0)
+
+
+def test_frames_that_arrive_before_the_channel_takes_over(serve, monkeypatch) -> None:
+    # websockets may be mid-frame on bytes it got before enable(): such a connection
+    # stays with websockets' parser, and what it queued is answered in order
+    original = DirectChannel.enable
+    seen: list[_direct.DirectWebSocketsProtocol] = []
+
+    def early_frame(self: DirectChannel) -> None:
+        seen.append(self._p)
+        self._p.data_received(masked_frame(b'{"type":"reset"}'))  # as if it came first
+        original(self)
+
+    monkeypatch.setattr(DirectChannel, "enable", early_frame)
+    server = serve()
+    sock = raw_handshake(server.port)
+    try:
+        first = orjson.loads(read_frame(sock)[1])
+        sock.sendall(masked_frame(STEP_BYTES))
+        second = orjson.loads(read_frame(sock)[1])
+    finally:
+        sock.close()
+    assert first["data"]["observation"]["step"] == 0  # the early reset, answered
+    assert second["data"]["observation"]["message"] == "fragmented ✓"
+    assert seen[0]._general
