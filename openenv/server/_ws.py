@@ -174,6 +174,8 @@ class Connection:
 
     async def _close_socket(self, code: int, reason: str = "") -> None:
         self.closing = True
+        if self.direct is not None and self.direct.closed:
+            return  # the peer is gone or closed first (uvicorn answered its close frame)
         if self.ws.application_state is WebSocketState.CONNECTED:
             try:
                 await self.ws.close(code, reason)

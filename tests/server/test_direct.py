@@ -8,6 +8,8 @@ UTF-8 closes only its connection, and a connection that goes away ends its loop.
 
 from __future__ import annotations
 
+import re
+
 import orjson
 import pytest
 
@@ -213,3 +215,68 @@ def test_frames_that_arrive_before_the_channel_takes_over(serve, monkeypatch) ->
     assert first["data"]["observation"]["step"] == 0  # the early reset, answered
     assert second["data"]["observation"]["message"] == "fragmented ✓"
     assert seen[0]._general
+
+
+def random_frames(rng, n: int) -> bytes:
+    """A stream of frames, most well formed, some not: any opcode, fin and RSV bits,
+    masked or not, lengths in all three encodings, payloads of JSON or noise."""
+    out = bytearray(masked_frame(b'{"type":"reset"}') if rng.random() < 0.5 else b"")
+    for _ in range(n):
+        kind = rng.random()
+        if kind < 0.1:
+            out += rng.randbytes(rng.randint(1, 40))  # noise
+            continue
+        opcode = rng.choice([0x0, 0x1, 0x1, 0x2, 0x3, 0x8, 0x9, 0xA, 0xB])
+        payload = rng.choice(
+            [b'{"type":"reset"}', b'{"type":"step","data":{"message":"x"}}', b"\xff\xfe", b""]
+        ) + rng.randbytes(rng.choice([0, 3, 130, 70_000]))
+        frame = bytearray(masked_frame(payload, opcode))
+        if rng.random() < 0.2:
+            frame[0] &= 0x7F  # not final
+        if rng.random() < 0.05:
+            frame[0] |= rng.choice([0x10, 0x20, 0x40])  # reserved bits
+        if rng.random() < 0.05:
+            frame[1] &= 0x7F  # claims no mask (the mask bytes stay in the payload)
+        if rng.random() < 0.05:
+            frame = frame[: rng.randint(1, len(frame))]  # cut short
+        out += frame
+    return bytes(out)
+
+
+def test_random_frame_streams_never_hurt_the_server_or_other_sessions(serve) -> None:
+    import random
+    import time
+
+    rng = random.Random(20261123)
+    server = serve(max_frame_bytes=100_000)
+    healthy = connect(server.ws_url)
+    assert call(healthy, {"type": "reset"})["type"] == "observation"
+    deadline = time.monotonic() + 30
+    answers = bytearray()
+    for i in range(60):
+        if time.monotonic() > deadline:
+            break
+        sock = raw_handshake(server.port)
+        data = random_frames(rng, rng.randint(1, 12))
+        try:
+            for start in range(0, len(data), 4096):
+                sock.sendall(data[start : start + 4096])
+            sock.settimeout(0.2)
+            try:
+                while chunk := sock.recv(65536):  # what it answers, until it closes or goes quiet
+                    answers += chunk
+            except (TimeoutError, OSError):
+                pass
+        except OSError:
+            pass  # the server closed on a protocol error while we were still sending
+        finally:
+            sock.close()
+        step = call(healthy, {"type": "step", "data": {"message": f"after {i}"}})
+        assert step["data"]["observation"]["message"] == f"after {i}"
+    healthy.close()
+    server.wait_active(0, timeout_s=10)
+    # the streams reached every path: replies, typed errors, protocol-error closes
+    assert b'"type":"observation"' in answers
+    assert b'"type":"error"' in answers
+    assert re.search(rb"\x88[\x02-\x7d]\x03\xea", answers)  # a close frame, code 1002
+    assert re.search(rb"\x88[\x02-\x7d]\x03\xef", answers)  # 1007 (bad UTF-8)
