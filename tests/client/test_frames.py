@@ -173,3 +173,25 @@ def test_split_handshake() -> None:
     assert split_handshake(head + frame) == (head, frame)
     assert split_handshake(head[:-2]) is None
     assert split_handshake(b"HTTP/1.1 403 Forbidden\r\n\r\nno") is None
+
+
+def test_random_bytes_never_raise_out_of_the_framer() -> None:
+    import random
+
+    rng = random.Random(7)
+    outcomes = {"error": 0, "closed": 0, "messages": 0}
+    for _ in range(500):
+        framer = Framer(1 << 16)
+        pieces = [raw(0x1, b"ok"), raw(0x9, b"p"), raw(0x8, b"\x03\xe8")]
+        data = b"".join(
+            rng.choice([*pieces, rng.randbytes(rng.randint(1, 9))]) for _ in range(rng.randint(1, 6))
+        )
+        feed_in_pieces(framer, data, rng.randint(1, 8))
+        if framer.error is not None:
+            outcomes["error"] += 1
+            assert not framer.open
+            assert framer.pending  # the close frame that fails the connection
+        elif framer.close_rcvd is not None:
+            outcomes["closed"] += 1
+        outcomes["messages"] += len(framer.messages)
+    assert all(outcomes.values()), outcomes  # every path was reached
