@@ -13,11 +13,12 @@ bf16 autocast only on CUDA, as ours.
 from __future__ import annotations
 
 import os
-import resource
 import statistics
 import time
 from pathlib import Path
 from typing import Any
+
+from _util import peak_mib
 
 
 def run_trl(
@@ -117,11 +118,7 @@ def run_trl(
         row["train_tokens_per_s"] = call["context_tokens"] / max(row["train_s"], 1e-9)
     steady = steps_rows[1:] or steps_rows
     med = statistics.median
-    peak = (
-        torch.cuda.max_memory_allocated() / 2**20
-        if cuda
-        else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    )
+    peak = peak_mib(cuda)
     result: dict[str, Any] = {
         "trainer": f"trl {__import__('trl').__version__} GRPOTrainer",
         "steps": len(steps_rows),

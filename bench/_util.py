@@ -37,6 +37,15 @@ SERVER_MAX_S = 1800
 CHILDREN: list[Any] = []  # anything with .name and .stop(): servers, helper clients
 
 
+def peak_mib(cuda: bool) -> float:
+    """This process's peak memory in MiB: the CUDA allocator's peak on a GPU, else max RSS."""
+    if cuda:
+        import torch
+
+        return float(torch.cuda.max_memory_allocated()) / 2**20
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind((HOST, 0))

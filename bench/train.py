@@ -30,7 +30,6 @@ import importlib.util
 import json
 import os
 import platform
-import resource
 import statistics
 import subprocess
 import sys
@@ -38,6 +37,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from _util import peak_mib
 
 ROOT = Path(__file__).resolve().parents[1]
 SHAPES: dict[str, dict[str, int]] = {
@@ -106,11 +107,7 @@ def run_ours(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     wall = time.perf_counter() - t0
     steady = rows[1:] or rows
     med = statistics.median
-    peak = (
-        torch.cuda.max_memory_allocated() / 2**20
-        if cuda
-        else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    )
+    peak = peak_mib(cuda)
     where = f"{args.workers} Monarch workers" if args.workers else "in-process"
     return {
         "trainer": f"openenv.train ({where})",
