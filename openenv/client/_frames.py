@@ -57,16 +57,18 @@ def length_at(buf: bytearray, pos: int, size: int) -> tuple[int, int] | None:
     return length, pos + 2
 
 
-def _frame(opcode: int, payload: bytes) -> bytes:
-    n = len(payload)
+def frame_header(opcode: int, n: int, mask_bit: int) -> bytes:
+    """A final frame's header for ``n`` payload bytes; ``mask_bit`` 0x80 (client) or 0."""
     if n < 126:
-        head = bytes((0x80 | opcode, 0x80 | n))
-    elif n < 65536:
-        head = struct.pack("!BBH", 0x80 | opcode, 0xFE, n)
-    else:
-        head = struct.pack("!BBQ", 0x80 | opcode, 0xFF, n)
+        return bytes((0x80 | opcode, mask_bit | n))
+    if n < 65536:
+        return struct.pack("!BBH", 0x80 | opcode, mask_bit | 126, n)
+    return struct.pack("!BBQ", 0x80 | opcode, mask_bit | 127, n)
+
+
+def _frame(opcode: int, payload: bytes) -> bytes:
     mask = os.urandom(4)
-    return head + mask + apply_mask(payload, mask)
+    return frame_header(opcode, len(payload), 0x80) + mask + apply_mask(payload, mask)
 
 
 class Framer:

@@ -16,14 +16,13 @@ app through plain ASGI (``protocol_class()`` returns ``None``).
 from __future__ import annotations
 
 import asyncio
-import struct
 from collections import deque
 from typing import Any
 
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from websockets.protocol import State
 
-from ..client._frames import apply_mask, length_at
+from ..client._frames import apply_mask, frame_header, length_at
 
 #: Messages a connection may hold unread before reading from the socket pauses.
 HIGH_WATER = 64
@@ -107,9 +106,8 @@ class DirectChannel:
         p = self._p
         if not p.writable.is_set():
             await p.writable.wait()
-        if p.disconnected or p.close_sent or p.transport.is_closing():
-            return False
-        if p.conn.state is not State.OPEN:  # the closing handshake has begun
+        # gone, or the closing handshake has begun (ours or the peer's)
+        if p.disconnected or p.close_sent or p.transport.is_closing() or p.conn.state is not State.OPEN:
             return False
         p.transport.write(server_frame(frame))
         return True
@@ -118,15 +116,9 @@ class DirectChannel:
 def server_frame(message: str | bytes) -> bytes:
     """One unmasked frame, as a server sends it."""
     if isinstance(message, str):
-        payload, first = message.encode(), 0x81
-    else:
-        payload, first = message, 0x82
-    n = len(payload)
-    if n < 126:
-        return bytes((first, n)) + payload
-    if n < 65536:
-        return struct.pack("!BBH", first, 126, n) + payload
-    return struct.pack("!BBQ", first, 127, n) + payload
+        payload = message.encode()
+        return frame_header(0x1, len(payload), 0) + payload
+    return frame_header(0x2, len(message), 0) + message
 
 
 class _Signals:

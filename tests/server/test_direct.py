@@ -280,3 +280,26 @@ def test_random_frame_streams_never_hurt_the_server_or_other_sessions(serve) -> 
     assert b'"type":"error"' in answers
     assert re.search(rb"\x88[\x02-\x7d]\x03\xea", answers)  # a close frame, code 1002
     assert re.search(rb"\x88[\x02-\x7d]\x03\xef", answers)  # 1007 (bad UTF-8)
+
+
+@pytest.mark.parametrize("size", [0, 125, 126, 65535, 65536, 200_000])
+def test_server_frames_parse_in_websockets_client_protocol(size: int) -> None:
+    from websockets.client import ClientProtocol
+    from websockets.frames import Opcode
+    from websockets.server import ServerProtocol
+    from websockets.uri import parse_uri
+
+    client, server = ClientProtocol(parse_uri("ws://127.0.0.1/ws"), max_size=None), ServerProtocol()
+    client.send_request(client.connect())
+    server.receive_data(b"".join(client.data_to_send()))
+    (request,) = server.events_received()
+    server.send_response(server.accept(request))
+    client.receive_data(b"".join(server.data_to_send()))
+    client.events_received()  # the 101
+    text = "é" * (size // 2) + "x" * (size % 2)
+    client.receive_data(_direct.server_frame(text) + _direct.server_frame(b"\x00" * size))
+    frames = client.events_received()
+    assert [(f.opcode, f.fin) for f in frames] == [(Opcode.TEXT, True), (Opcode.BINARY, True)]
+    assert frames[0].data.decode() == text
+    assert frames[1].data == b"\x00" * size
+    assert client.parser_exc is None
