@@ -28,6 +28,7 @@ except ImportError:  # pragma: no cover - a websockets built without its C exten
 
 TEXT, BINARY, CONT, CLOSE, PING, PONG = 0x1, 0x2, 0x0, 0x8, 0x9, 0xA
 _HEADER_END = b"\r\n\r\n"
+_SWITCHING = b"HTTP/1.1 101 "
 #: Bytes of response header a server may send before the handshake counts as broken.
 MAX_HANDSHAKE = 64 * 1024
 
@@ -36,10 +37,16 @@ def split_handshake(data: bytes | bytearray) -> tuple[bytes, bytes] | None:
     """``(response head, bytes after it)`` once a ``101`` head is complete; None while
     incomplete or when the response is not a ``101`` (websockets reads those whole)."""
     end = data.find(_HEADER_END)
-    if end < 0 or not data.startswith(b"HTTP/1.1 101 "):
+    if end < 0 or not data.startswith(_SWITCHING):
         return None
     end += len(_HEADER_END)
     return bytes(data[:end]), bytes(data[end:])
+
+
+def not_a_101(head: bytes | bytearray) -> bool:
+    """True once the response head so far cannot become a ``101`` (or is too long): it
+    is a refusal, for websockets to read whole and say why."""
+    return len(head) > MAX_HANDSHAKE or not _SWITCHING.startswith(bytes(head[: len(_SWITCHING)]))
 
 
 def length_at(buf: bytearray, pos: int, size: int) -> tuple[int, int] | None:

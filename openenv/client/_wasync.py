@@ -27,7 +27,7 @@ from .._exceptions import (
     RequestTimeout,
     connection_closed,
 )
-from ._frames import MAX_HANDSHAKE, Framer, split_handshake
+from ._frames import Framer, not_a_101, split_handshake
 from ._transport import ConnectParams
 from ._wsync import _limit
 
@@ -134,7 +134,7 @@ class AsyncWebSocket(asyncio.Protocol):
         head += data
         split = split_handshake(head)
         if split is None:
-            if len(head) > MAX_HANDSHAKE or not b"HTTP/1.1 101 ".startswith(bytes(head[:13])):
+            if not_a_101(head):
                 # not a 101 (websockets reads the whole refusal and says why), or too long
                 self._proto.receive_data(bytes(head))
                 head.clear()

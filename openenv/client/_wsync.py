@@ -32,7 +32,7 @@ from .._exceptions import (
     RequestTimeout,
     connection_closed,
 )
-from ._frames import MAX_HANDSHAKE, Framer, split_handshake
+from ._frames import Framer, not_a_101, split_handshake
 
 _READ = 256 * 1024
 #: How often the keepalive thread looks at idle sockets (pings come every ~20 s).
@@ -135,7 +135,7 @@ class SyncWebSocket:
                     self._framer = Framer(self._max_size)
                     if rest:
                         self._framer.feed(rest)
-                elif len(head) > MAX_HANDSHAKE or not b"HTTP/1.1 101 ".startswith(bytes(head[:13])):
+                elif not_a_101(head):
                     self._proto.receive_data(bytes(head))  # a refusal: websockets says why
                     head.clear()
             if isinstance(self._proto.parser_exc, InvalidHandshake):

@@ -16,7 +16,7 @@ from websockets.server import ServerProtocol
 from websockets.uri import parse_uri
 
 from openenv import ConnectionClosed
-from openenv.client._frames import Framer, split_handshake
+from openenv.client._frames import Framer, not_a_101, split_handshake
 
 pytestmark = pytest.mark.socket_only  # no client transport involved: run once
 
@@ -173,6 +173,11 @@ def test_split_handshake() -> None:
     assert split_handshake(head + frame) == (head, frame)
     assert split_handshake(head[:-2]) is None
     assert split_handshake(b"HTTP/1.1 403 Forbidden\r\n\r\nno") is None
+    # a head that can still become a 101 waits; anything else is a refusal for websockets
+    assert not not_a_101(b"HTTP/1.1 1")
+    assert not not_a_101(head[:-2])
+    assert not_a_101(b"HTTP/1.1 403 Forbidden\r\n")
+    assert not_a_101(b"HTTP/1.1 101 " + b"x" * 70_000)
 
 
 def test_random_bytes_never_raise_out_of_the_framer() -> None:
