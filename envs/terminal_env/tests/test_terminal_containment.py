@@ -16,6 +16,7 @@ from _terminal_fixtures import LEVELS, ROOT, served
 from terminal_env import MODELS, RestartAction, RunAction
 
 from openenv import AsyncEnvClient
+from openenv.sandbox._sandbox import default_root
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -110,7 +111,7 @@ async def test_escape_attempts_are_contained(server: Any, tmp_path: Path) -> Non
         secret = tmp_path / "server-secret"
         secret.write_text("top")
         secret.chmod(0o600)
-        others = f"{bystander_home}/secret.txt /tmp/openenv-sandbox/*/work/secret.txt"
+        others = f"{bystander_home}/secret.txt {default_root()}/*/work/secret.txt"  # the server's sandboxes
         obs = await sh(attacker, f"cat {secret} {others}")
         assert "top" not in obs.output
         assert "s3cret" not in obs.output
