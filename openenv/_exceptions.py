@@ -26,7 +26,12 @@
     │   └── StartupFailed             it never became healthy (carries its last log lines)
     ├── SandboxError                  openenv.sandbox: bad config, or a process could not start
     │   └── SandboxUnavailable        the containment asked for cannot be had here (strict)
-    └── HubError                      openenv.hub: bad repo id, no token, the Hub refused
+    ├── HubError                      openenv.hub: bad repo id, no token, the Hub refused
+    ├── ServeFailed                   openenv serve: the server cannot start (its port is taken);
+    │                                 also a RuntimeError
+    ├── ManifestError                 openenv.yaml is missing or invalid; also a ValueError
+    ├── InitError                     openenv init: unusable name or taken folder; also a ValueError
+    └── ProbeError                    openenv validate: the server did not answer as a probe expected
 
 The first seven codes are upstream OpenEnv's; the rest are our additions. Upstream
 clients turn any error frame into a ``RuntimeError`` with the code in its text, so
@@ -255,6 +260,22 @@ class SandboxUnavailable(SandboxError):
 
 class HubError(OpenEnvError):
     """A Hugging Face Hub operation failed: bad repo id, no token, or the Hub refused."""
+
+
+class ServeFailed(OpenEnvError, RuntimeError):
+    """The server cannot start (e.g. its port is taken)."""
+
+
+class ManifestError(OpenEnvError, ValueError):
+    """``openenv.yaml`` is missing or does not hold a valid manifest."""
+
+
+class InitError(OpenEnvError, ValueError):
+    """The name is not usable or the target folder is taken."""
+
+
+class ProbeError(OpenEnvError):
+    """The server did not answer as a probe expected (the message says how)."""
 
 
 WIRE_ERRORS: dict[ErrorCode, type[WireError]] = {

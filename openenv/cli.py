@@ -12,8 +12,9 @@ from ._extras import MissingExtra, require
 def _serve(args: argparse.Namespace) -> int:
     require("starlette", extra="server", feature="openenv serve")
     require("uvicorn", extra="server", feature="openenv serve")
+    from ._exceptions import ServeFailed
     from .server import ServerSettings, serve
-    from .server._serve import EnvNotFound, ServeFailed
+    from .server._serve import EnvNotFound
 
     env_kwargs = None
     if args.env_kwargs is not None:

@@ -117,3 +117,24 @@ def test_connection_closed_carries_code_and_reason():
 def test_exceptions_are_exported_from_the_package():
     for cls, _ in EXPECTED.values():
         assert getattr(openenv, cls.__name__) is cls
+
+
+@pytest.mark.parametrize(
+    ("name", "home", "builtin"),
+    [
+        ("ServeFailed", "openenv.server._serve", RuntimeError),
+        ("ManifestError", "openenv.authoring._manifest", ValueError),
+        ("InitError", "openenv.authoring._init", ValueError),
+        ("ProbeError", "openenv.authoring._probe", Exception),
+    ],
+)
+def test_tool_errors_are_in_the_tree_and_still_where_they_were(name, home, builtin):
+    import importlib
+
+    from openenv import _exceptions
+
+    cls = getattr(_exceptions, name)
+    assert cls.__module__ == "openenv._exceptions"
+    assert issubclass(cls, OpenEnvError) and issubclass(cls, builtin)  # `except ValueError` still works
+    assert getattr(importlib.import_module(home), name) is cls
+    assert name in (_exceptions.__doc__ or "")  # drawn in the tree

@@ -9,8 +9,9 @@ import importlib
 import typing
 
 if typing.TYPE_CHECKING:
+    from .._exceptions import ManifestError
     from ._init import init_env
-    from ._manifest import Manifest, ManifestError, load_manifest
+    from ._manifest import Manifest, load_manifest
     from ._report import Check, Outcome, Report
     from ._validate import validate, validate_path, validate_url
 
@@ -30,7 +31,7 @@ __all__ = [
 _WHERE = {
     "init_env": "_init",
     "Manifest": "_manifest",
-    "ManifestError": "_manifest",
+    "ManifestError": "_manifest",  # defined in openenv._exceptions
     "load_manifest": "_manifest",
     "Check": "_report",
     "Outcome": "_report",

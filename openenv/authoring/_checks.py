@@ -11,7 +11,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._probe import ProbeError, WsProbe, http
+from .._exceptions import ProbeError
+from ._probe import WsProbe, http
 from ._report import Outcome, Report
 from ._sample import sample_filled, sample_instance
 

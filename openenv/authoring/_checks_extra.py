@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .._exceptions import ProbeError
 from ._checks import Context, observation_problems
-from ._probe import HttpReply, ProbeError, http
+from ._probe import HttpReply, http
 from ._report import Outcome
 
 MCP_ACCEPT = "application/json, text/event-stream"

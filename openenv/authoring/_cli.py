@@ -9,7 +9,8 @@ from typing import Any
 
 
 def _init(args: argparse.Namespace) -> int:
-    from ._init import InitError, init_env
+    from .._exceptions import InitError
+    from ._init import init_env
 
     try:
         path = init_env(args.name, args.dir)

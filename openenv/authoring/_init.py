@@ -13,11 +13,9 @@ from importlib import resources
 from importlib.abc import Traversable
 from pathlib import Path
 
+from .._exceptions import InitError as InitError  # re-exported: its home before the one tree
+
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
-
-
-class InitError(ValueError):
-    """The name is not usable or the target folder is taken."""
 
 
 def names_for(name: str) -> dict[str, str]:

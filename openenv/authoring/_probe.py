@@ -15,9 +15,7 @@ from typing import Any
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 
-
-class ProbeError(Exception):
-    """The server did not answer as a probe expected (the message says how)."""
+from .._exceptions import ProbeError as ProbeError  # re-exported: its home before the one tree
 
 
 @dataclass(slots=True)

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from .._exceptions import ManifestError, ProbeError
 from .._extras import require
 from ._checks import (
     Context,
@@ -33,8 +34,8 @@ from ._checks import (
     check_schema,
 )
 from ._checks_extra import check_http, check_mcp, check_tasks
-from ._manifest import MANIFEST, ManifestError, load_manifest
-from ._probe import ProbeError, http
+from ._manifest import MANIFEST, load_manifest
+from ._probe import http
 from ._report import Outcome, Report
 
 CHECKS = (

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from .._env import AsyncEnvironment, EnvClass, Environment
+from .._exceptions import ServeFailed as ServeFailed  # re-exported: its home before the one tree
 from .._extras import require
 from ._settings import ServerSettings
 
@@ -34,10 +35,6 @@ ENTRY_POINT_GROUP = "openenv.envs"
 
 class EnvNotFound(LookupError):
     """The target names no environment."""
-
-
-class ServeFailed(RuntimeError):
-    """The server cannot start (e.g. its port is taken)."""
 
 
 def check_port(host: str, port: int) -> None:
