@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 
 from ._extras import MissingExtra, require
 
@@ -28,10 +29,6 @@ def _serve(args: argparse.Namespace) -> int:
         if not isinstance(env_kwargs, dict):
             print("openenv serve: --env-kwargs must be a JSON object, e.g. '{\"size\": 3}'", file=sys.stderr)
             return 2
-    if args.sandbox:
-        import os
-
-        os.environ["OPENENV_SANDBOX"] = args.sandbox  # read by openenv.sandbox; workers inherit it
     try:
         settings = ServerSettings.from_env(
             host=args.host,
@@ -47,6 +44,8 @@ def _serve(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"openenv serve: {exc}", file=sys.stderr)
         return 2
+    if args.sandbox:  # the `sandbox` argument of envs that run commands, passed like any other
+        settings = replace(settings, env_kwargs={**settings.env_kwargs, "sandbox": args.sandbox})
     try:
         serve(args.env, settings)
     except EnvNotFound as exc:
@@ -228,8 +227,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--sandbox",
         choices=["strict", "auto", "none"],
-        help="containment of envs that run commands (OPENENV_SANDBOX; default auto; "
-        "strict refuses to start without bubblewrap)",
+        help="containment of envs that run commands, given as their `sandbox` argument (as in "
+        "--env-kwargs; default OPENENV_SANDBOX, else auto; strict refuses to start without bubblewrap)",
     )
     p.set_defaults(func=_serve)
 

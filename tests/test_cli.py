@@ -61,6 +61,23 @@ def test_unset_arguments_fall_back_to_variables_and_defaults(monkeypatch):
     assert (seen[0].max_sessions, seen[0].port, seen[0].host) == (11, 8000, "127.0.0.1")
 
 
+def test_sandbox_is_passed_as_an_env_argument_not_through_the_environment(monkeypatch):
+    import openenv.server
+
+    seen: list[ServerSettings] = []
+    monkeypatch.setattr(openenv.server, "serve", lambda target, settings: seen.append(settings))
+    monkeypatch.delenv("OPENENV_SANDBOX", raising=False)
+    monkeypatch.setenv("OPENENV_ENV_KWARGS", '{"tasks_dir": "/t"}')
+    assert main(["serve", "terminal", "--sandbox", "strict"]) == 0
+    assert seen[0].env_kwargs == {"tasks_dir": "/t", "sandbox": "strict"}
+    assert "OPENENV_SANDBOX" not in os.environ  # no switch left behind for the process
+    argv = ["serve", "terminal", "--env-kwargs", '{"sandbox": "auto", "x": 1}', "--sandbox", "none"]
+    assert main(argv) == 0
+    assert seen[1].env_kwargs == {"sandbox": "none", "x": 1}
+    assert main(["serve", "terminal"]) == 0
+    assert seen[2].env_kwargs == {"tasks_dir": "/t"}  # without --sandbox the env's own default stands
+
+
 def test_unknown_env_exits_2_with_a_message(capsys):
     assert main(["serve", "definitely_not_an_env"]) == 2
     err = capsys.readouterr().err

@@ -15,7 +15,7 @@ MiB = 1 << 20
 
 
 class SandboxLevel(StrEnum):
-    """The containment asked for (``--sandbox``, ``OPENENV_SANDBOX``).
+    """The containment asked for (``SandboxConfig(level=...)``, ``OPENENV_SANDBOX``).
 
     Attributes:
         STRICT: bubblewrap namespaces or nothing: a sandbox refuses to start without them.
@@ -110,7 +110,12 @@ class SandboxConfig:
 
     @classmethod
     def from_env(cls, **overrides: Any) -> SandboxConfig:
-        """Defaults, then ``OPENENV_SANDBOX`` (the level), then ``overrides``."""
+        """Defaults, then ``OPENENV_SANDBOX`` (the level), then ``overrides``.
+
+        ``OPENENV_SANDBOX`` is the user's own setting, read only here; nothing in openenv
+        sets it. ``openenv serve --sandbox LEVEL`` gives the env its ``sandbox`` argument
+        instead (``env_kwargs``), which the envs that run commands pass as ``level=``.
+        """
         config = cls()
         level = os.environ.get("OPENENV_SANDBOX")
         if level:
