@@ -2,11 +2,13 @@
 
 websockets' sans-I/O protocol does the opening handshake (request, ``Sec-WebSocket-Accept``
 check, subprotocol); from the ``101`` on, a ``Framer`` does the framing: about 2 us a
-message each way where the general-purpose parser costs 5-8 us. It covers what a client
-must: masked frames out; unmasked frames in, fragmented or not; pings answered; close
-frames answered and reported; the frame-size limit; bad UTF-8 and protocol errors
-failing the connection with the codes RFC 6455 gives. No extensions are negotiated
-(the clients offer none), so reserved bits are an error.
+message each way where the general-purpose parser costs 5-8 us. Frames are read by
+the ``FrameReader`` the server's direct protocol also uses (``openenv/_wsframes.py``),
+configured for a client: unmasked frames in, fragmented or not; the frame-size limit;
+bad UTF-8 and protocol errors failing the connection with the codes RFC 6455 gives.
+The ``Framer`` adds a client's side: masked frames out, pings answered, close frames
+answered and reported. No extensions are negotiated (the clients offer none), so
+reserved bits are an error.
 
 The ``Framer`` does no I/O: ``feed`` takes bytes read, ``messages`` holds what arrived,
 ``pending`` holds control frames to write (pongs, close replies), and ``text``,
@@ -20,13 +22,8 @@ import struct
 from collections import deque
 
 from .._exceptions import ConnectionClosed
+from .._wsframes import BINARY, CLOSE, PING, PONG, TEXT, FrameReader, apply_mask, frame_header
 
-try:  # C, shipped with websockets' wheels
-    from websockets.speedups import apply_mask as apply_mask
-except ImportError:  # pragma: no cover - a websockets built without its C extension
-    from websockets.utils import apply_mask as apply_mask
-
-TEXT, BINARY, CONT, CLOSE, PING, PONG = 0x1, 0x2, 0x0, 0x8, 0x9, 0xA
 _HEADER_END = b"\r\n\r\n"
 _SWITCHING = b"HTTP/1.1 101 "
 #: Bytes of response header a server may send before the handshake counts as broken.
@@ -49,53 +46,18 @@ def not_a_101(head: bytes | bytearray) -> bool:
     return len(head) > MAX_HANDSHAKE or not _SWITCHING.startswith(bytes(head[: len(_SWITCHING)]))
 
 
-def length_at(buf: bytearray, pos: int, size: int) -> tuple[int, int] | None:
-    """``(payload length, where the length field ends)`` of the frame at ``pos`` (at
-    least 2 bytes there); None while its extended length has not all arrived."""
-    length = buf[pos + 1] & 0x7F
-    if length == 126:
-        if size - pos < 4:
-            return None
-        return int.from_bytes(buf[pos + 2 : pos + 4], "big"), pos + 4
-    if length == 127:
-        if size - pos < 10:
-            return None
-        return int.from_bytes(buf[pos + 2 : pos + 10], "big"), pos + 10
-    return length, pos + 2
-
-
-def frame_header(opcode: int, n: int, mask_bit: int) -> bytes:
-    """A final frame's header for ``n`` payload bytes; ``mask_bit`` 0x80 (client) or 0."""
-    if n < 126:
-        return bytes((0x80 | opcode, mask_bit | n))
-    if n < 65536:
-        return struct.pack("!BBH", 0x80 | opcode, mask_bit | 126, n)
-    return struct.pack("!BBQ", 0x80 | opcode, mask_bit | 127, n)
-
-
 def _frame(opcode: int, payload: bytes) -> bytes:
     mask = os.urandom(4)
     return frame_header(opcode, len(payload), 0x80) + mask + apply_mask(payload, mask)
 
 
-class Framer:
+class Framer(FrameReader):
     """The framing state of one open client connection."""
 
-    __slots__ = (
-        "_buf",
-        "_fragment_size",
-        "_fragment_text",
-        "_fragments",
-        "close_rcvd",
-        "close_sent",
-        "error",
-        "max_size",
-        "messages",
-        "pending",
-    )
+    __slots__ = ("close_rcvd", "close_sent", "error", "messages", "pending")
 
     def __init__(self, max_size: int | None) -> None:
-        self.max_size = max_size
+        super().__init__(masked=False, max_size=max_size)
         self.messages: deque[str | bytes] = deque()
         self.pending: list[bytes] = []
         #: ``(code, reason)`` of the server's close frame (code None: it sent none)
@@ -103,10 +65,6 @@ class Framer:
         self.close_sent = False
         #: why the connection failed on our side (a protocol error, a frame too large)
         self.error: ConnectionClosed | None = None
-        self._buf = bytearray()
-        self._fragments: list[bytes] = []
-        self._fragment_text = False
-        self._fragment_size = 0
 
     @property
     def open(self) -> bool:
@@ -127,87 +85,36 @@ class Framer:
         self.close_sent = True
         return _frame(CLOSE, struct.pack("!H", code) + reason.encode()[:123])
 
-    # --- in -----------------------------------------------------------------------
-
-    def feed(self, data: bytes) -> None:
-        """Parse what arrived; complete messages go to ``messages``."""
-        if self.error is not None or self.close_rcvd is not None:
-            return
-        buf = self._buf
-        buf += data
-        pos, size, limit = 0, len(buf), self.max_size
-        while size - pos >= 2:
-            header = length_at(buf, pos, size)
-            if header is None:
-                break
-            length, start = header
-            b0, b1 = buf[pos], buf[pos + 1]
-            if b1 & 0x80 or b0 & 0x70:
-                self._fail(1002, "a masked frame or reserved bits from the server")
-                return
-            if limit and length + self._fragment_size > limit:
-                self._fail(
-                    1009,
-                    f"a frame from the server was over this client's limit (over {limit} bytes); "
-                    "raise the client's max_frame_bytes",
-                    prefix=False,
-                )
-                return
-            end = start + length
-            if end > size:
-                break
-            payload = bytes(buf[start:end])
-            pos = end
-            if not self._frame_in(b0 & 0x80, b0 & 0x0F, payload):
-                return
-        if pos:
-            del buf[:pos]
+    # --- in: FrameReader's hooks --------------------------------------------------
 
     def eof(self) -> None:
         """The server closed the TCP stream."""
+        self.stopped = True
         if self.close_rcvd is None and self.error is None:
             self.close_rcvd = (None, "")
 
-    def _frame_in(self, fin: int, opcode: int, payload: bytes) -> bool:
-        if opcode in (TEXT, BINARY):
-            if self._fragments:
-                return self._fail(1002, "a new message inside a fragmented one")
-            if fin:
-                return self._deliver(payload, opcode == TEXT)
-            self._fragments, self._fragment_text = [payload], opcode == TEXT
-            self._fragment_size = len(payload)
-            return True
-        if opcode == CONT:
-            if not self._fragments:
-                return self._fail(1002, "a continuation frame outside a message")
-            self._fragments.append(payload)
-            self._fragment_size += len(payload)
-            if fin:
-                whole = b"".join(self._fragments)
-                self._fragments, self._fragment_size = [], 0
-                return self._deliver(whole, self._fragment_text)
-            return True
-        if opcode >= 0x8 and (not fin or len(payload) > 125):
-            return self._fail(1002, "a fragmented or oversized control frame")
+    def message(self, data: str | bytes) -> None:
+        self.messages.append(data)
+
+    def control(self, opcode: int, payload: bytes, frame: bytes) -> bool:
         if opcode == PING:
             if not self.close_sent:
                 self.pending.append(_frame(PONG, payload))
             return True
         if opcode == PONG:
             return True
-        if opcode == CLOSE:
-            return self._close_in(payload)
-        return self._fail(1002, f"unknown opcode {opcode:#x}")
+        return self._close_in(payload)
 
-    def _deliver(self, payload: bytes, text: bool) -> bool:
-        if not text:
-            self.messages.append(payload)
-            return True
-        try:
-            self.messages.append(payload.decode())
-        except UnicodeDecodeError as exc:
-            return self._fail(1007, f"a text frame that is not UTF-8: {exc}")
-        return True
+    def refuse(self, code: int, why: str, rest: bytes | None) -> None:
+        if code == 1009:
+            self._fail(
+                code,
+                f"a frame from the server was over this client's limit (over {self.max_size} bytes); "
+                "raise the client's max_frame_bytes",
+                prefix=False,
+            )
+        else:
+            self._fail(code, why)
 
     def _close_in(self, payload: bytes) -> bool:
         if len(payload) == 1:

@@ -20,9 +20,9 @@ from collections import deque
 from typing import Any
 
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
-from websockets.protocol import State
+from websockets.protocol import Protocol, State
 
-from ..client._frames import apply_mask, frame_header, length_at
+from .._wsframes import FrameReader, frame_header
 
 #: Messages a connection may hold unread before reading from the socket pauses.
 HIGH_WATER = 64
@@ -139,75 +139,70 @@ class _Signals:
         return {"type": "websocket.disconnect", "code": 1006}
 
 
+class _ServerFrames(FrameReader):
+    """The shared ``FrameReader`` configured for a server (masked frames in, the
+    configured limit), feeding one connection's ``DirectChannel``. Control frames and
+    every byte from a refused frame on go to websockets' parser, which answers them
+    (pongs, the closing handshake, the close code of a protocol error)."""
+
+    __slots__ = ("_p",)
+
+    def __init__(self, protocol: DirectWebSocketsProtocol, max_size: int | None) -> None:
+        super().__init__(masked=True, max_size=max_size)
+        self._p = protocol
+
+    def message(self, data: str | bytes) -> None:
+        if not self._p.close_sent:
+            self._p.direct.deliver(data)
+
+    def control(self, opcode: int, payload: bytes, frame: bytes) -> bool:
+        p = self._p
+        p.general_data_received(frame)
+        return not (p.close_sent or p.transport.is_closing())
+
+    def refuse(self, code: int, why: str, rest: bytes | None) -> None:
+        if rest is not None:  # websockets reads the frame again and fails the connection
+            self.stop(rest)
+            return
+        p = self._p  # bad UTF-8 in a message already read
+        p.general = True
+        p.conn.send_close(code)
+        p.handle_parser_exception()
+
+    def stop(self, rest: bytes) -> None:
+        p = self._p
+        p.general = True
+        if rest:
+            p.general_data_received(rest)
+
+
 class DirectWebSocketsProtocol(WebSocketsSansIOProtocol):
     """uvicorn's sans-I/O WebSocket protocol with a ``DirectChannel`` in the scope."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.direct = DirectChannel(self)
-        self._buf = bytearray()
-        self._fragment_size = 0
         #: once anything unusual arrives, websockets' parser takes every byte from there on
-        self._general = False
-        self._limit: int | None = getattr(self.conn, "max_message_size", None)
+        self.general = False
+        self.frames_in = _ServerFrames(self, self.conn.max_message_size)
 
     def data_received(self, data: bytes) -> None:
-        """With the channel enabled, data frames are parsed here (unmasked in C, no frame
-        objects); control frames, and everything after anything unusual, go to websockets'
-        parser, always at a frame boundary."""
-        if not self.direct.enabled or self._general:
-            if self.handshake_initiated and not self.direct.enabled:
-                # Bytes after the request, before the loop took the channel (uvicorn hands
-                # this protocol the request alone): websockets may be mid-frame on them,
-                # so it keeps parsing this connection.
-                self._general = True
-            super().data_received(data)
+        """With the channel enabled, ``_ServerFrames`` reads data frames (unmasked in C,
+        no frame objects); control frames, and everything after anything unusual, go to
+        websockets' parser, always at a frame boundary."""
+        if self.direct.enabled and not self.general:
+            self.frames_in.feed(data)
             return
-        buf = self._buf
-        buf += data
-        pos, size, limit = 0, len(buf), self._limit
-        while size - pos >= 2:
-            header = length_at(buf, pos, size)
-            if header is None:
-                break
-            length, start = header
-            b0, b1 = buf[pos], buf[pos + 1]
-            opcode = b0 & 0x0F
-            if (
-                not b1 & 0x80  # a client must mask
-                or b0 & 0x70  # no extension was negotiated
-                or opcode > 2  # control frames (and unknown opcodes): websockets answers them
-                or (opcode == 0) != bool(self.frames)  # continuation state
-                or (limit is not None and length + self._fragment_size > limit)
-            ):
-                if opcode in (0x8, 0x9, 0xA) and b1 & 0x80 and not b0 & 0x70:
-                    end = start + 4 + length
-                    if end > size:
-                        break
-                    super().data_received(bytes(buf[pos:end]))
-                    pos = end
-                    if self.close_sent or self.transport.is_closing():
-                        break
-                    continue
-                self._general = True
-                rest = bytes(buf[pos:])
-                buf.clear()
-                super().data_received(rest)
-                return
-            end = start + 4 + length
-            if end > size:
-                break
-            payload = apply_mask(bytes(buf[start + 4 : end]), bytes(buf[start : start + 4]))
-            pos = end
-            if opcode:
-                self.curr_msg_data_type = "text" if opcode == 1 else "bytes"
-            self.frames.append(payload)
-            self._fragment_size += length
-            if b0 & 0x80:
-                self._fragment_size = 0
-                self.send_receive_event_to_app()
-        if pos:
-            del buf[:pos]
+        if self.handshake_initiated and not self.direct.enabled:
+            # Bytes after the request, before the loop took the channel (uvicorn hands
+            # this protocol the request alone): websockets may be mid-frame on them,
+            # so it keeps parsing this connection.
+            self.general = True
+        super().data_received(data)
+
+    def general_data_received(self, data: bytes) -> None:
+        """Bytes for websockets' parser (uvicorn's own ``data_received``)."""
+        super().data_received(data)
 
     def handle_connect(self, event: Any) -> None:
         super().handle_connect(event)
@@ -246,8 +241,10 @@ def protocol_class() -> type | None:
     protocol lacks the internals it relies on (then plain ``websockets-sansio`` serves)."""
     base = WebSocketsSansIOProtocol
     attrs = ("frames", "curr_msg_data_type", "close_sent", "read_paused", "queue", "conn", "writable")
-    if all(hasattr(base, name) for name in _NEEDED) and all(
-        name in base.__init__.__code__.co_names for name in attrs
+    if (
+        all(hasattr(base, name) for name in _NEEDED)
+        and all(name in base.__init__.__code__.co_names for name in attrs)
+        and "max_message_size" in Protocol.__init__.__code__.co_names  # the frame limit we read
     ):
         return DirectWebSocketsProtocol
     return None

@@ -214,7 +214,7 @@ def test_frames_that_arrive_before_the_channel_takes_over(serve, monkeypatch) ->
         sock.close()
     assert first["data"]["observation"]["step"] == 0  # the early reset, answered
     assert second["data"]["observation"]["message"] == "fragmented ✓"
-    assert seen[0]._general
+    assert seen[0].general
 
 
 def random_frames(rng, n: int) -> bytes:
