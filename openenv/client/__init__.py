@@ -8,7 +8,8 @@ import typing as _typing
 from ._base import BaseEnvClient, ws_url
 from ._batch import BatchItem, Close, Reset, State, Step
 from ._sync import EnvClient
-from ._transport import ConnectParams, WebSocketTransport
+from ._transport import ConnectParams
+from ._websocket import WebSocketTransport
 
 if _typing.TYPE_CHECKING:
     from ._asgi import ASGITransport

@@ -26,7 +26,8 @@ from .._exceptions import (
 from .._models import GENERIC_MODELS, EnvModels, StepResult
 from .._types import SUBPROTOCOL
 from ._batch import BatchItem, Close, Reset, Step
-from ._transport import DEFAULT_TRANSPORT, ConnectParams
+from ._transport import ConnectParams
+from ._websocket import DEFAULT_TRANSPORT
 
 ActT = TypeVar("ActT")
 ObsT = TypeVar("ObsT")

@@ -46,6 +46,11 @@ def not_a_101(head: bytes | bytearray) -> bool:
     return len(head) > MAX_HANDSHAKE or not _SWITCHING.startswith(bytes(head[: len(_SWITCHING)]))
 
 
+def limit_from_header(value: str | None) -> int | None:
+    """The server's frame limit from its handshake header, if it sent a valid one."""
+    return int(value) if value is not None and value.isdigit() else None
+
+
 def _frame(opcode: int, payload: bytes) -> bytes:
     mask = os.urandom(4)
     return frame_header(opcode, len(payload), 0x80) + mask + apply_mask(payload, mask)

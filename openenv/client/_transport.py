@@ -9,15 +9,16 @@ A transport is an object with ``connect(params)`` (sync clients) and/or
 
 (awaited on async connections) plus a ``subprotocol`` attribute. Errors are already
 ours: the transport maps its library's exceptions at this boundary, once.
-``WebSocketTransport`` is the default (real sockets); ``ASGITransport``
-(``openenv.client.ASGITransport``) runs a server app in-process, without sockets.
+``WebSocketTransport`` (``_websocket.py``) is the default (real sockets);
+``ASGITransport`` (``openenv.client.ASGITransport``) runs a server app in-process,
+without sockets. This module only describes the seam: it imports no transport.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,27 +51,3 @@ class AsyncConnection(Protocol):
 class Transport(Protocol):
     def connect(self, params: ConnectParams) -> Connection: ...
     async def aconnect(self, params: ConnectParams) -> AsyncConnection: ...
-
-
-class WebSocketTransport:
-    """Real WebSockets: websockets' sans-I/O protocol on a blocking socket for sync
-    clients, ``websockets.asyncio`` for async ones."""
-
-    def connect(self, params: ConnectParams) -> Connection:
-        from ._wsync import SyncWebSocket
-
-        return SyncWebSocket(
-            params.url,
-            subprotocols=params.subprotocols,
-            headers=params.headers,
-            max_size=params.max_size,
-            connect_timeout_s=params.connect_timeout_s,
-        )
-
-    async def aconnect(self, params: ConnectParams) -> AsyncConnection:
-        from ._wasync import connect
-
-        return await connect(params)
-
-
-DEFAULT_TRANSPORT: Any = WebSocketTransport()

@@ -27,9 +27,8 @@ from .._exceptions import (
     RequestTimeout,
     connection_closed,
 )
-from ._frames import Framer, not_a_101, split_handshake
+from ._frames import Framer, limit_from_header, not_a_101, split_handshake
 from ._transport import ConnectParams
-from ._wsync import _limit
 
 
 async def connect(params: ConnectParams) -> AsyncWebSocket:
@@ -153,7 +152,7 @@ class AsyncWebSocket(asyncio.Protocol):
         proto = self._proto
         for received in proto.events_received():
             if isinstance(received, Response):
-                self.server_limit = _limit(received.headers.get(MAX_FRAME_HEADER))
+                self.server_limit = limit_from_header(received.headers.get(MAX_FRAME_HEADER))
                 if not self._handshake.done():
                     self._handshake.set_result(None)
         if (proto.parser_exc is not None or proto.handshake_exc is not None) and not self._handshake.done():

@@ -32,7 +32,7 @@ from .._exceptions import (
     RequestTimeout,
     connection_closed,
 )
-from ._frames import Framer, not_a_101, split_handshake
+from ._frames import Framer, limit_from_header, not_a_101, split_handshake
 
 _READ = 256 * 1024
 #: How often the keepalive thread looks at idle sockets (pings come every ~20 s).
@@ -116,7 +116,7 @@ class SyncWebSocket:
             raise ConnectError(f"handshake with {url} failed: {self._proto.handshake_exc}")
         self.response = response
         self.subprotocol: str | None = self._proto.subprotocol
-        self.server_limit = _limit(response.headers.get(MAX_FRAME_HEADER))
+        self.server_limit = limit_from_header(response.headers.get(MAX_FRAME_HEADER))
         self._io = threading.Lock()  # held by every socket operation
         _KEEPALIVE.register(self)
 
@@ -256,7 +256,3 @@ class SyncWebSocket:
         finally:
             self._sock.close()
 
-
-def _limit(value: str | None) -> int | None:
-    """The server's frame limit from its handshake header, if it sent a valid one."""
-    return int(value) if value is not None and value.isdigit() else None
