@@ -45,11 +45,10 @@ from ._models import (
     State,
     StepResult,
 )
+from ._version import __version__
 
 if _typing.TYPE_CHECKING:
     from .client import AsyncEnvClient, EnvClient
-
-__version__ = "0.1.0"
 
 __all__ = [
     "GENERIC_MODELS",

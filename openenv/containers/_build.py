@@ -115,7 +115,7 @@ BASE_EXTRAS = "server,mcp"
 def base_image_tag(base_image: str) -> str:
     """``openenv-base:<version>-<digest>``, the digest over the base image's name, the
     extras and openenv's own sources: a changed openenv never reuses a stale base."""
-    from .. import __version__
+    from .._version import __version__
 
     h = hashlib.sha1(f"{base_image}\n{BASE_EXTRAS}\n".encode())
     root = source_root()

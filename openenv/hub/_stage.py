@@ -148,7 +148,7 @@ def stage_space(env_dir: str | Path, dest: str | Path) -> list[str]:
     if openenv_src is not None:
         requirements.insert(0, f'"/tmp/wheels/{_openenv_wheel(openenv_src, wheels)}[server]"')
     else:
-        from .. import __version__
+        from .._version import __version__
 
         requirements.insert(0, f'"openenv[server]=={__version__}"')
     (out / "Dockerfile").write_text(

@@ -51,7 +51,7 @@ def _wants_json(request: Request) -> bool:
 
 
 def root_info(request: Request, env_class: EnvClass) -> dict[str, Any]:
-    from .. import __version__
+    from .._version import __version__
 
     meta = env_class.metadata()
     served = {route.path for route in request.app.routes if isinstance(route, Route)}
