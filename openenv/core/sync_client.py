@@ -1,0 +1,132 @@
+"""``SyncEnvClient``: the blocking view of an upstream-style ``EnvClient``.
+
+Upstream runs a private event loop in a thread for this. Here the I/O of a sync
+client is our blocking ``openenv.client.EnvClient``, so the wrapped client's coroutines
+(``_reset_async``, a subclass's ``list_tools``...) never wait on a loop: they are run
+to completion in the calling thread. A coroutine that does wait on real asyncio I/O
+runs on an ``asyncio.Runner`` owned by this wrapper (not possible from inside a
+running loop: use the async client there).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+from collections.abc import Callable, Coroutine
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar
+
+from .client_types import StateT, StepResult
+
+if TYPE_CHECKING:
+    from .env_client import EnvClient
+
+ActT = TypeVar("ActT")
+ObsT = TypeVar("ObsT")
+T = TypeVar("T")
+
+__all__ = ["SyncEnvClient"]
+
+
+class SyncEnvClient(Generic[ActT, ObsT, StateT]):
+    """Blocking ``reset``/``step``/``state``/``close`` over an ``EnvClient``.
+
+    Other async methods of the wrapped client (``list_tools``, ``call_tool``...) are
+    offered as blocking methods of the same name.
+    """
+
+    def __init__(self, async_client: EnvClient[ActT, ObsT, StateT]) -> None:
+        self._async = async_client
+        self._runner: asyncio.Runner | None = None
+
+    @property
+    def async_client(self) -> EnvClient[ActT, ObsT, StateT]:
+        return self._async
+
+    def _run(self, factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
+        client = self._async
+        client._claim_execution_mode("sync")
+        client._sync_depth += 1
+        try:
+            try:
+                asyncio.get_running_loop()
+            except RuntimeError:
+                return self._runner_for_loop().run(factory())
+            return _drive(factory())
+        finally:
+            client._sync_depth -= 1
+
+    def _runner_for_loop(self) -> asyncio.Runner:
+        if self._runner is None:
+            self._runner = asyncio.Runner()
+        return self._runner
+
+    def connect(self) -> Self:
+        self._run(self._async._connect_async)
+        return self
+
+    def disconnect(self) -> None:
+        self._run(self._async._disconnect_async)
+
+    def reset(self, **kwargs: Any) -> StepResult[ObsT]:
+        return self._run(lambda: self._async._reset_async(**kwargs))
+
+    def step(self, action: ActT, **kwargs: Any) -> StepResult[ObsT]:
+        return self._run(lambda: self._async._step_async(action, **kwargs))
+
+    def state(self) -> StateT:
+        return self._run(self._async._state_async)
+
+    def close(self) -> None:
+        try:
+            self._run(self._async._close_async)
+        finally:
+            runner, self._runner = self._runner, None
+            if runner is not None:
+                runner.close()
+
+    def new_session(self) -> SyncEnvClient[Any, Any, Any]:
+        """Another session on the same server, closed with this client."""
+        return self._run(self._async.new_session).sync()
+
+    def __enter__(self) -> Self:
+        return self.connect()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    # The hooks, for code that calls them on the wrapper.
+    def _step_payload(self, action: ActT) -> dict[str, Any]:
+        return self._async._step_payload(action)
+
+    def _parse_result(self, payload: dict[str, Any]) -> StepResult[ObsT]:
+        return self._async._parse_result(payload)
+
+    def _parse_state(self, payload: dict[str, Any]) -> StateT:
+        return self._async._parse_state(payload)
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._async, name)
+        if not inspect.iscoroutinefunction(attr):
+            return attr
+
+        @functools.wraps(attr)
+        def blocking(*args: Any, **kwargs: Any) -> Any:
+            return self._run(lambda: attr(*args, **kwargs))
+
+        return blocking
+
+
+def _drive(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine that never suspends (its I/O is blocking) in this thread."""
+    try:
+        coro.send(None)
+    except StopIteration as stop:
+        return stop.value  # type: ignore[no-any-return]
+    coro.close()
+    raise RuntimeError(
+        "a sync client call awaited asyncio I/O inside a running event loop: use the async client there"
+    )
