@@ -1,16 +1,27 @@
-"""Hidden tests, run in a fresh sandbox per grading: reward = fraction passed."""
+"""Hidden tests on the grader's side of a sandbox: reward = fraction passed.
+
+The solution runs in a fresh sandbox of its own (``_remote.SolutionProcess``); the
+tests run here, in the grader's process, and reach the solution only through calls
+whose results come back as plain values (``_remote.Remote``). So the tests and their
+expected values never enter a process the solution controls, no object of the
+solution's is ever compared here, and ``==`` in a test is exact: types must match at
+every level (``openenv.rewards._plain.exact_equal``). See docs/sandbox.md, "Graders
+the graded code cannot reach".
+"""
 
 from __future__ import annotations
 
-import json
+import ast
+import builtins
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
-from openenv.sandbox import Sandbox, SandboxConfig
+from openenv.rewards._plain import exact_equal
+from openenv.sandbox import SandboxConfig
 
-_GRADER_SOURCE = resources.files(__package__).joinpath("_grade_main.py").read_text()
+from ._remote import SolutionLost, SolutionProcess, lookup
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,10 +68,10 @@ class Grade:
 
 
 class Grader:
-    """Runs a solution against hidden tests in a new sandbox each time.
+    """Runs hidden tests against a solution that lives in a new sandbox each time.
 
-    The tests reach the grader process on its stdin only: they are never written to
-    any filesystem a sandbox can see, least of all the agent's worker.
+    The tests never leave this process: the solution's sandbox sees only the calls
+    they make (the arguments), never the code or the expected values.
     """
 
     def __init__(
@@ -77,79 +88,105 @@ class Grader:
         self.test_timeout_s = test_timeout_s
 
     def grade(self, solution: str, tests: Sequence[Mapping[str, Any]]) -> Grade:
-        """Run ``solution`` against ``tests`` in a new sandbox."""
-        return self.grade_many([(solution, tests)])[0]
+        """Run ``tests`` against ``solution``; each test in a fresh fork of it."""
+        start = time.monotonic()
+        budget = min(self.timeout_s, self.test_timeout_s * (len(tests) + 1) + 1.0)
+        run = _Run(self, solution, start + budget)
+        try:
+            results = tuple(run.test(str(t["name"]), str(t["code"])) for t in tests)
+        finally:
+            run.close()
+        return Grade(results, run.solution_error, time.monotonic() - start)
 
     def grade_many(self, jobs: Sequence[tuple[str, Sequence[Mapping[str, Any]]]]) -> list[Grade]:
-        """Grade many ``(solution, tests)`` pairs in one new sandbox: one interpreter,
-        each job in its own forked child (a batch of samples, or a test suite)."""
-        if not jobs:
-            return []
-        payload = []
-        budgets = []
-        for solution, tests in jobs:
-            budget = min(self.timeout_s, self.test_timeout_s * (len(tests) + 1) + 1.0)
-            budgets.append(budget)
-            payload.append(
-                {
-                    "solution": solution,
-                    "tests": [{"name": str(t["name"]), "code": str(t["code"])} for t in tests],
-                    "test_timeout_s": self.test_timeout_s,
-                    "timeout_s": budget,
-                }
-            )
-        with Sandbox(self.config) as box:
-            done = box.run(
-                [self.python, "-I", "-c", _GRADER_SOURCE],
-                input=json.dumps({"jobs": payload}).encode(),
-                timeout_s=sum(budgets) + 10.0,
-                output_limit=16 << 20,
-            )
-        report = _last_json_line(done.stdout)
-        reports = report.get("reports") if report else None
-        if not isinstance(reports, list) or len(reports) != len(jobs):
-            why = (
-                "the grader ran past its time limit"
-                if done.timed_out
-                else f"the grader exited with {done.exit_code} and no report"
-            )
-            return [_failed(tests, why, done.duration_s) for _, tests in jobs]
-        single = len(jobs) == 1  # then the whole sandbox run is the honest duration
-        return [
-            _grade(tests, r, done.duration_s if single else float(r.get("duration_s", 0.0)))
-            for (_, tests), r in zip(jobs, reports, strict=True)
-        ]
+        """Grade many ``(solution, tests)`` pairs, one after the other."""
+        return [self.grade(solution, tests) for solution, tests in jobs]
 
 
-def _failed(tests: Sequence[Mapping[str, Any]], why: str, duration_s: float) -> Grade:
-    return Grade(
-        tuple(TestResult(str(t["name"]), False, why) for t in tests), None, duration_s, grader_error=why
-    )
+class _Run:
+    """One grading: the solution's process (restarted after a test that lost it)."""
 
+    def __init__(self, grader: Grader, solution: str, deadline: float) -> None:
+        self.grader = grader
+        self.solution = solution
+        self.deadline = deadline
+        self.proc: SolutionProcess | None = None
+        self.solution_error: str | None = None
 
-def _grade(tests: Sequence[Mapping[str, Any]], report: dict[str, Any], duration_s: float) -> Grade:
-    if report.get("error"):
-        return _failed(tests, str(report["error"]), duration_s)
-    by_name = {str(r.get("name")): r for r in report.get("results", []) if isinstance(r, dict)}
-    results = tuple(
-        TestResult(
-            str(t["name"]),
-            by_name.get(str(t["name"]), {}).get("passed") is True,
-            by_name.get(str(t["name"]), {}).get("error"),
-        )
-        for t in tests
-    )
-    return Grade(results, report.get("solution_error"), duration_s)
-
-
-def _last_json_line(stdout: bytes) -> dict[str, Any] | None:
-    for line in reversed(stdout.splitlines()):
-        line = line.strip()
-        if not line:
-            continue
+    def test(self, name: str, code: str) -> TestResult:
+        if self.solution_error is not None:
+            return TestResult(name, False, f"the solution failed to run: {self.solution_error}")
+        if time.monotonic() >= self.deadline:
+            return TestResult(name, False, "the grading ran past its time limit")
         try:
-            value = json.loads(line)
-        except ValueError:
-            return None
-        return value if isinstance(value, dict) else None
-    return None
+            if self.proc is None:
+                g = self.grader
+                self.proc = SolutionProcess(
+                    g.config, python=g.python, solution=self.solution, deadline=self.deadline
+                )
+                self.solution_error = self.proc.error
+                if self.solution_error is not None:
+                    return self.test(name, code)
+            error = self._run(self.proc, *_compile(code, name))
+        except SolutionLost as lost:
+            error = str(lost)
+            self.close()  # the next test gets a fresh sandbox
+        return TestResult(name, error is None, error)
+
+    def _run(self, proc: SolutionProcess, code: Any, names: list[str]) -> str | None:
+        proc.begin(min(self.deadline, time.monotonic() + self.grader.test_timeout_s))
+        namespace: dict[str, Any] = {"__builtins__": builtins, "__exact_equal__": exact_equal}
+        error: str | None = None
+        try:
+            for free in names:
+                namespace[free] = lookup(proc, free)
+            exec(code, namespace)
+        except SolutionLost:
+            raise
+        except Exception as exc:
+            error = f"{type(exc).__name__}: {exc}".strip()[:2000]
+        proc.end()
+        return error
+
+    def close(self) -> None:
+        proc, self.proc = self.proc, None
+        if proc is not None:
+            proc.close()
+
+
+class _ExactEquality(ast.NodeTransformer):
+    """``a == b`` becomes ``__exact_equal__(a, b)`` (and ``!=`` its negation)."""
+
+    def visit_Compare(self, node: ast.Compare) -> ast.AST:
+        self.generic_visit(node)
+        if len(node.ops) != 1 or not isinstance(node.ops[0], ast.Eq | ast.NotEq):
+            return node
+        call: ast.expr = ast.Call(
+            ast.Name("__exact_equal__", ast.Load()), [node.left, node.comparators[0]], []
+        )
+        if isinstance(node.ops[0], ast.NotEq):
+            call = ast.UnaryOp(ast.Not(), call)
+        return ast.copy_location(call, node)
+
+
+def _compile(code: str, name: str) -> tuple[Any, list[str]]:
+    """A test's code with exact ``==``, and the names it takes from the solution
+    (those it reads without assigning, builtins aside)."""
+    tree = _ExactEquality().visit(ast.parse(code, f"<test {name}>", "exec"))
+    ast.fix_missing_locations(tree)
+    stored = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    stored |= {
+        a.asname or a.name.split(".")[0]
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Import | ast.ImportFrom)
+        for a in n.names
+    }
+    stored |= {
+        n.name
+        for n in ast.walk(tree)
+        if isinstance(n, ast.FunctionDef | ast.ClassDef | ast.ExceptHandler)
+        if n.name
+    }
+    loaded = [n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+    free = {n for n in loaded if n not in stored and not hasattr(builtins, n)}
+    return compile(tree, f"<test {name}>", "exec"), sorted(free - {"__exact_equal__"})

@@ -1,0 +1,216 @@
+"""The grader's end of a solution in its own sandbox: calls go in, plain values come out.
+
+``SolutionProcess`` starts ``_solution_main.py`` in a fresh sandbox and forks one child
+of it per test; ``Remote`` stands for an object that lives there (a function, a class,
+an instance). Calling a ``Remote`` sends the arguments as plain data and builds the
+reply out of builtin types only (``openenv.rewards._plain``): whatever the solution
+returns, the grader never holds one of its objects, so no ``__eq__``, ``__bool__`` or
+``__hash__`` of the solution's runs here. A ``Remote`` has no truth value, compares
+equal only to itself and supports nothing but calls and attributes.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import json
+import os
+import select
+import struct
+import subprocess
+import time
+from importlib import resources
+from typing import Any
+
+from openenv.rewards._plain import decode, encode
+from openenv.sandbox import Sandbox, SandboxConfig
+
+_MAX_FRAME = 16 << 20
+_SOURCE = (
+    resources.files("openenv.rewards").joinpath("_plain.py").read_text()
+    + "\n\n"
+    + resources.files(__package__).joinpath("_solution_main.py").read_text()
+)
+
+
+class SolutionLost(Exception):
+    """The solution's process died, overran its time or broke the protocol."""
+
+
+class SolutionRaised(Exception):
+    """The solution raised something that is not a builtin ``Exception`` (``SystemExit``,
+    ``KeyboardInterrupt``, its own ``BaseException`` subclass): the test fails."""
+
+
+class SolutionProcess:
+    """One sandbox running the solution; ``begin``/``end`` bracket one test."""
+
+    def __init__(self, config: SandboxConfig, *, python: str, solution: str, deadline: float) -> None:
+        self.sandbox = Sandbox(config)
+        self._buf = bytearray()
+        self.deadline = deadline
+        try:
+            self.proc = self.sandbox.popen(
+                [python, "-I", "-c", _SOURCE],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+            )
+            assert self.proc.stdout is not None
+            self._out = self.proc.stdout.fileno()
+            self._send({"solution": solution})
+            ready = self._recv()
+            if ready.get("op") != "ready":
+                raise SolutionLost("the solution's process broke the protocol")
+            error = ready.get("error")
+            self.error: str | None = None if error is None else str(error)[:2000]
+        except BaseException:
+            self.close()
+            raise
+
+    def begin(self, deadline: float) -> None:
+        """Start a test: a fresh child of the solution's process answers until ``end``."""
+        self.deadline = deadline
+        self._send({"op": "fork"})
+
+    def end(self) -> None:
+        """End the test; ``SolutionLost`` when the process does not say it has."""
+        self._send({"op": "end"})
+        while self._recv().get("op") != "ended":
+            pass
+
+    def request(self, msg: dict[str, Any]) -> dict[str, Any]:
+        self._send(msg)
+        reply = self._recv()
+        if reply.get("op") == "ended":
+            raise SolutionLost("the solution's process died during the test")
+        return reply
+
+    def close(self) -> None:
+        self.sandbox.close()
+        proc = getattr(self, "proc", None)
+        if proc is not None:
+            for stream in (proc.stdin, proc.stdout):
+                with contextlib.suppress(OSError):
+                    stream.close()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=5)
+
+    # ---- framing -----------------------------------------------------------------
+    def _send(self, obj: dict[str, Any]) -> None:
+        body = json.dumps(obj).encode()
+        try:
+            assert self.proc.stdin is not None
+            self.proc.stdin.write(struct.pack(">I", len(body)) + body)
+            self.proc.stdin.flush()
+        except (OSError, ValueError):
+            raise SolutionLost("the solution's process is gone") from None
+
+    def _recv(self) -> dict[str, Any]:
+        while True:
+            if len(self._buf) >= 4:
+                size = struct.unpack(">I", self._buf[:4])[0]
+                if size > _MAX_FRAME:
+                    raise SolutionLost("the solution's process sent an oversized reply")
+                if len(self._buf) >= 4 + size:
+                    body = bytes(self._buf[4 : 4 + size])
+                    del self._buf[: 4 + size]
+                    try:
+                        frame = json.loads(body)
+                    except ValueError:
+                        frame = None
+                    if not isinstance(frame, dict):
+                        raise SolutionLost("the solution's process sent a malformed reply")
+                    return frame
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                raise SolutionLost("the test ran past its time limit")
+            if not select.select([self._out], [], [], left)[0]:
+                continue
+            chunk = os.read(self._out, 1 << 16)
+            if not chunk:
+                raise SolutionLost("the solution's process exited")
+            self._buf += chunk
+
+
+class Remote:
+    """An object of the solution's, living in its sandbox."""
+
+    __slots__ = ("_h", "_label", "_proc")
+
+    def __init__(self, proc: SolutionProcess, h: int, label: str) -> None:
+        self._proc, self._h, self._label = proc, h, label
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        reply = self._proc.request({"op": "attr", "h": self._h, "name": name})
+        return _result(self._proc, reply, f"{self._label}.{name}")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        msg = {"op": "call", "h": self._h, "args": _encode(args), "kwargs": _encode(kwargs)}
+        reply = self._proc.request(msg)
+        value = _result(self._proc, reply, f"{self._label}(...)")
+        _write_back(args, _decode(self._proc, reply.get("args", ["U", 0]), self._label))
+        return value
+
+    def __bool__(self) -> bool:
+        raise TypeError(f"{self._label} is an object of the solution's own type: it has no truth value here")
+
+    def __repr__(self) -> str:
+        return f"<solution object {self._label}>"
+
+
+def lookup(proc: SolutionProcess, name: str) -> Any:
+    """The value of a name the solution defined (``NameError`` when it did not)."""
+    reply = proc.request({"op": "get", "name": name})
+    if "raised" in reply:
+        raise NameError(f"the solution defines no {name!r}")
+    return _result(proc, reply, name)
+
+
+def _encode(value: Any) -> list[Any]:
+    def handle(obj: Any) -> int:
+        if isinstance(obj, Remote):
+            return obj._h
+        raise TypeError(f"a test passed a {type(obj).__name__}, which is not a plain value")
+
+    return encode(value, handle)
+
+
+def _decode(proc: SolutionProcess, tokens: Any, label: str) -> Any:
+    try:
+        return decode(tokens, lambda h: Remote(proc, h, f"<{label}>"))
+    except ValueError as exc:
+        raise SolutionLost(f"the solution's process sent a malformed value ({exc})") from None
+
+
+def _result(proc: SolutionProcess, reply: dict[str, Any], label: str) -> Any:
+    if "raised" in reply:
+        raise _exception(reply.get("raised"), str(reply.get("message", ""))[:2000])
+    return _decode(proc, reply.get("value"), label)
+
+
+def _exception(names: Any, message: str) -> Exception:
+    """The builtin ``Exception`` class nearest the raised class, else ``SolutionRaised``."""
+    names = [str(n) for n in names] if isinstance(names, list) else []
+    for name in names:
+        cls = getattr(builtins, name, None)
+        if isinstance(cls, type) and issubclass(cls, Exception):
+            return cls(message)
+    first = names[0] if names else "an exception"
+    return SolutionRaised(f"the solution raised {first}: {message}")
+
+
+def _write_back(args: tuple[Any, ...], after: Any) -> None:
+    """Apply in-place changes the call made to the test's list, dict and set arguments."""
+    if type(after) is not tuple or len(after) != len(args):
+        return
+    for before, now in zip(args, after, strict=True):
+        if type(before) is not type(now):
+            continue
+        if type(before) is list:
+            before[:] = now
+        elif type(before) in (dict, set):
+            before.clear()
+            before.update(now)
