@@ -151,13 +151,23 @@ ServerMessage = Annotated[
 ]
 
 
+AnyReply = ObservationReply | StateReply | ErrorReply | ClosedReply | McpReply | BatchReply
+
+
+def reply_adapter() -> TypeAdapter[Any]:
+    """The parser of every server message (``ServerMessage``), built on first use: the
+    clients parse each reply with it, once, at the edge; validators and tests check
+    replies with it (as ``SERVER_MESSAGE``). The server never needs it."""
+    adapter: TypeAdapter[Any] | None = globals().get("SERVER_MESSAGE")
+    if adapter is None:
+        adapter = TypeAdapter(ServerMessage)
+        globals()["SERVER_MESSAGE"] = adapter
+    return adapter
+
+
 def __getattr__(name: str) -> Any:
-    # ``SERVER_MESSAGE`` (a validator of every reply) is built on first use: validators
-    # and tests need it, the server and clients do not.
     if name == "SERVER_MESSAGE":
-        adapter: TypeAdapter[Any] = TypeAdapter(ServerMessage)
-        globals()[name] = adapter
-        return adapter
+        return reply_adapter()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

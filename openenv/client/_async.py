@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from .._exceptions import ConnectionClosed, FrameTooLarge, RequestTimeout
 from .._models import GENERIC_MODELS, EnvModels, StepResult
+from .._protocol import AnyReply
 from ._base import BaseEnvClient, ResetSpec
 from ._batch import BatchItem
 from ._transport import AsyncConnection
@@ -99,7 +100,7 @@ class AsyncEnvClient(BaseEnvClient[ActT, ObsT, StateT]):
             self._connected(self._conn.subprotocol)
         return self
 
-    async def _call(self, message: dict[str, Any], timeout_s: float | None = None) -> dict[str, Any]:
+    async def _call(self, message: dict[str, Any], timeout_s: float | None = None) -> AnyReply:
         conn = self._conn if self._conn is not None else (await self.connect())._conn
         assert conn is not None
         frame, rid, wait = self._prepare(message, timeout_s)

@@ -2,7 +2,10 @@
 
 Building request frames, matching replies by id, turning replies into typed results
 and error frames into typed exceptions all live here, so ``EnvClient`` and
-``AsyncEnvClient`` only send and receive.
+``AsyncEnvClient`` only send and receive. Every frame from the server is parsed once,
+at the edge (``_decode``), into the tagged reply models the server's replies are
+checked against (``openenv._protocol``: ``ObservationReply``, ``ErrorReply``, ...);
+everything after works on those models.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from typing import Any, Generic, TypeVar
 
 import msgpack
 import orjson
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from .._exceptions import (
     BatchError,
@@ -24,6 +27,15 @@ from .._exceptions import (
     error_from_wire,
 )
 from .._models import GENERIC_MODELS, EnvModels, StepResult
+from .._protocol import (
+    AnyReply,
+    BatchReply,
+    ErrorReply,
+    ObservationReply,
+    StateReply,
+    describe_errors,
+    reply_adapter,
+)
 from .._types import SUBPROTOCOL
 from ._batch import BatchItem, Close, Reset, Step
 from ._transport import ConnectParams
@@ -111,6 +123,7 @@ class BaseEnvClient(Generic[ActT, ObsT, StateT]):
             k for k in _SIGNALS if self._obs_model and k in self._obs_model.model_fields
         )
         self._on_close: list[Callable[[], None]] = []
+        self._replies: TypeAdapter[Any] = reply_adapter()
         self._state_model: type[BaseModel] | None = (
             models.state if _is_model(models.state) else None  # type: ignore[assignment]
         )
@@ -178,23 +191,30 @@ class BaseEnvClient(Generic[ActT, ObsT, StateT]):
             f"no reply to {what} within {waited:g} s: {tail}", timeout_s=waited, applied="unknown"
         )
 
-    def _decode(self, raw: str | bytes) -> dict[str, Any]:
+    def _decode(self, raw: str | bytes) -> AnyReply:
+        """One server frame, parsed into its reply model (JSON, or msgpack on binary
+        clients); ``OpenEnvError`` for a frame that is not a server message."""
         try:
-            msg = (
-                msgpack.unpackb(raw, raw=False)
-                if isinstance(raw, bytes) and self.binary
-                else orjson.loads(raw)
-            )
-        except Exception as exc:
-            raise OpenEnvError(f"server sent an undecodable frame: {exc}") from None
-        if not isinstance(msg, dict) or not isinstance(msg.get("type"), str):
-            raise OpenEnvError(f"server sent a frame that is not a message: {str(msg)[:200]}")
-        return msg
+            if isinstance(raw, bytes) and self.binary:
+                try:
+                    obj = msgpack.unpackb(raw, raw=False)
+                except Exception as exc:
+                    raise OpenEnvError(f"server sent an undecodable frame: {exc}") from None
+                return self._replies.validate_python(obj)  # type: ignore[no-any-return]
+            return self._replies.validate_json(raw)  # type: ignore[no-any-return]
+        except ValidationError as exc:
+            errors = exc.errors(include_url=False, include_context=False, include_input=False)
+            if errors and errors[0]["type"] == "json_invalid":
+                raise OpenEnvError(f"server sent an undecodable frame: {errors[0]['msg']}") from None
+            safe = [{"type": e["type"], "loc": list(e["loc"]), "msg": e["msg"]} for e in errors]
+            raise OpenEnvError(
+                f"server sent a frame that is not a message ({describe_errors(safe)}): {str(raw)[:200]}"
+            ) from None
 
     @staticmethod
-    def _is_reply_to(msg: dict[str, Any], rid: int | None) -> bool:
+    def _is_reply_to(msg: AnyReply, rid: int | None) -> bool:
         """False for a late reply to a request we already gave up on."""
-        return rid is None or msg.get("id") == rid
+        return rid is None or msg.id == rid
 
     def _action_payload(self, action: Any) -> Any:
         if isinstance(action, BaseModel):
@@ -231,21 +251,22 @@ class BaseEnvClient(Generic[ActT, ObsT, StateT]):
     # --- replies ------------------------------------------------------------------
 
     @staticmethod
-    def _raise_if_error(msg: dict[str, Any]) -> None:
-        if msg["type"] == "error":
-            data = msg.get("data")
-            raise error_from_wire(data if isinstance(data, dict) else {"message": str(data)})
+    def _raise_if_error(msg: AnyReply) -> None:
+        if isinstance(msg, ErrorReply):
+            raise error_from_wire(msg.data.model_dump())
 
-    def _result(self, msg: dict[str, Any]) -> StepResult[ObsT]:
-        self._raise_if_error(msg)
-        if msg["type"] != "observation":
-            raise OpenEnvError(f"expected an observation reply, got {msg['type']!r}")
-        data = msg["data"]
-        body = data["observation"]
-        done = bool(data.get("done", False))
-        truncated = bool(data.get("truncated", False))
-        reward = data.get("reward")
-        metadata = data.get("metadata") or body.get("metadata") or {}
+    @staticmethod
+    def _unexpected(msg: AnyReply, expected: str) -> OpenEnvError:
+        return OpenEnvError(f"expected {expected} reply, got {msg.type!r}")
+
+    def _result(self, msg: AnyReply) -> StepResult[ObsT]:
+        if not isinstance(msg, ObservationReply):
+            self._raise_if_error(msg)
+            raise self._unexpected(msg, "an observation")
+        data = msg.data
+        body = data.observation
+        done, truncated, reward = data.done, data.truncated, data.reward
+        metadata = data.metadata or body.get("metadata") or {}
         observation: Any = body
         if self._obs_model is not None:
             values = {"reward": reward, "done": done, "truncated": truncated}
@@ -259,28 +280,26 @@ class BaseEnvClient(Generic[ActT, ObsT, StateT]):
                 ) from None
         return StepResult(observation, reward, done and not truncated, truncated, metadata)
 
-    def _state(self, msg: dict[str, Any]) -> StateT:
-        self._raise_if_error(msg)
-        if msg["type"] != "state":
-            raise OpenEnvError(f"expected a state reply, got {msg['type']!r}")
+    def _state(self, msg: AnyReply) -> StateT:
+        if not isinstance(msg, StateReply):
+            self._raise_if_error(msg)
+            raise self._unexpected(msg, "a state")
         if self._state_model is not None:
-            return self._state_model.model_validate(msg["data"])  # type: ignore[return-value]
-        return msg["data"]  # type: ignore[no-any-return]
+            return self._state_model.model_validate(msg.data)  # type: ignore[return-value]
+        return msg.data  # type: ignore[return-value]
 
-    def _batch_results(
-        self, msg: dict[str, Any], kind: str | list[str], return_exceptions: bool
-    ) -> list[Any]:
+    def _batch_results(self, msg: AnyReply, kind: str | list[str], return_exceptions: bool) -> list[Any]:
         """Every item's outcome in order: a result or its error. Without
         ``return_exceptions`` a failed item raises ``BatchError`` carrying them all.
         ``kind`` is the reply kind of every item, or one per item."""
-        self._raise_if_error(msg)
-        if msg["type"] != "batch":
-            raise OpenEnvError(f"expected a batch reply, got {msg['type']!r}")
+        if not isinstance(msg, BatchReply):
+            self._raise_if_error(msg)
+            raise self._unexpected(msg, "a batch")
         parsers = {"observation": self._result, "state": self._state, "closed": self._closed_item}
-        kinds = [kind] * len(msg["data"]) if isinstance(kind, str) else kind
+        kinds = [kind] * len(msg.data) if isinstance(kind, str) else kind
         out: list[Any] = []
         failed = False
-        for item, item_kind in zip(msg["data"], kinds, strict=True):
+        for item, item_kind in zip(msg.data, kinds, strict=True):
             try:
                 out.append(parsers[item_kind](item))
             except WireError as err:
@@ -290,7 +309,7 @@ class BaseEnvClient(Generic[ActT, ObsT, StateT]):
             raise BatchError(out)
         return out
 
-    def _closed_item(self, msg: dict[str, Any]) -> None:
+    def _closed_item(self, msg: AnyReply) -> None:
         self._raise_if_error(msg)
 
     # --- batch frames -------------------------------------------------------------

@@ -16,6 +16,7 @@ from openenv import (
     ValidationFailed,
     WireError,
 )
+from openenv._protocol import BatchReply, ClosedReply, ErrorReply, ObservationReply
 from openenv.client import BaseEnvClient, ws_url
 
 from .._envs import MODELS, TAction, TObservation, TState
@@ -71,20 +72,47 @@ def test_binary_frames_are_msgpack():
 
 
 def test_is_reply_to_matches_ids():
-    assert BaseEnvClient._is_reply_to({"type": "state"}, None)
-    assert BaseEnvClient._is_reply_to({"type": "state", "id": 3}, 3)
-    assert not BaseEnvClient._is_reply_to({"type": "state", "id": 2}, 3)
-    assert not BaseEnvClient._is_reply_to({"type": "state"}, 3)
+    def state(**extra):
+        return parsed({"type": "state", "data": {}, **extra})
+
+    assert BaseEnvClient._is_reply_to(state(), None)
+    assert BaseEnvClient._is_reply_to(state(id=3), 3)
+    assert not BaseEnvClient._is_reply_to(state(id=2), 3)
+    assert not BaseEnvClient._is_reply_to(state(), 3)
 
 
-@pytest.mark.parametrize("raw", ["not json", "[1]", '{"no": "type"}', '{"type": 1}'])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "not json",
+        "[1]",
+        '{"no": "type"}',
+        '{"type": 1}',
+        '{"type": "unknown"}',
+        '{"type": "observation", "data": {"done": false}}',  # no observation
+        '{"type": "error", "data": "odd"}',  # an error frame without code and message
+    ],
+)
 def test_decode_rejects_non_messages(raw):
     with pytest.raises(OpenEnvError):
         client()._decode(raw)
 
 
 def test_decode_msgpack_when_binary():
-    assert client(binary=True)._decode(msgpack.packb({"type": "closed"})) == {"type": "closed"}
+    reply = client(binary=True)._decode(msgpack.packb({"type": "closed", "id": 2}))
+    assert reply == ClosedReply(type="closed", id=2)
+
+
+def test_replies_are_parsed_once_into_the_tagged_wire_models():
+    reply = parsed(obs_reply(done=True))
+    assert isinstance(reply, ObservationReply)
+    assert reply.data.done is True
+    error = parsed({"type": "error", "data": {"code": "RESET_REQUIRED", "message": "m", "extra": 1}})
+    assert isinstance(error, ErrorReply)
+    assert error.data.model_dump() == {"code": "RESET_REQUIRED", "message": "m", "extra": 1}
+    batch = parsed({"type": "batch", "data": [obs_reply(), {"type": "closed"}]})
+    assert isinstance(batch, BatchReply)
+    assert [type(item) for item in batch.data] == [ObservationReply, ClosedReply]
 
 
 def test_action_payload_excludes_unset_fields():
@@ -111,6 +139,11 @@ def test_named_sessions_and_batch_need_extensions():
     assert c._batch_message([{"type": "state"}]) == {"type": "batch", "messages": [{"type": "state"}]}
 
 
+def parsed(msg):
+    """A reply as the clients see it: parsed at the edge into its reply model."""
+    return BaseEnvClient("http://h")._decode(orjson.dumps(msg))
+
+
 def obs_reply(**data):
     body = {"observation": {"message": "m", "metadata": {}}, "reward": 0.5, "done": False}
     body.update(data)
@@ -118,7 +151,7 @@ def obs_reply(**data):
 
 
 def test_result_builds_the_typed_observation_with_signals():
-    result = client()._result(obs_reply(done=True, truncated=True))
+    result = client()._result(parsed(obs_reply(done=True, truncated=True)))
     assert isinstance(result, StepResult)
     assert isinstance(result.observation, TObservation)
     assert result.observation.reward == 0.5
@@ -128,47 +161,47 @@ def test_result_builds_the_typed_observation_with_signals():
 
 
 def test_result_terminated_when_done_without_truncated():
-    result = client()._result(obs_reply(done=True))
+    result = client()._result(parsed(obs_reply(done=True)))
     assert (result.terminated, result.truncated) == (True, False)
 
 
 def test_result_metadata_from_top_level_or_observation():
-    assert client()._result(obs_reply(metadata={"a": 1})).metadata == {"a": 1}
+    assert client()._result(parsed(obs_reply(metadata={"a": 1}))).metadata == {"a": 1}
     reply = obs_reply()
     reply["data"]["observation"]["metadata"] = {"b": 2}
-    assert client()._result(reply).metadata == {"b": 2}
+    assert client()._result(parsed(reply)).metadata == {"b": 2}
 
 
 def test_result_with_generic_models_is_the_raw_dict():
     c = BaseEnvClient("http://h", GENERIC_MODELS)
-    result = c._result(obs_reply())
+    result = c._result(parsed(obs_reply()))
     assert result.observation == {"message": "m", "metadata": {}}
-    assert c._state({"type": "state", "data": {"step_count": 1}}) == {"step_count": 1}
+    assert c._state(parsed({"type": "state", "data": {"step_count": 1}})) == {"step_count": 1}
 
 
 def test_result_that_does_not_match_the_model_is_validation_failed():
     reply = obs_reply()
     reply["data"]["observation"]["unexpected"] = 1
     with pytest.raises(ValidationFailed, match="TObservation"):
-        client()._result(reply)
+        client()._result(parsed(reply))
 
 
 def test_result_raises_the_wire_error():
     with pytest.raises(ResetRequired):
-        client()._result({"type": "error", "data": {"code": "RESET_REQUIRED", "message": "m"}})
-    with pytest.raises(WireError, match="odd"):
-        client()._result({"type": "error", "data": "odd"})
+        client()._result(parsed({"type": "error", "data": {"code": "RESET_REQUIRED", "message": "m"}}))
+    with pytest.raises(WireError, match="a message"):
+        client()._result(parsed({"type": "error", "data": {"code": "NEW_CODE", "message": "a message"}}))
 
 
 def test_result_rejects_other_reply_types():
     with pytest.raises(OpenEnvError, match="expected an observation"):
-        client()._result({"type": "state", "data": {}})
+        client()._result(parsed({"type": "state", "data": {}}))
     with pytest.raises(OpenEnvError, match="expected a state"):
-        client()._state({"type": "observation", "data": {}})
+        client()._state(parsed(obs_reply()))
 
 
 def test_state_is_typed():
-    state = client()._state({"type": "state", "data": {"step_count": 2, "instance": 4}})
+    state = client()._state(parsed({"type": "state", "data": {"step_count": 2, "instance": 4}}))
     assert isinstance(state, TState)
     assert (state.step_count, state.instance) == (2, 4)
 
@@ -179,20 +212,19 @@ def test_batch_results_with_and_without_return_exceptions():
         {"type": "error", "data": {"code": "EXECUTION_ERROR", "message": "boom"}},
         obs_reply(reward=1.0),
     ]}
-    out = client()._batch_results(reply, "observation", return_exceptions=True)
+    out = client()._batch_results(parsed(reply), "observation", return_exceptions=True)
     assert isinstance(out[0], StepResult)
     assert isinstance(out[1], ExecutionError)
     assert out[2].reward == 1.0
     with pytest.raises(BatchError, match=r"1 of 3 batch items failed.*boom") as info:
-        client()._batch_results(reply, "observation", return_exceptions=False)
+        client()._batch_results(parsed(reply), "observation", return_exceptions=False)
     assert [type(r) for r in info.value.results] == [StepResult, ExecutionError, StepResult]
 
 
 def test_batch_level_error_raises():
+    reply = parsed({"type": "error", "data": {"code": "VALIDATION_ERROR", "message": "m"}})
     with pytest.raises(ValidationFailed):
-        client()._batch_results(
-            {"type": "error", "data": {"code": "VALIDATION_ERROR", "message": "m"}}, "observation", True
-        )
+        client()._batch_results(reply, "observation", True)
 
 
 def test_close_callbacks_run_once_in_reverse_order():
