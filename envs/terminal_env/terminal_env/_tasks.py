@@ -6,8 +6,11 @@ One folder per task::
       instruction.md        what the agent is told
       task.toml             [metadata] category, difficulty; [verifier] timeout_sec;
                             [agent] timeout_sec; [environment] requires = ["git"]
-      tests/test.sh         the verifier: TAP lines ("ok 1 - ...", "not ok 2 - ..."),
-                            or a reward in $LOGS_DIR/reward.txt; run in a fresh sandbox
+      tests/checks.toml     the verifier: [[check]] name, run (a bash command), and an
+                            optional stdout; each run alone in a fresh sandboxed process,
+                            judged outside it (see _verifier.py)
+      tests/test.sh         or a Harbor verifier (TAP lines or $LOGS_DIR/reward.txt),
+                            trusted: only for tests that run none of the agent's programs
       solution/solve.sh     a reference solution (tests prove it scores 1.0)
       environment/workdir/  optional: files copied into the agent's working directory
       environment/setup.sh  optional: run in the sandbox before the agent starts
@@ -29,6 +32,31 @@ TASKS_DIR = Path(__file__).parent / "tasks"
 
 
 @dataclass(frozen=True, slots=True)
+class Check:
+    """One check of ``tests/checks.toml``: a bash command and, optionally, the exact
+    output it must print (trailing newlines aside); else it must exit 0."""
+
+    name: str
+    run: str
+    stdout: str | None = None
+
+
+def read_checks(path: Path) -> tuple[Check, ...]:
+    """The checks of a ``checks.toml`` (none when the file is absent)."""
+    if not path.is_file():
+        return ()
+    with path.open("rb") as f:
+        rows = tomllib.load(f).get("check", [])
+    checks = tuple(
+        Check(str(r["name"]), str(r["run"]), None if r.get("stdout") is None else str(r["stdout"]))
+        for r in rows
+    )
+    if not checks:
+        raise ValueError(f"{path}: no [[check]] tables")
+    return checks
+
+
+@dataclass(frozen=True, slots=True)
 class TerminalTask:
     """One task folder, read."""
 
@@ -41,6 +69,7 @@ class TerminalTask:
     agent_timeout_s: float | None = None
     requires: tuple[str, ...] = ()
     tags: tuple[str, ...] = field(default_factory=tuple)
+    checks: tuple[Check, ...] = ()
 
     @classmethod
     def from_dir(cls, path: Path) -> TerminalTask:
@@ -57,6 +86,7 @@ class TerminalTask:
             agent_timeout_s=meta.get("agent", {}).get("timeout_sec"),
             requires=tuple(meta.get("environment", {}).get("requires", ())),
             tags=tuple(info.get("tags", ())),
+            checks=read_checks(path / "tests" / "checks.toml"),
         )
 
     @classmethod
@@ -89,13 +119,13 @@ class TerminalTask:
 
 def task_dirs(root: Path) -> list[Path]:
     """Task folders under ``root`` (those with ``instruction.md``, ``task.toml`` and
-    ``tests/test.sh``), sorted by name."""
+    ``tests/checks.toml`` or ``tests/test.sh``), sorted by name."""
     return sorted(
         p
         for p in root.iterdir()
         if (p / "instruction.md").is_file()
         and (p / "task.toml").is_file()
-        and (p / "tests/test.sh").is_file()
+        and ((p / "tests/checks.toml").is_file() or (p / "tests/test.sh").is_file())
     )
 
 

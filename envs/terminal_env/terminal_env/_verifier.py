@@ -1,4 +1,17 @@
-"""Scoring a task: its tests run in fresh sandboxed processes, never in the agent's shell."""
+"""Scoring a task: its checks run in fresh sandboxed processes, never in the agent's shell.
+
+A task's ``tests/checks.toml`` is the verifier the graded code cannot reach (see
+docs/sandbox.md, "Graders the graded code cannot reach"): each check is its own
+process, started after every process of the agent (and of the check before) is
+killed, with no reward path, no log dir and no copy of the tests in the sandbox. A
+check passes when it exits 0, or, with ``stdout``, when what it printed is exactly
+that text: compared here, so the expected output never enters the sandbox. The
+reward is the fraction of checks passed, decided here from what crossed the boundary.
+
+A Harbor ``tests/test.sh`` (no ``checks.toml``) is trusted instead: its reward file
+and TAP lines are believed, so programs of the agent that it runs can forge them.
+Use ``checks.toml`` for any task whose tests run the agent's programs.
+"""
 
 from __future__ import annotations
 
@@ -7,20 +20,22 @@ import os
 import re
 import secrets
 import shutil
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from openenv.sandbox import Sandbox
+from openenv.sandbox import Completed, Sandbox
 
-from ._tasks import TerminalTask
+from ._tasks import Check, TerminalTask
 
 _TAP = re.compile(rb"^(not ok|ok)\b[ \t]*(\d*)[ \t]*-?[ \t]*(.*)$", re.MULTILINE)
 
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    """The reward and where it came from (``reward.txt``, ``tap`` or ``exit_code``)."""
+    """The reward and where it came from (``checks``; for a ``test.sh``: ``reward.txt``,
+    ``tap`` or ``exit_code``)."""
 
     reward: float
     source: str
@@ -62,7 +77,50 @@ def score(stdout: bytes, exit_code: int | None, reward_file: Path) -> tuple[floa
 
 
 async def verify(sandbox: Sandbox, task: TerminalTask, *, timeout_s: float | None = None) -> Verdict:
-    """Stop the agent's processes, then run ``tests/test.sh`` on its working directory.
+    """Stop the agent's processes, then run the task's checks (or its ``test.sh``)."""
+    if task.checks:
+        return await run_checks(sandbox, task.checks, timeout_s=timeout_s or task.verifier_timeout_s)
+    return await run_test_sh(sandbox, task, timeout_s=timeout_s)
+
+
+async def run_checks(sandbox: Sandbox, checks: tuple[Check, ...], *, timeout_s: float) -> Verdict:
+    """Each check in a fresh process after killing every other; verdicts decided here."""
+    deadline = time.monotonic() + timeout_s
+    results: list[dict[str, Any]] = []
+    lines: list[str] = []
+    for i, check in enumerate(checks, 1):
+        await asyncio.to_thread(sandbox.kill)
+        left = deadline - time.monotonic()
+        passed, why = False, "the verifier ran out of time"
+        if left > 0:
+            done = await sandbox.arun(["bash", "-c", check.run], timeout_s=left, output_limit=64 << 10)
+            passed, why = _judge(check, done)
+        results.append({"name": check.name, "passed": passed})
+        lines.append(f"{'ok' if passed else 'not ok'} {i} - {check.name}" + ("" if passed else f" ({why})"))
+    await asyncio.to_thread(sandbox.kill)
+    passed_n = sum(1 for r in results if r["passed"])
+    return Verdict(
+        reward=passed_n / len(results),
+        source="checks",
+        passed=passed_n,
+        total=len(results),
+        output="\n".join(lines)[-8000:],
+        results=results,
+    )
+
+
+def _judge(check: Check, done: Completed) -> tuple[bool, str]:
+    if done.timed_out:
+        return False, "timed out"
+    if check.stdout is not None:
+        ok = not done.stdout_omitted and done.stdout.rstrip(b"\n") == check.stdout.encode()
+        return ok, "" if ok else "unexpected output"
+    return done.exit_code == 0, f"exit status {done.exit_code}"
+
+
+async def run_test_sh(sandbox: Sandbox, task: TerminalTask, *, timeout_s: float | None = None) -> Verdict:
+    """Stop the agent's processes, then run a Harbor ``tests/test.sh`` (trusted: see
+    the module docstring) on its working directory.
 
     The tests are a private copy (the agent cannot have changed them); under
     bubblewrap they appear at ``/tests`` and the log dir at ``/logs/verifier``

@@ -62,7 +62,7 @@ async def test_submit_reports_a_breakdown_and_ends_the_episode() -> None:
         done = await env.step(SubmitAction())
         breakdown = done.metadata["reward_breakdown"]
         assert done.done
-        assert breakdown["source"] == "tap"
+        assert breakdown["source"] == "checks"
         assert (breakdown["tests_passed"], breakdown["tests_total"]) == (1, 3)
         assert [t["passed"] for t in breakdown["tests"]] == [True, False, False]
         assert done.reward == pytest.approx(1 / 3)
