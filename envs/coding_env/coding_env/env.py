@@ -53,7 +53,9 @@ class CodingEnv(Environment[CodeAction, CodeObservation, CodeState]):
 
     env_name = "coding_env"
     env_version = "0.1.0"
-    execution = Execution.THREAD  # cells block for up to cell_timeout_s
+    # Each session runs on a thread of its own: a cell that blocks (up to cell_timeout_s)
+    # holds only its own session, never a pool that other sessions wait on.
+    execution = Execution.DEDICATED_THREAD
     call_timeout_s: ClassVar[float | None] = 120.0  # a grading may take a while
     task_set: ClassVar[TaskSet] = TaskSet(str(PROBLEMS))
     reset_options_model = CodingResetOptions
