@@ -135,6 +135,7 @@ def test_tool_errors_are_in_the_tree_and_still_where_they_were(name, home, built
 
     cls = getattr(_exceptions, name)
     assert cls.__module__ == "openenv._exceptions"
-    assert issubclass(cls, OpenEnvError) and issubclass(cls, builtin)  # `except ValueError` still works
+    assert issubclass(cls, OpenEnvError)
+    assert issubclass(cls, builtin)  # `except ValueError` still works
     assert getattr(importlib.import_module(home), name) is cls
     assert name in (_exceptions.__doc__ or "")  # drawn in the tree

@@ -16,7 +16,7 @@ import mcp_types as mt
 
 from .._exceptions import WireError
 from .._protocol import ResetData
-from ..server._jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, rpc_error
+from ..server._jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, envelope_error, rpc_error
 from ..server._sessions import Session, SessionState
 from ._bridge import EnvMcpServer
 from ._tools import UnknownTool, error_result, observation_result
@@ -43,13 +43,9 @@ class CompatRpc:
 
     async def handle(self, request: Any, bound: Session | None = None) -> dict[str, Any]:
         """Answer one request object; ``bound`` is the WebSocket's own session, if any."""
-        if (
-            not isinstance(request, dict)
-            or request.get("jsonrpc") != "2.0"
-            or not isinstance(request.get("method"), str)
-        ):
-            rid = request.get("id") if isinstance(request, dict) else None
-            return rpc_error(rid, INVALID_REQUEST, "Invalid Request: expected a JSON-RPC 2.0 request")
+        invalid = envelope_error(request)
+        if invalid is not None:
+            return invalid
         rid, method = request.get("id"), request["method"]
         params = request.get("params") or {}
         if method not in _METHODS:

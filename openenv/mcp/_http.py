@@ -1,5 +1,8 @@
 """``/mcp`` on every env server: the SDK's streamable HTTP, plus upstream's plain JSON-RPC.
 
+``mcp_endpoint`` plugs it into ``openenv.server`` (the ``openenv.endpoints`` entry point
+in pyproject.toml; the server imports nothing of this package).
+
 The SDK costs about a second to import, so nothing of it loads until the first
 request to ``/mcp`` (imported on a worker thread, off the event loop). Its session
 manager then runs in a task of its own until the app shuts down.
@@ -15,10 +18,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
+import importlib.util
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 import orjson
+from starlette.routing import BaseRoute, Route
 from starlette.types import Receive, Scope, Send
 
 from .._env import EnvClass
@@ -30,8 +35,6 @@ if TYPE_CHECKING:
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
     from ._compat import CompatRpc
-
-_LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 def _header(scope: Scope, name: bytes) -> bytes | None:
@@ -56,8 +59,20 @@ class _Loaded:
         self.compat = compat
 
 
+def mcp_endpoint(
+    env_class: EnvClass, manager: SessionManager, settings: ServerSettings
+) -> McpEndpoint | None:
+    """The ``openenv.endpoints`` entry point: ``/mcp`` for one env app, None without the SDK.
+
+    The bridge costs nothing until ``/mcp`` is first requested.
+    """
+    if importlib.util.find_spec("mcp") is None:
+        return None
+    return McpEndpoint(env_class, manager, settings)
+
+
 class McpEndpoint:
-    """The ASGI app mounted at ``/mcp``; ``running()`` goes in the app's lifespan."""
+    """The ASGI app mounted at ``/mcp``: a ``ProtocolEndpoint`` of ``openenv.server``."""
 
     def __init__(self, env_class: EnvClass, manager: SessionManager, settings: ServerSettings) -> None:
         self.env_class = env_class
@@ -68,6 +83,10 @@ class McpEndpoint:
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._closed = False
+
+    @property
+    def routes(self) -> list[BaseRoute]:
+        return [Route("/mcp", self, methods=["GET", "POST", "DELETE"])]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         loaded = await self._load()
@@ -134,7 +153,3 @@ class McpEndpoint:
             if self._task is not None:
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(self._task, 10.0)
-
-
-def loopback(settings: ServerSettings) -> bool:
-    return settings.host in _LOOPBACK

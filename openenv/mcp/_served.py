@@ -10,7 +10,12 @@ from ..server._sessions import SessionManager
 from ..server._settings import ServerSettings
 from ._bridge import EnvMcpServer
 from ._compat import CompatRpc
-from ._http import loopback
+
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def loopback(settings: ServerSettings) -> bool:
+    return settings.host in _LOOPBACK
 
 
 def build(

@@ -2,33 +2,27 @@
 
 from __future__ import annotations
 
-import contextlib
 import inspect
-import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
-from starlette.responses import Response
-from starlette.routing import Route, WebSocketRoute
+from starlette.routing import WebSocketRoute
 
 from .._env import AnyEnv, AsyncEnvironment, EnvClass, Environment
 from .._exceptions import WireError
 from .._protocol import request_adapter
-from ._http import HttpApi, handle_http_error, handle_wire_error, json_response
-from ._jsonrpc import mcp_mount
-from ._openapi import build_openapi
-from ._root import root_routes
+from ._http import HttpApi, handle_http_error, handle_wire_error
+from ._lifespan import AppLifespan
+from ._mounts import EndpointFactory, Mounts, installed_endpoints
+from ._root import OpenApiDocument, root_routes
 from ._runner import EnvRunner
 from ._sessions import SessionManager
 from ._settings import ServerSettings
-from ._tasks import preload_tasks, task_routes
+from ._tasks import task_routes
 from ._web import web_routes
 from ._ws import make_ws_endpoint
-
-log = logging.getLogger("openenv.server")
 
 
 def create_app(
@@ -37,6 +31,7 @@ def create_app(
     env_class: EnvClass | None = None,
     settings: ServerSettings | None = None,
     env_kwargs: dict[str, Any] | None = None,
+    endpoints: Sequence[EndpointFactory] | None = None,
 ) -> Starlette:
     """Build the ASGI app serving one environment.
 
@@ -48,21 +43,14 @@ def create_app(
             ``settings.env_kwargs`` (``--env-kwargs``, ``OPENENV_ENV_KWARGS``). With
             per-process resources (``process_resources``) the env also gets
             ``resources=``.
+        endpoints: factories of the protocol endpoints to serve beside the env (see
+            ``ProtocolEndpoint``); default those of the ``openenv.endpoints`` entry
+            points: ``/mcp`` when the ``mcp`` extra is installed. ``()``: none.
 
     The app exposes ``app.state.sessions`` (the ``SessionManager``) for tests and tools.
     """
-    if inspect.isclass(env):
-        if not issubclass(env, Environment | AsyncEnvironment):
-            raise TypeError(f"{env.__name__} is not an Environment or AsyncEnvironment subclass")
-        env_class = env_class or env
-    elif not callable(env):
-        raise TypeError(
-            "create_app() takes an env class or a factory, not an instance: each session gets its own env"
-        )
-    if env_class is None:
-        raise TypeError("create_app(factory) needs env_class= to know the env's models")
+    env_class = _env_class(env, env_class)
     settings = settings or ServerSettings.from_env()
-
     runner = EnvRunner(
         env_class,
         env,
@@ -75,51 +63,40 @@ def create_app(
     )
     manager = SessionManager(runner, settings.max_sessions, settings.idle_timeout_s)
     api = HttpApi(env_class, manager)
-    mcp = mcp_mount(env_class, manager, settings)
-    openapi: dict[str, Any] = {}
-
-    def openapi_document(request: Request) -> dict[str, Any]:
-        if not openapi:  # built on first use from the routes the app runs (user routes too)
-            meta = env_class.metadata()
-            openapi.update(build_openapi(
-                request.app.routes, title=meta.name, description=meta.description,
-                schemas=api.openapi_schemas(), extra={
-                    "action": env_class.action_model.__name__,
-                    "observation": env_class.observation_model.__name__,
-                    "websocket": "/ws",
-                },
-            ))
-        return openapi
-
-    async def openapi_json(request: Request) -> Response:
-        return json_response(openapi_document(request))
-
-    @contextlib.asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        await runner.start()
-        await preload_tasks(env_class)
-        manager.start()
-        try:
-            async with mcp.running():
-                yield
-        finally:
-            await manager.shutdown()
-
+    factories = installed_endpoints() if endpoints is None else endpoints
+    mounts = Mounts.build(factories, env_class, manager, settings)
+    openapi = OpenApiDocument(env_class, api.openapi_schemas)
+    ws = make_ws_endpoint(manager, request_adapter(env_class.action_model), mounts, settings.max_frame_bytes)
     routes = [
-        *mcp.routes,  # before api's POST /mcp stub
+        *mounts.routes,  # before api's POST /mcp stub
         *api.routes(),
         *task_routes(env_class),
-        Route("/openapi.json", openapi_json, methods=["GET"]),
-        *root_routes(env_class, openapi_document),  # GET / and /docs
-        WebSocketRoute(
-            "/ws",
-            make_ws_endpoint(manager, request_adapter(env_class.action_model), mcp, settings.max_frame_bytes),
-        ),
+        openapi.route(),
+        *root_routes(env_class, openapi),  # GET / and /docs
+        WebSocketRoute("/ws", ws),
         *(web_routes() if settings.web else []),  # the playground; files read on first request
     ]
-    app = Starlette(routes=routes, lifespan=lifespan,
-                    exception_handlers={WireError: handle_wire_error, HTTPException: handle_http_error})
+    app = Starlette(
+        routes=routes,
+        lifespan=AppLifespan(env_class, runner, manager, mounts),
+        exception_handlers={WireError: handle_wire_error, HTTPException: handle_http_error},
+    )
     app.state.sessions = manager
     app.state.settings = settings
-    app.state.mcp = mcp
+    app.state.mounts = mounts
     return app
+
+
+def _env_class(env: EnvClass | Callable[..., AnyEnv], env_class: EnvClass | None) -> EnvClass:
+    """The env class behind ``create_app``'s ``env`` (a class or a factory)."""
+    if inspect.isclass(env):
+        if not issubclass(env, Environment | AsyncEnvironment):
+            raise TypeError(f"{env.__name__} is not an Environment or AsyncEnvironment subclass")
+        return env_class or env
+    if not callable(env):
+        raise TypeError(
+            "create_app() takes an env class or a factory, not an instance: each session gets its own env"
+        )
+    if env_class is None:
+        raise TypeError("create_app(factory) needs env_class= to know the env's models")
+    return env_class

@@ -1,10 +1,11 @@
-"""``GET /``: what this server is; ``GET /docs``: the OpenAPI document as a plain page.
+"""``GET /``: what this server is; ``/openapi.json`` and ``/docs``: its HTTP API.
 
 ``/`` answers a small HTML page (JSON with ``Accept: application/json``) naming the env,
 its version and the package version, with links to ``/schema``, ``/openapi.json``,
 ``/docs``, ``/health``, the WebSocket ``/ws`` and the ``/web`` playground when served.
-``/docs`` lists every documented operation (method, path, summary, request body,
-responses) from the same document ``/openapi.json`` serves: no JavaScript, no CDN.
+``/openapi.json`` (``OpenApiDocument``) is built on first use from the routes the app
+runs, user routes too. ``/docs`` lists every documented operation (method, path,
+summary, request body, responses) from that document: no JavaScript, no CDN.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
 from .._env import EnvClass
-from ._openapi import ApiRoute, Operation
+from ._http import json_response
+from ._openapi import ApiRoute, Operation, build_openapi
 
 _STYLE = (
     "body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;line-height:1.4}"
@@ -67,6 +69,38 @@ def root_info(request: Request, env_class: EnvClass) -> dict[str, Any]:
     }
 
 
+class OpenApiDocument:
+    """The app's OpenAPI document, built once from ``request.app.routes`` on first use.
+
+    ``schemas()`` gives the models the env's routes refer to (``HttpApi.openapi_schemas``).
+    """
+
+    def __init__(self, env_class: EnvClass, schemas: Callable[[], dict[str, Any]]) -> None:
+        self.env_class = env_class
+        self.schemas = schemas
+        self._document: dict[str, Any] = {}
+
+    def __call__(self, request: Request) -> dict[str, Any]:
+        if not self._document:
+            meta = self.env_class.metadata()
+            self._document = build_openapi(
+                request.app.routes, title=meta.name, description=meta.description, schemas=self.schemas(),
+                extra={
+                    "action": self.env_class.action_model.__name__,
+                    "observation": self.env_class.observation_model.__name__,
+                    "websocket": "/ws",
+                },
+            )
+        return self._document
+
+    async def endpoint(self, request: Request) -> Response:
+        return json_response(self(request))
+
+    def route(self) -> Route:
+        """``GET /openapi.json``."""
+        return Route("/openapi.json", self.endpoint, methods=["GET"])
+
+
 def _docs_body(doc: dict[str, Any]) -> str:
     rows = []
     for path, item in doc["paths"].items():
@@ -99,8 +133,6 @@ def root_routes(env_class: EnvClass, openapi: Callable[[Request], dict[str, Any]
     async def root(request: Request) -> Response:
         info = root_info(request, env_class)
         if _wants_json(request):
-            from ._http import json_response
-
             return json_response(info)
         links = "".join(
             f'<li><a href="{html.escape(url)}">{html.escape(url)}</a> ({html.escape(name)})</li>'

@@ -38,7 +38,8 @@ from .._protocol import (
     salvage_request_id,
 )
 from .._types import SUBPROTOCOL
-from ._jsonrpc import McpMount, mcp_not_supported
+from ._jsonrpc import mcp_not_supported
+from ._mounts import Mounts
 from ._sessions import Session, SessionManager, SessionState
 
 if TYPE_CHECKING:
@@ -63,7 +64,7 @@ class Connection:
         manager: SessionManager,
         adapter: TypeAdapter[Any],
         extended: bool,
-        mcp: McpMount | None = None,
+        mcp: Mounts | None = None,
         attach: str | None = None,
     ) -> None:
         self.ws = ws
@@ -329,7 +330,7 @@ def _name(key: str | None) -> str:
 
 
 def make_ws_endpoint(
-    manager: SessionManager, adapter: TypeAdapter[Any], mcp: McpMount | None = None, max_frame_bytes: int = 0
+    manager: SessionManager, adapter: TypeAdapter[Any], mcp: Mounts | None = None, max_frame_bytes: int = 0
 ) -> Any:
     headers = [(MAX_FRAME_HEADER.encode(), str(max_frame_bytes).encode())] if max_frame_bytes else None
 
