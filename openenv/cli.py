@@ -282,7 +282,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _import_from_cwd() -> None:
+    """Targets such as ``mymodule:MyEnv`` are found in the current directory, as with
+    ``python -m``: a console script's ``sys.path`` starts at its own bin folder instead."""
+    import os
+
+    cwd = os.getcwd()
+    if "" not in sys.path and cwd not in sys.path:
+        sys.path.insert(0, cwd)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    _import_from_cwd()
     rest = list(sys.argv[1:] if argv is None else argv)
     if rest[:1] == ["train"]:
         return _train(rest[1:])

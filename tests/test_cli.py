@@ -373,3 +373,64 @@ def test_build_with_the_engine_down_says_so(tmp_path):
     assert proc.stderr.startswith("openenv build: no Docker engine answers (")
     assert proc.stderr.strip().endswith("is dockerd running?")
     assert "Traceback" not in proc.stderr
+
+
+# --- start-up: the URL, and targets in the current directory (issue 20) ----------------------
+
+_GUESS_MODULE = """
+from openenv import Action, Environment, Observation, State
+
+class A(Action):
+    n: int = 0
+
+class HereEnv(Environment[A, Observation, State]):
+    def reset(self, *, seed=None, episode_id=None, options=None):
+        self._s = State(episode_id=episode_id)
+        return Observation()
+
+    def step(self, action):
+        return Observation(reward=float(action.n), done=True)
+
+    def state(self):
+        return self._s
+"""
+
+
+def test_the_console_script_serves_a_module_of_the_current_directory_and_prints_its_url(tmp_path):
+    """`openenv serve here_mod:HereEnv` from the module's folder: the console script's
+    sys.path has no current directory unless the CLI adds it; the URL is the first line."""
+    (tmp_path / "here_mod.py").write_text(_GUESS_MODULE)
+    script = Path(sys.executable).with_name("openenv")
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENENV_") and k != "PYTHONPATH"}
+    proc = subprocess.Popen(
+        [str(script), "serve", "here_mod:HereEnv", "--port", str(port)], cwd=tmp_path, env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+    )
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline().strip()  # bounded: the test's timeout, or EOF if it exits
+        assert first == f"openenv: serving HereEnv on http://127.0.0.1:{port} (Ctrl-C stops it)"
+        with EnvClient(f"http://127.0.0.1:{port}") as client:
+            client.reset()
+            assert client.step({"n": 2}).reward == 2.0
+    finally:
+        stop(proc)
+
+
+def test_serve_prints_the_port_it_bound_when_asked_for_port_0(tmp_path):
+    (tmp_path / "here_mod.py").write_text(_GUESS_MODULE)
+    env = {**child_env(), "PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "openenv", "serve", "here_mod:HereEnv", "--port", "0"], cwd=ROOT, env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+    )
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline().strip()
+        assert first.startswith("openenv: serving HereEnv on http://127.0.0.1:")
+        url = first.split(" on ")[1].split()[0]
+        assert not url.endswith(":0")
+        assert httpx.get(f"{url}/health", timeout=5).status_code == 200
+    finally:
+        stop(proc)

@@ -172,10 +172,31 @@ def serve(target: str | EnvClass, settings: ServerSettings | None = None) -> Non
 
         app = create_app(env_class, settings=settings)
         server = uvicorn.Server(uvicorn.Config(app, **uvicorn_options(settings)))
+        _announce_when_started(server, env_class.__name__)
         with _signals_end_cleanly():
             server.run()
         return
     _supervise(spec, path, settings)
+
+
+def serving_line(env_name: str, host: str, port: int) -> str:
+    """The one line ``openenv serve`` prints once it accepts connections."""
+    shown = f"[{host}]" if ":" in host else host
+    return f"openenv: serving {env_name} on http://{shown}:{port} (Ctrl-C stops it)"
+
+
+def _announce_when_started(server: Any, env_name: str) -> None:
+    """Print the URL (with the port actually bound, also for ``--port 0``) once uvicorn's
+    startup, the env's per-process resources included, has finished."""
+    startup = server.startup
+
+    async def startup_then_announce(sockets: Any = None) -> None:
+        await startup(sockets=sockets)
+        if server.started and server.servers and server.servers[0].sockets:
+            host, port = server.servers[0].sockets[0].getsockname()[:2]
+            print(serving_line(env_name, host, port), flush=True)
+
+    server.startup = startup_then_announce
 
 
 @contextlib.contextmanager
