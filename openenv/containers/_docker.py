@@ -111,6 +111,13 @@ class DockerReplica(ReplicaBase):
             self.container.remove(force=True)
 
 
+def container_stem(image: str) -> str:
+    """``openenv-echo`` for the image ``openenv-echo:latest`` (or ``echo``); a container's
+    name is this plus a random suffix (``openenv-echo-1a2b3c4d``)."""
+    base = image.split("/")[-1].split(":")[0]
+    return base if base.startswith("openenv-") else f"openenv-{base}"
+
+
 class DockerProvider(Provider):
     """Start containers of one env image.
 
@@ -153,7 +160,7 @@ class DockerProvider(Provider):
         client = self.client  # the docker SDK (or MissingExtra naming it) first
         import docker.errors
 
-        name = f"openenv-{self.image.split('/')[-1].split(':')[0]}-{uuid.uuid4().hex[:8]}"
+        name = f"{container_stem(self.image)}-{uuid.uuid4().hex[:8]}"
         options: dict[str, Any] = {
             "auto_remove": True,
             "name": name,

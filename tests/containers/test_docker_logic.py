@@ -7,6 +7,7 @@ it talks to no engine. The real-engine tests are in ``tests/docker``.
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -177,7 +178,16 @@ def test_provider_options_reach_the_engine() -> None:
         LABEL_IMAGE: "openenv-echo",
         "team": "rl",
     }
-    assert options["name"].startswith("openenv-openenv-echo-")
+    # as the README shows it (`openenv stop openenv-echo-1a2b3c4d`), no doubled prefix
+    assert re.fullmatch(r"openenv-echo-[0-9a-f]{8}", options["name"])
+
+
+def test_container_names_start_with_one_openenv_prefix() -> None:
+    from openenv.containers._docker import container_stem
+
+    assert container_stem("openenv-echo") == "openenv-echo"
+    assert container_stem("registry.local/team/openenv-coding:1.2") == "openenv-coding"
+    assert container_stem("maze") == "openenv-maze"
 
 
 def test_provider_without_limits_sets_none() -> None:
