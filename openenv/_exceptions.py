@@ -31,7 +31,11 @@
     │                                 also a RuntimeError
     ├── ManifestError                 openenv.yaml is missing or invalid; also a ValueError
     ├── InitError                     openenv init: unusable name or taken folder; also a ValueError
-    └── ProbeError                    openenv validate: the server did not answer as a probe expected
+    ├── ProbeError                    openenv validate: the server did not answer as a probe expected
+    ├── EnvNotFound                   openenv serve: the target names no env; also a LookupError
+    ├── UnknownTool                   openenv.mcp: no tool of that name; also a LookupError
+    └── MissingExtra                  an optional dependency is absent (names the extra to
+                                      install); also an ImportError
 
 The first seven codes are upstream OpenEnv's; the rest are our additions. Upstream
 clients turn any error frame into a ``RuntimeError`` with the code in its text, so
@@ -276,6 +280,27 @@ class InitError(OpenEnvError, ValueError):
 
 class ProbeError(OpenEnvError):
     """The server did not answer as a probe expected (the message says how)."""
+
+
+class EnvNotFound(OpenEnvError, LookupError):
+    """The target names no environment."""
+
+
+class UnknownTool(OpenEnvError, LookupError):
+    """No tool of that name."""
+
+
+class MissingExtra(OpenEnvError, ImportError):
+    """An optional dependency is not installed; the message names the extra to install."""
+
+    def __init__(self, feature: str, extra: str, module: str) -> None:
+        super().__init__(
+            f"{feature} needs the '{extra}' extra (missing module {module!r}): "
+            f"pip install 'openenv[{extra}]'"
+        )
+        self.feature = feature
+        self.extra = extra
+        self.module = module
 
 
 WIRE_ERRORS: dict[ErrorCode, type[WireError]] = {

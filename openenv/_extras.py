@@ -12,18 +12,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-
-class MissingExtra(ImportError):
-    """An optional dependency is not installed; the message names the extra to install."""
-
-    def __init__(self, feature: str, extra: str, module: str) -> None:
-        super().__init__(
-            f"{feature} needs the '{extra}' extra (missing module {module!r}): "
-            f"pip install 'openenv[{extra}]'"
-        )
-        self.feature = feature
-        self.extra = extra
-        self.module = module
+from ._exceptions import MissingExtra as MissingExtra  # re-exported: its home before the one tree
 
 
 def require(module: str, *, extra: str, feature: str) -> ModuleType:

@@ -126,6 +126,9 @@ def test_exceptions_are_exported_from_the_package():
         ("ManifestError", "openenv.authoring._manifest", ValueError),
         ("InitError", "openenv.authoring._init", ValueError),
         ("ProbeError", "openenv.authoring._probe", Exception),
+        ("EnvNotFound", "openenv.server._serve", LookupError),
+        ("UnknownTool", "openenv.mcp._tools", LookupError),
+        ("MissingExtra", "openenv._extras", ImportError),
     ],
 )
 def test_tool_errors_are_in_the_tree_and_still_where_they_were(name, home, builtin):

@@ -21,6 +21,7 @@ import mcp_types as mt
 import orjson
 from pydantic import BaseModel, RootModel, TypeAdapter, ValidationError
 
+from .._exceptions import UnknownTool as UnknownTool  # re-exported: its home before the one tree
 from .._exceptions import ValidationFailed
 
 #: Fields every ``Action`` has that an agent does not fill in.
@@ -31,10 +32,6 @@ _IMAGE_MAGIC = (
     (b"GIF87a", "image/gif"),
     (b"GIF89a", "image/gif"),
 )
-
-
-class UnknownTool(LookupError):
-    """No tool of that name."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,15 +26,12 @@ from pathlib import Path
 from typing import Any
 
 from .._env import AsyncEnvironment, EnvClass, Environment
+from .._exceptions import EnvNotFound as EnvNotFound  # re-exported: its home before the one tree
 from .._exceptions import ServeFailed as ServeFailed  # re-exported: its home before the one tree
 from .._extras import require
 from ._settings import ServerSettings
 
 ENTRY_POINT_GROUP = "openenv.envs"
-
-
-class EnvNotFound(LookupError):
-    """The target names no environment."""
 
 
 def check_port(host: str, port: int) -> None:
