@@ -179,6 +179,17 @@ def test_result_with_generic_models_is_the_raw_dict():
     assert c._state(parsed({"type": "state", "data": {"step_count": 1}})) == {"step_count": 1}
 
 
+@pytest.mark.parametrize("models", [GENERIC_MODELS, MODELS], ids=["untyped", "typed"])
+def test_a_truncated_episode_is_done_but_not_terminated_on_every_client(models):
+    c = BaseEnvClient("http://h", models)
+    truncated = c._result(parsed(obs_reply(done=True, truncated=True)))
+    assert (truncated.done, truncated.terminated, truncated.truncated) == (True, False, True)
+    terminated = c._result(parsed(obs_reply(done=True)))
+    assert (terminated.done, terminated.terminated, terminated.truncated) == (True, True, False)
+    going_on = c._result(parsed(obs_reply()))
+    assert (going_on.done, going_on.terminated, going_on.truncated) == (False, False, False)
+
+
 def test_result_that_does_not_match_the_model_is_validation_failed():
     reply = obs_reply()
     reply["data"]["observation"]["unexpected"] = 1

@@ -12,7 +12,7 @@ from openenv import EnvClient, ValidationFailed
 from openenv.gym import RemoteEnv, gym_env_class
 from openenv.server._serve import EnvNotFound, load_env_class
 
-from .._wire import connect
+from .._wire import call, connect
 
 STEPS = 60
 
@@ -104,6 +104,26 @@ def test_constructor_kwargs_reach_gymnasium_make(serve):
         env.reset(seed=0)
         results = [env.step({"action": i % 2}) for i in range(3)]
     assert [r.truncated for r in results] == [False, False, True]
+    assert [r.terminated for r in results] == [False, False, False]  # truncated is not terminated
+    assert [r.done for r in results] == [False, False, True]
+
+
+@pytest.mark.parametrize("extended", [False, True], ids=["upstream-client", "openenv.v1"])
+def test_a_time_limit_ends_the_episode_done_and_truncated_on_the_wire(serve, extended):
+    # upstream clients read only ``done``: a truncated episode must be done for them too
+    server = serve(gym_env_class("CartPole-v1", max_episode_steps=2))
+    ws = connect(server.ws_url, extended=extended)
+    try:
+        call(ws, {"type": "reset", "data": {"seed": 0}})
+        replies = [call(ws, {"type": "step", "data": {"action": i % 2}})["data"] for i in range(2)]
+    finally:
+        ws.close()
+    assert [r["done"] for r in replies] == [False, True]
+    assert [r["observation"]["terminated"] for r in replies] == [False, False]  # the pole still stands
+    if extended:
+        assert [r["truncated"] for r in replies] == [False, True]
+    else:
+        assert all("truncated" not in r for r in replies)
 
 
 def test_server_env_kwargs_reach_gymnasium_make(serve):

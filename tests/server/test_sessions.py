@@ -16,6 +16,7 @@ from openenv import (
     ExecutionError,
     FactoryError,
     ResetRequired,
+    SessionBusy,
     SessionClosed,
     SessionNotFound,
 )
@@ -104,6 +105,34 @@ async def test_env_exception_is_execution_error_and_session_stays_active():
     assert session.state is SessionState.ACTIVE
     assert session.busy is None
     assert (await session.step(TAction())).step == 1
+    await manager.shutdown()
+
+
+async def test_a_second_call_on_a_busy_session_is_refused_and_not_applied():
+    env = make_env()
+    manager = manager_for(env)
+    session = await manager.open(owner=None)
+    await session.reset(ResetData())
+    first = asyncio.ensure_future(session.step(TAction(message="first", sleep_s=0.3)))
+    for _ in range(200):  # until the step has started (bounded: 2 s)
+        if session.busy:
+            break
+        await asyncio.sleep(0.01)
+    assert session.busy == "step"
+    refused = [
+        (session.step, (TAction(message="second"),)),
+        (session.reset, (ResetData(),)),
+        (session.get_state, ()),
+    ]
+    for method, args in refused:
+        with pytest.raises(SessionBusy) as info:
+            await method(*args)
+        assert info.value.details["busy_with"] == "step"
+        assert info.value.details["applied"] is False
+    assert (await first).message == "first"
+    assert session.busy is None
+    assert (await session.get_state()).step_count == 1  # only the first call was applied
+    assert (await session.step(TAction(message="after"))).step == 2  # and the session goes on
     await manager.shutdown()
 
 
