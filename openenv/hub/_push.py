@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,13 +49,34 @@ def _api(endpoint: str | None, token: str | None) -> Any:
     return hf().HfApi(endpoint=endpoint, token=token)
 
 
-def _hub_call(what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
-    errors = hf().errors
+def _hub_call(what: str, fn: Any, *args: Any, endpoint: str | None = None, **kwargs: Any) -> Any:
+    """Call the Hub; every way it can fail (refused, unreachable) is one-line ``HubError``."""
+    hub = hf()
+    errors = hub.errors
     try:
-        return fn(*args, **kwargs)
+        return fn(*args, **kwargs) if endpoint is None else fn(*args, endpoint=endpoint, **kwargs)
+    except _unreachable(errors) as exc:
+        where = endpoint or hub.constants.ENDPOINT
+        raise HubError(f"{what} failed: cannot reach the Hub at {where} ({_first_line(exc)})") from None
     except (errors.HfHubHTTPError, errors.RepositoryNotFoundError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise HubError(f"{what} failed: {first}") from None
+        raise HubError(f"{what} failed: {_first_line(exc)}") from None
+
+
+def _unreachable(errors: Any) -> tuple[type[BaseException], ...]:
+    """No network, no DNS, a refused connection, a timeout, offline mode: whatever HTTP
+    library this huggingface_hub uses (httpx, its fork httpx2, requests: an OSError)."""
+    found: list[type[BaseException]] = [OSError, errors.LocalEntryNotFoundError, errors.OfflineModeIsEnabled]
+    for name in ("httpx2", "httpx"):
+        transport = getattr(sys.modules.get(name), "TransportError", None)
+        if isinstance(transport, type) and issubclass(transport, BaseException):
+            found.append(transport)
+    return tuple(found)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    first = text.splitlines()[0] if text else type(exc).__name__
+    return first.removeprefix("Got: ")
 
 
 def push(
