@@ -35,6 +35,8 @@ class Context:
     schema: dict[str, Any] | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     validators: dict[str, Any] = field(default_factory=dict)
+    #: The server was started by ``validate_path`` with this interpreter (its extras are ours).
+    served_here: bool = False
 
     def get(self, path: str) -> Any:
         reply = http("GET", self.url + path, timeout_s=self.timeout_s, headers=self.headers)

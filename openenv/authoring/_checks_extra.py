@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from typing import Any
 
@@ -118,8 +119,8 @@ def check_mcp(ctx: Context) -> None:
         ctx.report.add("mcp", Outcome.FAIL, f"/mcp answered {str(body)[:200]}, not JSON-RPC 2.0")
         return
     if "error" in body:
-        message = (body.get("error") or {}).get("message", "")
-        ctx.report.add("mcp", Outcome.SKIP, f"/mcp offers no tools (JSON-RPC error: {message[:80]})")
+        message = str((body.get("error") or {}).get("message", ""))
+        ctx.report.add("mcp", Outcome.SKIP, _no_tools(ctx, message))
         return
     tools = (body.get("result") or {}).get("tools")
     bad = [t for t in tools or [] if not (isinstance(t, dict) and t.get("name") and "inputSchema" in t)]
@@ -128,6 +129,17 @@ def check_mcp(ctx: Context) -> None:
         return
     names = ", ".join(t["name"] for t in tools[:8])
     ctx.report.add("mcp", Outcome.PASS, f"/mcp tools/list: {len(tools)} tool(s) ({names})")
+
+
+def _no_tools(ctx: Context, message: str) -> str:
+    """Why ``/mcp`` offers no tools: a server started here without the ``mcp`` extra is
+    our install's doing, not the env's; say which extra."""
+    if ctx.served_here and importlib.util.find_spec("mcp") is None:
+        return "/mcp is not served: the 'mcp' extra is not installed here (pip install 'openenv[mcp]')"
+    hint = ""
+    if "support MCP" in message:
+        hint = "; an openenv server serves /mcp with the 'mcp' extra installed"
+    return f"/mcp offers no tools (JSON-RPC error: {message[:80]}){hint}"
 
 
 def _needs_initialize(body: dict[str, Any]) -> bool:

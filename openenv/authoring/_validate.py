@@ -62,6 +62,7 @@ def validate_url(
     timeout_s: float = 10.0,
     headers: dict[str, str] | None = None,
     report: Report | None = None,
+    served_here: bool = False,
 ) -> Report:
     """Run every check against the server at ``url``.
 
@@ -85,6 +86,7 @@ def validate_url(
         deterministic=deterministic,
         actions=list(actions or []),
         headers=dict(headers or {}),
+        served_here=served_here,
     )
     for check in CHECKS:
         check(ctx)
@@ -137,7 +139,7 @@ def validate_path(folder: str | Path, *, start_timeout_s: float = 60.0, **option
     try:
         with serve_folder(path, start_timeout_s) as url:
             report.add("serve", Outcome.PASS, f"openenv serve {folder} -> {url}")
-            return validate_url(url, report=report, **options)
+            return validate_url(url, report=report, served_here=True, **options)
     except ProbeError as exc:
         report.add("serve", Outcome.FAIL, str(exc))
         return report
@@ -200,7 +202,7 @@ def validate_target(target: str, *, start_timeout_s: float = 60.0, **options: An
     try:
         with serve_folder(target, start_timeout_s) as url:
             report.add("serve", Outcome.PASS, f"openenv serve {target} -> {url}")
-            return validate_url(url, report=report, **options)
+            return validate_url(url, report=report, served_here=True, **options)
     except ProbeError as exc:
         report.add("serve", Outcome.FAIL, str(exc))
         return report
