@@ -33,7 +33,8 @@ ActT = TypeVar("ActT")
 
 
 class _Request(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    #: strict: JSON types as the schema states them (``true`` is no integer, ``"1"`` no number)
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     id: RequestId | None = None
     session: str | None = Field(default=None, max_length=128)
@@ -42,9 +43,10 @@ class _Request(BaseModel):
 
 
 class ResetData(BaseModel):
-    """``reset``'s ``data``: ``seed``, ``episode_id``; any other key goes to ``options``."""
+    """``reset``'s ``data``: ``seed``, ``episode_id``; any other key goes to ``options``.
+    Strict: ``{"seed": false}`` is refused, as the schema says integer."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", strict=True)
 
     seed: int | None = Field(default=None, ge=0)
     episode_id: str | None = Field(default=None, max_length=255)

@@ -18,10 +18,10 @@ Errors: the wire error's HTTP status and ``{"detail": ..., "error": {"code", "me
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, Strict, TypeAdapter, ValidationError, create_model
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
@@ -45,7 +45,7 @@ from .._exceptions import (
 from .._models import EnvironmentMetadata
 from .._protocol import ResetData, observation_data
 from ._jsonrpc import PARSE_ERROR, mcp_not_supported, rpc_error
-from ._openapi import HTTP_ONLY_CODES, ApiRoute, Endpoint, Operation, reply_schema
+from ._openapi import HTTP_ONLY_CODES, ApiRoute, Endpoint, Operation, operation_id, reply_schema
 from ._sessions import Session, SessionManager
 
 #: Observation fields that travel beside the observation, not in it.
@@ -77,6 +77,18 @@ _SESSION_CLOSED = {
     "properties": {"session_id": {"type": "string"}, "closed": {"const": True}},
 }
 
+#: ``POST /sessions`` links its reply's ``session_id`` to the session routes (a stateful
+#: client, or fuzzer, follows them: open, reset, step, state, close).
+_SESSION_LINKS = {
+    name: {"operationId": operation_id(method, route), "parameters": {"sid": "$response.body#/session_id"}}
+    for name, method, route in (
+        ("ResetSession", "POST", "session_reset"),
+        ("StepSession", "POST", "session_step"),
+        ("SessionState", "GET", "session_state"),
+        ("CloseSession", "DELETE", "session_close"),
+    )
+}
+
 
 def _ref_schema(name: str) -> dict[str, Any]:
     return {"$ref": f"#/components/schemas/{name}"}
@@ -91,7 +103,7 @@ def reset_request_model(env_class: EnvClass) -> type[BaseModel]:
     return create_model(
         "ResetRequest",
         __base__=options,
-        seed=(int | None, Field(default=None, ge=0)),
+        seed=(Annotated[int, Strict()] | None, Field(default=None, ge=0)),  # no bool for int
         episode_id=(str | None, Field(default=None, max_length=255)),
     )
 
@@ -100,7 +112,7 @@ class StepRequestBase(BaseModel):
     """Body of ``POST /step``: upstream's fields. ``timeout_s`` is the step's deadline;
     ``request_id`` is echoed in the ``X-Request-Id`` response header."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", strict=True)
 
     timeout_s: float | None = Field(default=None, gt=0)
     #: printable ASCII: it goes into a response header (found by the OpenAPI fuzzer)
@@ -211,7 +223,8 @@ class HttpApi:
                 "JSON-RPC 2.0 (MCP); errors are JSON-RPC error objects", _JSONRPC))}),
             ("/sessions", "sessions", {
                 "POST": (self.sessions_open, Operation(
-                    "Open an HTTP session", _SESSION_OPENED, status=201, errors=opening)),
+                    "Open an HTTP session", _SESSION_OPENED, status=201, errors=opening,
+                    links=_SESSION_LINKS)),
                 "GET": (self.sessions_stats, Operation("Session counts", _SESSION_STATS)),
             }),
             ("/sessions/{sid}", "session_close", {"DELETE": (self.session_close, Operation(

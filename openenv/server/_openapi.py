@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel
@@ -60,6 +60,13 @@ class Operation:
     media_type: str = "application/json"
     #: also answers ``text/html`` (a page for browsers; JSON on ``Accept: application/json``)
     html: bool = False
+    #: OpenAPI links of the success response: ``{name: {"operationId", "parameters"}}``
+    links: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def operation_id(method: str, route_name: str) -> str:
+    """The ``operationId`` of one method of an ``ApiRoute`` (``post_session_step``)."""
+    return f"{method.lower()}_{route_name}"
 
 
 class ApiRoute(Route):
@@ -139,24 +146,28 @@ def _schema(schema: Schema) -> dict[str, Any] | None:
     return _ref(schema.__name__)
 
 
-def _described(route: ApiRoute, op: Operation) -> dict[str, Any]:
+def _described(route: ApiRoute, method: str, op: Operation) -> dict[str, Any]:
     ok: dict[str, Any] = {"description": _REASONS.get(op.status, "OK") if op.status >= 300 else "OK"}
     schema = _schema(op.response)
     if schema is not None:
         ok["content"] = {op.media_type: {"schema": schema}}
+    if op.links:
+        ok["links"] = op.links
     if op.html:
         ok.setdefault("content", {})["text/html"] = {"schema": {"type": "string"}}
     responses: dict[str, Any] = {str(op.status): ok}
     errors = error_statuses(op.errors)
     for status, codes in errors.items():
         responses[str(status)] = _error_response(status, codes)
-    out: dict[str, Any] = {"summary": op.summary, "responses": responses}
+    out: dict[str, Any] = {
+        "operationId": operation_id(method, route.name), "summary": op.summary, "responses": responses,
+    }
     params = _path_parameters(route)
     if params:
         out["parameters"] = params
     if op.body is not None:
-        out["requestBody"] = {
-            "required": False,
+        out["requestBody"] = {  # required when the body has required fields (a step's action)
+            "required": any(f.is_required() for f in op.body.model_fields.values()),
             "content": {"application/json": {"schema": _ref(op.body.__name__)}},
         }
     return out
@@ -164,6 +175,7 @@ def _described(route: ApiRoute, op: Operation) -> dict[str, Any]:
 
 def _undescribed(route: Route, method: str) -> dict[str, Any]:
     out: dict[str, Any] = {
+        "operationId": operation_id(method, route.name),
         "summary": f"{route.name} (not described)",
         "responses": {"default": {"description": "not described by the route"}},
     }
@@ -171,6 +183,16 @@ def _undescribed(route: Route, method: str) -> dict[str, Any]:
     if params:
         out["parameters"] = params
     return out
+
+
+def _unique(name: str, used: set[str]) -> str:
+    """``name``, or ``name_2``, ``name_3``... when taken (two routes of one handler name)."""
+    n, unique = 1, name
+    while unique in used:
+        n += 1
+        unique = f"{name}_{n}"
+    used.add(unique)
+    return unique
 
 
 def _models(routes: Sequence[BaseRoute]) -> list[type[BaseModel]]:
@@ -195,6 +217,7 @@ def build_openapi(
     """The OpenAPI 3.1 document of ``routes`` (an app's ``app.routes``), in their order:
     the first route that serves a path and method is the one documented, as at run time."""
     paths: dict[str, dict[str, Any]] = {}
+    used: set[str] = set()
     mounts: list[str] = []
     websockets: list[str] = []
     for route in routes:
@@ -208,9 +231,10 @@ def build_openapi(
                 if method == "HEAD" or method.lower() in item:
                     continue
                 if isinstance(route, ApiRoute):
-                    item[method.lower()] = _described(route, route.operations[method])
+                    op = item[method.lower()] = _described(route, method, route.operations[method])
                 else:
-                    item[method.lower()] = _undescribed(route, method)
+                    op = item[method.lower()] = _undescribed(route, method)
+                op["operationId"] = _unique(op["operationId"], used)
     models = _models(routes)
     _, defs = models_json_schema([(m, "validation") for m in models], ref_template=_REF)
     components = {**defs.get("$defs", {}), **(schemas or {}), "ErrorBody": _error_body_schema()}
