@@ -59,7 +59,27 @@ def read_env_project(env_dir: Path) -> dict[str, Any]:
     if not entries:
         raise ProviderError(f'{pyproject} has no [project.entry-points."openenv.envs"] table')
     deps = [d for d in project.get("dependencies", []) if _dist_name(d) != "openenv"]
-    return {"name": project["name"], "serve_name": next(iter(entries)), "dependencies": deps}
+    build = _build_table(pyproject)
+    no_deps = {_dist_name(d) for d in build.get("no-deps", [])}
+    return {
+        "name": project["name"],
+        "serve_name": next(iter(entries)),
+        "dependencies": [d for d in deps if _dist_name(d) not in no_deps],
+        "no_deps": [d for d in deps if _dist_name(d) in no_deps],
+        "apt": list(build.get("apt", [])),
+    }
+
+
+def _build_table(pyproject: Path) -> dict[str, Any]:
+    """``[tool.openenv.build]``: ``apt`` (Debian packages fetched by the host, see
+    ``_debs``) and ``no-deps`` (dependencies wheeled without their own dependencies)."""
+    with pyproject.open("rb") as f:
+        table = tomllib.load(f).get("tool", {}).get("openenv", {}).get("build", {})
+    for key in ("apt", "no-deps"):
+        value = table.get(key, [])
+        if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            raise ProviderError(f"{pyproject}: [tool.openenv.build] {key} must be a list of strings")
+    return dict(table)
 
 
 def _dist_name(requirement: str) -> str:
@@ -149,6 +169,8 @@ def build_base(
             return tag
         except docker.errors.ImageNotFound:
             pass
+    if not _have_image(client, base_image):
+        _pull(client, base_image, progress)
     root = source_root()
     with tempfile.TemporaryDirectory(prefix="openenv-base-") as tmp:
         ctx = Path(tmp)
@@ -157,6 +179,40 @@ def build_base(
         shutil.copy(root / "docker" / "base.Dockerfile", ctx / "Dockerfile")
         _docker_build(client, ctx, tag, {"BASE_IMAGE": base_image}, no_cache, progress)
     return tag
+
+
+def _no_base_image(base_image: str, error: str) -> str:
+    """One line: the base image could not be had (no registry), and what to pass instead."""
+    reason = " ".join(error.split())
+    reason = reason if len(reason) <= 160 else reason[:157] + "..."
+    return (
+        f"cannot get the base image {base_image} ({reason}); without a registry, build on a local "
+        "one: `bash scripts/docker/build_base_image.sh`, then "
+        "--base-image openenv-local/python:3.11-bookworm (or any local python image)"
+    )
+
+
+def _pull(client: Any, image: str, progress: Progress) -> None:
+    """Pull the base image before anything is built: a missing registry fails here, in
+    one line that names ``--base-image``."""
+    import docker.errors
+
+    progress(f"pulling {image}")
+    try:
+        client.images.pull(image)
+    except docker.errors.DockerException as exc:
+        reason = getattr(exc, "explanation", None) or str(exc)
+        raise ProviderError(_no_base_image(image, str(reason))) from None
+
+
+def _have_image(client: Any, name: str) -> bool:
+    import docker.errors
+
+    try:
+        client.images.get(name)
+    except docker.errors.ImageNotFound:
+        return False
+    return True
 
 
 def build_env_image(
@@ -178,11 +234,19 @@ def build_env_image(
     )
     tag = tag or f"openenv-{project['serve_name'].replace('_', '-')}"
     with tempfile.TemporaryDirectory(prefix="openenv-env-") as tmp:
-        ctx = Path(tmp)
-        (ctx / "wheels").mkdir()
+        ctx = Path(tmp) / "ctx"
+        (ctx / "wheels").mkdir(parents=True)
         _pip_wheel(["--no-deps", str(env_path)], ctx / "wheels", progress)
         if project["dependencies"]:
             _pip_wheel(project["dependencies"], ctx / "wheels", progress)
+        if project["no_deps"]:
+            _pip_wheel(["--no-deps", *project["no_deps"]], ctx / "wheels", progress)
+        if project["apt"]:
+            from ._debs import fetch_debs
+
+            count = fetch_debs(client, base_tag, project["apt"], ctx / "debs")
+            progress(f"{count} .deb files for {' '.join(project['apt'])}")
         shutil.copy(env_path / "Dockerfile", ctx / "Dockerfile")
         _docker_build(client, ctx, tag, {"OPENENV_BASE": base_tag}, no_cache, progress)
     return tag
+
