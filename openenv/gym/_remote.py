@@ -3,8 +3,12 @@
 Spaces come from the server's ``/schema``: exact for gym envs served by
 ``openenv.gym`` (``x-gym-space``), derived from the models' JSON Schema for any other
 env (the observation is then a ``Dict`` of its fields, the action a ``Dict`` of the
-action's fields), or declared by the caller. ``info`` holds the gym env's ``info``
-(served gym envs) or the observation's ``metadata`` and the fields no space covers.
+action's fields, or a ``TaggedUnion`` of its members), or declared by the caller.
+``info`` holds the gym env's ``info`` (served gym envs) or the observation's
+``metadata`` and the fields no space covers. Timing fields (``VOLATILE_FIELDS``, e.g.
+the coding and terminal envs' ``duration_s``) differ from run to run, so they are in
+neither, at any depth (gymnasium's checker wants equal seeds to give equal observations and info):
+``RemoteEnv.last_observation`` holds the whole observation as sent.
 """
 
 from __future__ import annotations
@@ -19,7 +23,10 @@ from gymnasium import spaces
 from .._models import StepResult
 from ._arrays import to_wire
 from ._served import GYM_MARK
-from ._spaces import BASE_FIELDS, from_wire, schema_space
+from ._spaces import BASE_FIELDS, TaggedUnion, from_wire, schema_space
+
+#: Observation fields that measure the run rather than the episode (wall time).
+VOLATILE_FIELDS = frozenset({"duration_s"})
 
 
 class RemoteSpec:
@@ -31,8 +38,10 @@ class RemoteSpec:
         action_space: gymnasium.Space[Any] | None = None,
         observation_space: gymnasium.Space[Any] | None = None,
         timeout_s: float = 30.0,
+        volatile_fields: frozenset[str] = VOLATILE_FIELDS,
     ) -> None:
         schema = fetch_schema(base_url, timeout_s)
+        self.volatile = frozenset(volatile_fields)
         obs_schema = schema.get("observation", {})
         self.gym = bool(obs_schema.get(GYM_MARK))
         self.extra_fields: list[str] = []
@@ -41,7 +50,7 @@ class RemoteSpec:
             obs, _ = schema_space(obs_schema["properties"]["observation"])
         else:
             act, _ = schema_space(schema.get("action", {}))
-            obs, self.extra_fields = schema_space(obs_schema)
+            obs, self.extra_fields = schema_space(obs_schema, skip=BASE_FIELDS | self.volatile)
         act, obs = action_space or act, observation_space or obs
         if act is None or obs is None:
             raise ValueError(f"{base_url}: cannot derive the spaces from /schema; declare them")
@@ -54,10 +63,12 @@ class RemoteSpec:
         if self.gym:
             return from_wire(body["observation"], self.observation_space), dict(body.get("info") or {})
         space = self.observation_space
-        info: dict[str, Any] = {"metadata": result.metadata}
+        info: dict[str, Any] = {"metadata": without(result.metadata, self.volatile)}
         if isinstance(space, spaces.Dict):
             obs = {k: from_wire(body[k], s) for k, s in space.spaces.items()}
-            info.update({k: body[k] for k in body if k not in space.spaces and k not in BASE_FIELDS})
+            skip = BASE_FIELDS | self.volatile
+            rest = [k for k in body if k not in space.spaces and k not in skip]
+            info.update({k: without(body[k], self.volatile) for k in rest})
             return obs, info
         return from_wire(body, space), info
 
@@ -65,10 +76,21 @@ class RemoteSpec:
         """A gym action as the wire action."""
         if self.gym:
             return {"action": to_wire(action, binary=False)}
+        if isinstance(self.action_space, TaggedUnion):
+            action = self.action_space.wire(action)
         wire = to_wire(action, binary=False)
         if not isinstance(wire, dict):
             raise TypeError(f"this env's action is an object; got {action!r}")
         return wire
+
+
+def without(value: Any, keys: frozenset[str]) -> Any:
+    """``value`` with ``keys`` removed from every dict in it, at any depth."""
+    if isinstance(value, dict):
+        return {k: without(v, keys) for k, v in value.items() if k not in keys}
+    if isinstance(value, list):
+        return [without(v, keys) for v in value]
+    return value
 
 
 def fetch_schema(base_url: str, timeout_s: float) -> dict[str, Any]:
@@ -88,6 +110,8 @@ class RemoteEnv(gymnasium.Env[Any, Any]):
         binary: msgpack frames (arrays travel as bytes); default True.
         reset_options: sent with every reset (e.g. a task ``split``), merged under
             ``reset(options=...)``.
+        volatile_fields: observation fields kept out of the observation and ``info``
+            (default ``VOLATILE_FIELDS``); ``last_observation`` still has them.
         client_kwargs: more ``EnvClient`` arguments (``timeout_s``, ``headers``...).
     """
 
@@ -102,11 +126,14 @@ class RemoteEnv(gymnasium.Env[Any, Any]):
         binary: bool = True,
         reset_options: dict[str, Any] | None = None,
         render_mode: str | None = None,
+        volatile_fields: frozenset[str] = VOLATILE_FIELDS,
         **client_kwargs: Any,
     ) -> None:
         from ..client._sync import EnvClient
 
-        self.spec_ = RemoteSpec(url, action_space, observation_space)
+        self.spec_ = RemoteSpec(url, action_space, observation_space, volatile_fields=volatile_fields)
+        #: The latest observation as the server sent it (every field, timings included).
+        self.last_observation: Any = None
         self.action_space = self.spec_.action_space
         self.observation_space = self.spec_.observation_space
         self.render_mode = render_mode
@@ -120,10 +147,12 @@ class RemoteEnv(gymnasium.Env[Any, Any]):
         if seed is None:  # seed the server from our generator: reproducible after one seed
             seed = int(self.np_random.integers(0, 2**31 - 1))
         result = self.client.reset(seed=seed, **{**self.reset_options, **(options or {})})
+        self.last_observation = result.observation
         return self.spec_.observation(result)
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         result = self.client.step(self.spec_.action(action))
+        self.last_observation = result.observation
         obs, info = self.spec_.observation(result)
         return obs, float(result.reward or 0.0), result.terminated, result.truncated, info
 

@@ -25,15 +25,31 @@ BASE_FIELDS = frozenset({"metadata", "done", "reward", "truncated"})
 _PRINTABLE = string.ascii_letters + string.digits + string.punctuation + " "
 
 
+#: The longest string ``AnyText.sample`` makes: a schema's ``maxLength`` (a million for
+#: the coding env's code) bounds what is valid, not what a random probe should send.
+SAMPLE_MAX_LENGTH = 4096
+#: ``maxLength`` of a string field whose schema gives none: any length is valid.
+UNBOUNDED_LENGTH = 2**31 - 1
+#: Bound of an integer field whose schema gives none: 2**53, the largest integer
+#: JSON numbers hold exactly (and +-2**53 leaves room for numpy to sample the range).
+JSON_INT = 2**53
+
+
 class AnyText(spaces.Text):
     """A ``Text`` space that contains any string within its length bounds (samples
-    printable ASCII)."""
+    printable ASCII, at most ``SAMPLE_MAX_LENGTH`` characters)."""
 
     def __init__(self, max_length: int, *, min_length: int = 0, seed: Any = None) -> None:
         super().__init__(max_length, min_length=min_length, charset=_PRINTABLE, seed=seed)
 
     def contains(self, x: Any) -> bool:
         return isinstance(x, str) and self.min_length <= len(x) <= self.max_length
+
+    def sample(self, mask: Any = None, probability: Any = None) -> str:
+        if mask is None and probability is None:
+            top = max(self.min_length, min(self.max_length, SAMPLE_MAX_LENGTH))
+            mask = (int(self.np_random.integers(self.min_length, top + 1)), None)
+        return super().sample(mask=mask, probability=probability)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, AnyText) and (self.min_length, self.max_length) == (
@@ -42,6 +58,20 @@ class AnyText(spaces.Text):
         )
 
     __hash__ = None  # type: ignore[assignment]
+
+
+class TaggedUnion(spaces.OneOf):  # type: ignore[type-arg]
+    """A tagged-union action (``oneOf`` members told apart by a ``const`` field such as
+    ``type``): a sample is ``(i, fields)``, sent as ``{tag_key: tags[i], **fields}``."""
+
+    def __init__(self, tag_key: str, members: dict[str, spaces.Dict], seed: Any = None) -> None:
+        super().__init__(list(members.values()), seed=seed)
+        self.tag_key = tag_key
+        self.tags = list(members)
+
+    def wire(self, value: Any) -> dict[str, Any]:
+        index, fields = value
+        return {self.tag_key: self.tags[int(index)], **fields}
 
 
 # --- space -> schema ------------------------------------------------------------------
@@ -156,15 +186,19 @@ def schema_space(
             lo, hi = node.get("minimum"), node.get("maximum")
             if lo is not None and hi is not None:
                 return spaces.Discrete(int(hi) - int(lo) + 1, start=int(lo))
-            info = np.iinfo(np.int64)
-            return spaces.Box(info.min if lo is None else lo, info.max if hi is None else hi, (), np.int64)
-        if kind == "number":
-            lo, hi = node.get("minimum", -np.inf), node.get("maximum", np.inf)
+            # unbounded: the integers JSON carries exactly (and a range numpy can sample)
+            return spaces.Box(-JSON_INT if lo is None else lo, JSON_INT if hi is None else hi, (), np.int64)
+        if kind == "number":  # finite bounds: JSON carries no infinities
+            info64 = np.finfo(np.float64)
+            lo, hi = node.get("minimum", info64.min), node.get("maximum", info64.max)
             return spaces.Box(float(lo), float(hi), (), np.float64)
         if kind == "boolean":
             return spaces.Discrete(2)
         if kind == "string":
-            return AnyText(int(node.get("maxLength", 4096)), min_length=int(node.get("minLength", 0)))
+            if "enum" in node or "const" in node:
+                return None  # a closed set of strings: no space describes it here
+            length = int(node.get("maxLength", UNBOUNDED_LENGTH))
+            return AnyText(length, min_length=int(node.get("minLength", 0)))
         if kind == "array":
             return _array(node, resolve)
         if kind == "object" and "properties" in node:
@@ -178,9 +212,30 @@ def schema_space(
                 else:
                     out[key] = space
             return spaces.Dict(out)
+        if not path and ("oneOf" in node or "anyOf" in node):
+            return _tagged_union([resolve(m) for m in node.get("oneOf") or node["anyOf"]], convert)
         return None
 
     return convert(schema, ""), left_out
+
+
+def _tagged_union(members: list[dict[str, Any]], convert: Any) -> TaggedUnion | None:
+    """The members of a tagged union whose required fields all have a space."""
+    tag_keys = {k for m in members for k, v in m.get("properties", {}).items() if "const" in v}
+    if len(tag_keys) != 1:
+        return None
+    (tag_key,) = tag_keys
+    usable: dict[str, spaces.Dict] = {}
+    for member in members:
+        props = member.get("properties", {})
+        if tag_key not in props or "const" not in props[tag_key]:
+            return None
+        body = {**member, "properties": {k: v for k, v in props.items() if k != tag_key}}
+        space = convert(body, "")
+        required = set(member.get("required", ())) - {tag_key}
+        if isinstance(space, spaces.Dict) and required <= set(space.spaces):
+            usable[str(props[tag_key]["const"])] = space
+    return TaggedUnion(tag_key, usable) if usable else None
 
 
 def _array(node: dict[str, Any], resolve: Any) -> gymnasium.Space[Any] | None:
@@ -194,8 +249,8 @@ def _array(node: dict[str, Any], resolve: Any) -> gymnasium.Space[Any] | None:
     if node.get("type") not in ("integer", "number"):
         return None
     dtype = np.int64 if node["type"] == "integer" else np.float64
-    lo = node.get("minimum", np.iinfo(np.int64).min if dtype is np.int64 else -np.inf)
-    hi = node.get("maximum", np.iinfo(np.int64).max if dtype is np.int64 else np.inf)
+    lo = node.get("minimum", -JSON_INT if dtype is np.int64 else np.finfo(np.float64).min)
+    hi = node.get("maximum", JSON_INT if dtype is np.int64 else np.finfo(np.float64).max)
     return spaces.Box(lo, hi, tuple(shape), dtype)
 
 
