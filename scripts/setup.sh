@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Create .venv and install the package, the echo env and the dev tools.
+# Create .venv and install the package with OPENENV_EXTRAS (default dev: the test tools),
+# every env in envs/, and what scripts/setup.d adds. OPENENV_EXTRAS=standard is serving and
+# driving envs without the training stack (scripts/demo.sh); OPENENV_EXTRAS=all adds it.
 # Works on a fresh Debian 12 (installs python3-venv with apt when run as root).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,7 +37,16 @@ if [ ! -f "$stamp" ]; then
   rm -f "$log"
   rm -f .venv/.installed-*; touch "$stamp"
 fi
+# Parts marked "# setup.d: train" install the training stack (torch, ~2 GB): only for
+# the extras that include it (train, all, and dev, which CI's training tests need).
+case ",$extras," in
+  *,train,*|*,all,*|*,dev,*) train=1 ;;
+  *) train=0 ;;
+esac
 for part in scripts/setup.d/*.sh; do
   [ -e "$part" ] || continue
+  if [ "$train" = 0 ] && grep -q '^# setup.d: train' "$part"; then
+    continue
+  fi
   bash "$part"
 done

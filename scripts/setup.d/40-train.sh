@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# setup.d: train
 # The GRPO trainer's extra (openenv[train]: torch CPU wheel, torchmonarch, transformers). Idempotent.
 set -euo pipefail
 cd "$(dirname "$0")/../.."

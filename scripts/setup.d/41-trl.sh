@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# setup.d: train
 # TRL for the TRL bridge (openenv.train.trl_environment / TrlRollout, part of openenv[train]),
 # installed against the trainer's torch (never replacing it). Idempotent; after 40-train.sh.
 set -euo pipefail

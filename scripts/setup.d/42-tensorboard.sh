@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# setup.d: train
 # TensorBoard for the trainer's event files (DIR/tb/; part of openenv[train]). Idempotent;
 # after 40-train.sh (torch.utils.tensorboard needs torch).
 set -euo pipefail

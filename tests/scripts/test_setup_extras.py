@@ -1,0 +1,72 @@
+"""The installs match the journey (issue 20): the README's first command sets up serving
+and driving envs without the training stack; training is one extra (`all`)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+EXTRAS = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+
+
+def _expand(extra: str) -> set[str]:
+    """The extras an extra pulls in through openenv[...] self-references, itself included."""
+    seen = {extra}
+    for req in EXTRAS[extra]:
+        if req.startswith("openenv["):
+            for name in req[len("openenv["):req.index("]")].split(","):
+                seen |= _expand(name.strip())
+    return seen
+
+
+def test_standard_is_everything_but_training() -> None:
+    assert _expand("standard") >= {"server", "docker", "gym", "mcp", "authoring", "hub", "tasks"}
+    assert "train" not in _expand("standard")
+
+
+def test_all_adds_training_and_dev_stays_without_it() -> None:
+    assert _expand("all") >= _expand("standard") | {"train"}
+    assert "train" not in _expand("dev")
+
+
+def test_the_demo_installs_the_standard_extra() -> None:
+    demo = (ROOT / "scripts" / "demo.sh").read_text()
+    assert "OPENENV_EXTRAS=${OPENENV_EXTRAS:-standard} bash scripts/setup.sh" in demo
+
+
+def test_every_setup_part_that_installs_torch_is_marked_train() -> None:
+    for part in sorted((ROOT / "scripts" / "setup.d").glob("*.sh")):
+        text = part.read_text()
+        if any(pkg in text for pkg in ("torch==", "trl>=", "tensorboard>=")):
+            assert "\n# setup.d: train\n" in text, f"{part.name} installs the training stack unmarked"
+
+
+@pytest.mark.parametrize(("extras", "train_ran"), [("standard", False), ("all", True), ("dev", True)])
+def test_setup_runs_the_training_parts_only_for_extras_with_training(
+    tmp_path: Path, extras: str, train_ran: bool
+) -> None:
+    """scripts/setup.sh in a scratch tree whose .venv python is a stub (nothing installed)."""
+    (tmp_path / "scripts" / "setup.d").mkdir(parents=True)
+    shutil.copy(ROOT / "scripts" / "setup.sh", tmp_path / "scripts" / "setup.sh")
+    parts = tmp_path / "scripts" / "setup.d"
+    (parts / "10-plain.sh").write_text("#!/usr/bin/env bash\ntouch plain.ran\n")
+    (parts / "40-train.sh").write_text("#!/usr/bin/env bash\n# setup.d: train\ntouch train.ran\n")
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    (tmp_path / "envs" / "e").mkdir(parents=True)
+    (tmp_path / "envs" / "e" / "pyproject.toml").write_text("[project]\nname = 'e'\n")
+    stub = tmp_path / ".venv" / "bin" / "python"
+    stub.parent.mkdir(parents=True)
+    stub.write_text("#!/bin/sh\nexit 0\n")
+    stub.chmod(0o755)
+    env = {**os.environ, "OPENENV_EXTRAS": extras}
+    done = subprocess.run(["bash", "scripts/setup.sh"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "plain.ran").exists()
+    assert (tmp_path / "train.ran").exists() is train_ran
