@@ -8,6 +8,7 @@
     │   ├── ValidationFailed          VALIDATION_ERROR   message or action fails its model
     │   ├── ExecutionError            EXECUTION_ERROR    the env raised in reset/step/state
     │   ├── CapacityReached           CAPACITY_REACHED   no free session slot
+    │   │   └── QuotaExceeded         QUOTA_EXCEEDED     this client holds its quota of sessions
     │   ├── FactoryError              FACTORY_ERROR      the env could not be constructed
     │   ├── SessionError              SESSION_ERROR      session-level failure
     │   │   ├── ResetRequired         RESET_REQUIRED     step/state before the first reset
@@ -16,7 +17,8 @@
     │   │   └── SessionBusy           SESSION_BUSY       the session is in another call
     │   ├── DeadlineExceeded          DEADLINE_EXCEEDED  the env call overran its deadline
     │   ├── TaskNotFound              TASK_NOT_FOUND     no such task id, index or split
-    │   └── FrameTooLarge             FRAME_TOO_LARGE    frame over the server's limit
+    │   ├── FrameTooLarge             FRAME_TOO_LARGE    frame (or HTTP body) over the server's limit
+    │   └── Unauthorized              UNAUTHORIZED       no or wrong bearer token (--auth-token)
     ├── TransportError                client side: the connection itself failed
     │   ├── ConnectError              could not connect or handshake
     │   ├── ConnectionClosed          the socket closed (carries the close code)
@@ -65,6 +67,8 @@ class ErrorCode(StrEnum):
     SESSION_BUSY = "SESSION_BUSY"
     DEADLINE_EXCEEDED = "DEADLINE_EXCEEDED"
     TASK_NOT_FOUND = "TASK_NOT_FOUND"
+    QUOTA_EXCEEDED = "QUOTA_EXCEEDED"
+    UNAUTHORIZED = "UNAUTHORIZED"
 
 
 class OpenEnvError(Exception):
@@ -123,6 +127,14 @@ class CapacityReached(WireError):
 
     code = ErrorCode.CAPACITY_REACHED
     http_status = 503
+
+
+class QuotaExceeded(CapacityReached):
+    """This client (by peer address) already holds its quota of sessions
+    (``max_sessions_per_client``); other clients still get theirs."""
+
+    code = ErrorCode.QUOTA_EXCEEDED
+    http_status = 429
 
 
 class FactoryError(WireError):
@@ -193,10 +205,18 @@ class TaskNotFound(WireError):
 
 
 class FrameTooLarge(WireError):
-    """A frame exceeded the size limit."""
+    """A frame, or an HTTP request body, exceeded the size limit."""
 
     code = ErrorCode.FRAME_TOO_LARGE
     http_status = 413
+
+
+class Unauthorized(WireError):
+    """The server wants a bearer token (``openenv serve --auth-token``) and the request
+    had none or another one. Clients pass theirs as ``token=`` (or ``OPENENV_AUTH_TOKEN``)."""
+
+    code = ErrorCode.UNAUTHORIZED
+    http_status = 401
 
 
 class TransportError(OpenEnvError):
@@ -320,6 +340,8 @@ WIRE_ERRORS: dict[ErrorCode, type[WireError]] = {
         DeadlineExceeded,
         TaskNotFound,
         FrameTooLarge,
+        QuotaExceeded,
+        Unauthorized,
     )
 }
 

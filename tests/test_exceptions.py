@@ -17,6 +17,7 @@ from openenv._exceptions import (
     FrameTooLarge,
     InvalidJSON,
     OpenEnvError,
+    QuotaExceeded,
     RequestTimeout,
     ResetRequired,
     SessionBusy,
@@ -25,6 +26,7 @@ from openenv._exceptions import (
     SessionNotFound,
     TaskNotFound,
     TransportError,
+    Unauthorized,
     UnknownMessageType,
     ValidationFailed,
     WireError,
@@ -46,6 +48,8 @@ EXPECTED = {
     "SESSION_BUSY": (SessionBusy, 409),
     "DEADLINE_EXCEEDED": (DeadlineExceeded, 504),
     "TASK_NOT_FOUND": (TaskNotFound, 404),
+    "QUOTA_EXCEEDED": (QuotaExceeded, 429),
+    "UNAUTHORIZED": (Unauthorized, 401),
 }
 
 

@@ -18,7 +18,7 @@ import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
-from .._exceptions import ConnectError, RequestTimeout, connection_closed
+from .._exceptions import ConnectError, ErrorCode, RequestTimeout, Unauthorized, connection_closed
 from ._transport import ConnectParams
 
 T = TypeVar("T")
@@ -129,6 +129,8 @@ class AsyncASGIConnection:
         except TimeoutError:
             raise ConnectError(f"the app did not accept within {timeout_s:g} s") from None
         if first["type"] != "websocket.accept":
+            if first.get("reason") == ErrorCode.UNAUTHORIZED.value:
+                raise Unauthorized("the app wants a bearer token: pass token=")
             raise ConnectError(f"the app refused the WebSocket ({first.get('code')})")
         self.subprotocol = first.get("subprotocol")
 

@@ -10,6 +10,7 @@ everything after works on those models.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Generic, TypeVar
 
@@ -85,6 +86,7 @@ class BaseEnvClient(Generic[ActT, ObsT, StateT]):
         connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
         max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
         headers: Mapping[str, str] | None = None,
+        token: str | None = None,
         binary: bool = False,
         extensions: bool = True,
         transport: Any = None,
@@ -97,7 +99,10 @@ class BaseEnvClient(Generic[ActT, ObsT, StateT]):
             ``DeadlineExceeded``; the client waits ``REPLY_MARGIN_S`` longer for that.
         connect_timeout_s: seconds to wait for the connection and handshake.
         max_frame_bytes: largest frame accepted from the server.
-        headers: extra handshake headers (e.g. ``Authorization``).
+        headers: extra handshake headers.
+        token: the server's bearer token (``openenv serve --auth-token``), sent once, in
+            the handshake; default ``OPENENV_AUTH_TOKEN`` when set. A missing or wrong
+            one raises ``Unauthorized`` on connect.
         binary: send msgpack binary frames (needs a server with our extensions).
         extensions: offer the ``openenv.v1`` subprotocol (ids, sessions, batch).
         transport: how to connect (``openenv.client.ASGITransport(app)`` runs a server
@@ -110,6 +115,9 @@ class BaseEnvClient(Generic[ActT, ObsT, StateT]):
         self.connect_timeout_s = connect_timeout_s
         self.max_frame_bytes = max_frame_bytes
         self.headers = dict(headers or {})
+        token = os.environ.get("OPENENV_AUTH_TOKEN") if token is None else token
+        if token and not any(name.lower() == "authorization" for name in self.headers):
+            self.headers["Authorization"] = f"Bearer {token}"
         self.binary = binary
         self.subprotocols = [SUBPROTOCOL] if extensions else []
         self.transport = transport if transport is not None else DEFAULT_TRANSPORT

@@ -20,8 +20,11 @@ from __future__ import annotations
 import os
 import struct
 from collections import deque
+from typing import Any
 
-from .._exceptions import ConnectionClosed
+import orjson
+
+from .._exceptions import ConnectError, ConnectionClosed, OpenEnvError, Unauthorized
 from .._wsframes import BINARY, CLOSE, PING, PONG, TEXT, FrameReader, apply_mask, frame_header
 
 _HEADER_END = b"\r\n\r\n"
@@ -44,6 +47,20 @@ def not_a_101(head: bytes | bytearray) -> bool:
     """True once the response head so far cannot become a ``101`` (or is too long): it
     is a refusal, for websockets to read whole and say why."""
     return len(head) > MAX_HANDSHAKE or not _SWITCHING.startswith(bytes(head[: len(_SWITCHING)]))
+
+
+def handshake_refused(url: str, exc: BaseException) -> OpenEnvError:
+    """The typed error of a refused handshake: ``Unauthorized`` for a ``401`` (a missing
+    or wrong ``token=``; the server's own message when it sent our error body), else
+    ``ConnectError``."""
+    response: Any = getattr(exc, "response", None)
+    if getattr(response, "status_code", None) != 401:
+        return ConnectError(f"handshake with {url} failed: {exc}")
+    try:
+        message = str(orjson.loads(response.body)["error"]["message"])
+    except Exception:  # not our error body: a proxy's page, say
+        message = "the server wants a bearer token: pass token= (or set OPENENV_AUTH_TOKEN)"
+    return Unauthorized(f"{url}: {message}")
 
 
 def limit_from_header(value: str | None) -> int | None:

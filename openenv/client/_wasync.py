@@ -27,7 +27,7 @@ from .._exceptions import (
     RequestTimeout,
     connection_closed,
 )
-from ._frames import Framer, limit_from_header, not_a_101, split_handshake
+from ._frames import Framer, handshake_refused, limit_from_header, not_a_101, split_handshake
 from ._transport import ConnectParams
 
 
@@ -67,7 +67,7 @@ async def connect(params: ConnectParams) -> AsyncWebSocket:
         raise ConnectError(f"cannot connect to {params.url}: {exc}") from None
     if proto.handshake_exc is not None:
         ws.abort()
-        raise ConnectError(f"handshake with {params.url} failed: {proto.handshake_exc}")
+        raise handshake_refused(params.url, proto.handshake_exc)
     ws.subprotocol = proto.subprotocol
     return ws
 

@@ -32,7 +32,7 @@ from .._exceptions import (
     RequestTimeout,
     connection_closed,
 )
-from ._frames import Framer, limit_from_header, not_a_101, split_handshake
+from ._frames import Framer, handshake_refused, limit_from_header, not_a_101, split_handshake
 
 _READ = 256 * 1024
 #: How often the keepalive thread looks at idle sockets (pings come every ~20 s).
@@ -113,7 +113,7 @@ class SyncWebSocket:
             raise
         if self._proto.handshake_exc is not None:
             sock.close()
-            raise ConnectError(f"handshake with {url} failed: {self._proto.handshake_exc}")
+            raise handshake_refused(url, self._proto.handshake_exc)
         self.response = response
         self.subprotocol: str | None = self._proto.subprotocol
         self.server_limit = limit_from_header(response.headers.get(MAX_FRAME_HEADER))

@@ -259,7 +259,8 @@ class EnvMcpServer:
             data = ResetData.model_validate(options)
         except ValueError as exc:
             raise ValidationFailed(f"invalid reset options {options!r}: {exc}") from None
-        session = await self.manager.open(owner=None)
+        peer = getattr(ctx.request, "client", None)  # the SDK's tasks do not see the request's context
+        session = await self.manager.open(owner=None, client=getattr(peer, "host", None))
         try:
             first = await session.reset(data)
         except BaseException:

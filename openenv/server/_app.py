@@ -8,11 +8,13 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.routing import WebSocketRoute
 
 from .._env import AnyEnv, AsyncEnvironment, EnvClass, Environment
 from .._exceptions import WireError
 from .._protocol import request_adapter
+from ._admission import Admission
 from ._http import HttpApi, handle_http_error, handle_wire_error
 from ._lifespan import AppLifespan
 from ._mounts import EndpointFactory, Mounts, installed_endpoints
@@ -61,7 +63,9 @@ def create_app(
         interrupt_grace_s=settings.interrupt_grace_s,
         env_kwargs=settings.env_kwargs if env_kwargs is None else env_kwargs,
     )
-    manager = SessionManager(runner, settings.max_sessions, settings.idle_timeout_s)
+    manager = SessionManager(
+        runner, settings.max_sessions, settings.idle_timeout_s, settings.max_sessions_per_client
+    )
     api = HttpApi(env_class, manager)
     factories = installed_endpoints() if endpoints is None else endpoints
     mounts = Mounts.build(factories, env_class, manager, settings)
@@ -80,6 +84,9 @@ def create_app(
         routes=routes,
         lifespan=AppLifespan(env_class, runner, manager, mounts),
         exception_handlers={WireError: handle_wire_error, HTTPException: handle_http_error},
+        middleware=[Middleware(
+            Admission, auth_token=settings.auth_token, max_body_bytes=settings.max_frame_bytes
+        )],
     )
     app.state.sessions = manager
     app.state.settings = settings

@@ -231,6 +231,13 @@ class DirectWebSocketsProtocol(WebSocketsSansIOProtocol):
         else:
             direct.deliver(bytes(data))
 
+    async def send(self, message: Any) -> None:
+        await super().send(message)
+        if message["type"] == "websocket.http.response.body" and not message.get("more_body", False):
+            # A refused handshake (401 from Admission) was answered in full; uvicorn's
+            # sans-I/O protocol does not note it, then logs an error and tries a 500.
+            self.handshake_complete = True
+
     def connection_lost(self, exc: Exception | None) -> None:
         super().connection_lost(exc)
         self.direct.end()

@@ -38,9 +38,9 @@ NOT_FOUND = "NOT_FOUND"
 METHOD_NOT_ALLOWED = "METHOD_NOT_ALLOWED"
 HTTP_ONLY_CODES = {404: NOT_FOUND, 405: METHOD_NOT_ALLOWED}
 _REASONS = {
-    400: "Bad Request", 404: "Not Found", 409: "Conflict", 410: "Gone", 413: "Content Too Large",
-    422: "Unprocessable Content", 500: "Internal Server Error", 503: "Service Unavailable",
-    504: "Gateway Timeout",
+    400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 409: "Conflict", 410: "Gone",
+    413: "Content Too Large", 422: "Unprocessable Content", 429: "Too Many Requests",
+    500: "Internal Server Error", 503: "Service Unavailable", 504: "Gateway Timeout",
 }
 
 Endpoint = Callable[[Request], Awaitable[Response]]

@@ -21,6 +21,7 @@ from .._exceptions import (
     DeadlineExceeded,
     ExecutionError,
     FactoryError,
+    QuotaExceeded,
     ResetRequired,
     SessionBusy,
     SessionClosed,
@@ -29,6 +30,7 @@ from .._exceptions import (
 )
 from .._models import Observation, State
 from .._protocol import ResetData, validation_failed
+from ._admission import peer
 from ._runner import EnvHandle, EnvRunner
 
 log = logging.getLogger("openenv.server")
@@ -57,6 +59,7 @@ class Session:
         "_close_after_call",
         "_handle",
         "busy",
+        "client",
         "closed_reason",
         "episode_over",
         "id",
@@ -79,6 +82,8 @@ class Session:
         self.episode_over = False
         self.closed_reason = ""
         self._close_after_call = False
+        #: The peer address charged for this session under a per-client quota, or None.
+        self.client: str | None = None
 
     def is_idle(self) -> bool:
         """No request for longer than the manager's idle timeout, or stuck in one call
@@ -187,13 +192,19 @@ class Session:
 
 
 class SessionManager:
-    """Admits sessions up to a limit, finds HTTP sessions by id, reaps idle ones."""
+    """Admits sessions up to a limit (and up to ``max_per_client`` for each peer address,
+    when set), finds HTTP sessions by id, reaps idle ones."""
 
-    def __init__(self, runner: EnvRunner, max_sessions: int, idle_timeout_s: float) -> None:
+    def __init__(
+        self, runner: EnvRunner, max_sessions: int, idle_timeout_s: float, max_per_client: int = 0
+    ) -> None:
         limit = runner.env_class.max_sessions
         self.runner = runner
         self.max_sessions = min(max_sessions, limit) if limit else max_sessions
         self.idle_timeout_s = idle_timeout_s
+        self.max_per_client = max_per_client
+        #: sessions (open or being built) per peer address, when there is a quota
+        self.per_client: dict[str, int] = {}
         self.sessions: dict[str, Session] = {}
         self._pending = 0
         self._closing: set[asyncio.Future[None]] = set()
@@ -203,8 +214,9 @@ class SessionManager:
     def active(self) -> int:
         return len(self.sessions) + self._pending
 
-    async def open(self, owner: Owner | None) -> Session:
-        """Reserve a slot, then build the env. Raises CapacityReached or FactoryError."""
+    async def open(self, owner: Owner | None, client: str | None = None) -> Session:
+        """Reserve a slot, then build the env. Raises CapacityReached, QuotaExceeded
+        (``client``, by default the caller's peer address, holds its quota) or FactoryError."""
         if self.active >= self.max_sessions:
             raise CapacityReached(
                 f"Server at capacity: {self.active}/{self.max_sessions} sessions active. "
@@ -212,10 +224,14 @@ class SessionManager:
                 active_sessions=self.active,
                 max_sessions=self.max_sessions,
             )
+        if self.max_per_client:
+            client = client or peer.get()
+            self._charge(client)
         self._pending += 1  # reserved before any await: no over-admission
         try:
             handle = await self.runner.open()
         except Exception as exc:
+            self._refund(client)
             log.warning("constructing %s failed", self.runner.env_class.__name__, exc_info=True)
             raise FactoryError(
                 f"could not construct {self.runner.env_class.__name__}: {type(exc).__name__}: {exc}",
@@ -224,8 +240,31 @@ class SessionManager:
         finally:
             self._pending -= 1
         session = Session(self, handle, owner)
+        session.client = client if self.max_per_client else None
         self.sessions[session.id] = session
         return session
+
+    def _charge(self, client: str | None) -> None:
+        if client is None:  # no address (an in-process transport): no quota to count against
+            return
+        held = self.per_client.get(client, 0)
+        if held >= self.max_per_client:
+            raise QuotaExceeded(
+                f"client {client} already holds {held} sessions, its quota on this server: "
+                "close one (or ask for a higher max_sessions_per_client)",
+                client=client,
+                max_sessions_per_client=self.max_per_client,
+            )
+        self.per_client[client] = held + 1
+
+    def _refund(self, client: str | None) -> None:
+        if client is None or client not in self.per_client:
+            return
+        left = self.per_client[client] - 1
+        if left:
+            self.per_client[client] = left
+        else:
+            del self.per_client[client]
 
     def get(self, session_id: str) -> Session:
         try:
@@ -237,7 +276,8 @@ class SessionManager:
             ) from None
 
     def _release(self, session: Session) -> None:
-        self.sessions.pop(session.id, None)
+        if self.sessions.pop(session.id, None) is not None and session.client is not None:
+            self._refund(session.client)
 
     async def _close_env(self, handle: EnvHandle) -> None:
         """Close one env in a task of its own: a cancelled caller (a connection going

@@ -41,10 +41,16 @@ class ServerSettings:
         port: TCP port.
         workers: server processes; WebSocket sessions are spread across them.
         max_sessions: concurrent sessions per process (WS and HTTP together).
+        max_sessions_per_client: concurrent sessions one client (peer address) may hold
+            per process; more are refused with ``QuotaExceeded`` (429). ``0``: no quota.
+        auth_token: when set, every request and WebSocket handshake (``/mcp``
+            included) must carry ``Authorization: Bearer <token>``; others get
+            ``Unauthorized`` (401). ``/health`` stays open. Empty: no auth.
         idle_timeout_s: a session idle this long is closed, and its socket with it.
             ``0`` disables the reaper.
         max_frame_bytes: largest WebSocket frame accepted; larger ones close the
-            socket with code 1009.
+            socket with code 1009. Also the largest HTTP request body: a larger one is
+            answered ``413`` before it is read.
         ping_interval_s / ping_timeout_s: WebSocket keepalive that finds half-open
             sockets. ``0`` disables it.
         slow_call_s: an ``Execution.AUTO`` env call proven faster than this (off the
@@ -67,6 +73,8 @@ class ServerSettings:
     port: int = 8000
     workers: int = 1
     max_sessions: int = 1024
+    max_sessions_per_client: int = 0
+    auth_token: str = field(default="", repr=False)
     idle_timeout_s: float = 600.0
     max_frame_bytes: int = 16 * 1024 * 1024
     ping_interval_s: float = 20.0
@@ -96,6 +104,8 @@ class ServerSettings:
     def validated(self) -> ServerSettings:
         if self.max_sessions < 1:
             raise ValueError("max_sessions must be at least 1")
+        if self.max_sessions_per_client < 0:
+            raise ValueError("max_sessions_per_client must be >= 0 (0: no quota)")
         if self.workers < 1:
             raise ValueError("workers must be at least 1")
         if self.max_frame_bytes < 1024:

@@ -209,6 +209,9 @@ def fake_uvicorn(monkeypatch):
         def run(self) -> None:
             calls.append(self.config)
 
+        async def startup(self, sockets: object = None) -> None:  # wrapped to print the URL
+            raise AssertionError("run() is faked: startup is never reached")
+
     monkeypatch.setattr(uvicorn, "Config", lambda *a, **kw: (a, kw))
     monkeypatch.setattr(uvicorn, "Server", FakeServer)
     monkeypatch.setattr(os, "environ", os.environ.copy())

@@ -13,6 +13,8 @@ DEFAULTS = {
     "port": 8000,
     "workers": 1,
     "max_sessions": 1024,
+    "max_sessions_per_client": 0,
+    "auth_token": "",
     "idle_timeout_s": 600.0,
     "max_frame_bytes": 16 * 1024 * 1024,
     "ping_interval_s": 20.0,
@@ -42,6 +44,8 @@ def test_from_env_reads_and_converts_each_variable():
         "OPENENV_PORT": "9001",
         "OPENENV_WORKERS": "3",
         "OPENENV_MAX_SESSIONS": "5",
+        "OPENENV_MAX_SESSIONS_PER_CLIENT": "2",
+        "OPENENV_AUTH_TOKEN": "s3cret",
         "OPENENV_IDLE_TIMEOUT_S": "1.5",
         "OPENENV_MAX_FRAME_BYTES": "4096",
         "OPENENV_PING_INTERVAL_S": "0",
@@ -59,12 +63,17 @@ def test_from_env_reads_and_converts_each_variable():
     s = ServerSettings.from_env(env)
     assert dataclasses.asdict(s) == {
         "host": "0.0.0.0", "port": 9001, "workers": 3, "max_sessions": 5, "idle_timeout_s": 1.5,
+        "max_sessions_per_client": 2, "auth_token": "s3cret",
         "max_frame_bytes": 4096, "ping_interval_s": 0.0, "ping_timeout_s": 2.5, "slow_call_s": 0.01,
         "thread_workers": 4, "log_level": "debug", "call_timeout_s": 30.0, "max_call_timeout_s": 60.0,
         "interrupt_grace_s": 0.5, "env_kwargs": {"size": 3, "name": "x"}, "web": False,
     }
     assert isinstance(s.port, int)
     assert isinstance(s.idle_timeout_s, float)
+
+
+def test_the_auth_token_is_not_in_the_settings_repr():
+    assert "s3cret" not in repr(ServerSettings(auth_token="s3cret"))
 
 
 def test_from_env_reads_os_environ_by_default(monkeypatch):
@@ -85,7 +94,8 @@ def test_bad_variable_names_itself(var, raw):
 
 @pytest.mark.parametrize(
     ("field", "value", "message"),
-    [("max_sessions", 0, "max_sessions"), ("workers", 0, "workers"), ("max_frame_bytes", 1023, "1024")],
+    [("max_sessions", 0, "max_sessions"), ("workers", 0, "workers"), ("max_frame_bytes", 1023, "1024"),
+     ("max_sessions_per_client", -1, "max_sessions_per_client")],
 )
 def test_validation(field, value, message):
     with pytest.raises(ValueError, match=message):
