@@ -35,6 +35,8 @@ def _serve(args: argparse.Namespace) -> int:
             port=args.port,
             workers=args.workers,
             max_sessions=args.max_sessions,
+            max_sessions_per_client=args.max_sessions_per_client,
+            auth_token=args.auth_token,
             idle_timeout_s=args.idle_timeout,
             call_timeout_s=args.call_timeout,
             log_level=args.log_level,
@@ -213,6 +215,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, help="port (default 8000; OPENENV_PORT)")
     p.add_argument("--workers", type=int, help="server processes (default 1)")
     p.add_argument("--max-sessions", type=int, help="concurrent sessions per process (default 1024)")
+    p.add_argument("--max-sessions-per-client", type=int, metavar="N",
+                   help="sessions one client address may hold per process (default 0: no quota)")
+    p.add_argument("--auth-token", metavar="TOKEN",
+                   help="require 'Authorization: Bearer TOKEN' on HTTP, WebSocket and MCP "
+                        "(OPENENV_AUTH_TOKEN keeps it out of the process list; default: none)")
     p.add_argument("--idle-timeout", type=float, help="seconds before an idle session is closed; 0 = never")
     p.add_argument("--log-level", help="debug, info, warning (default), error")
     p.add_argument("--no-web", action="store_true", help="do not serve the web playground at /web")

@@ -50,6 +50,19 @@ def test_serve_arguments_map_to_settings(monkeypatch):
     assert (settings.max_sessions, settings.idle_timeout_s, settings.log_level) == (7, 4.5, "info")
 
 
+def test_serve_admission_options_map_to_settings(monkeypatch):
+    import openenv.server
+
+    seen: list[ServerSettings] = []
+    monkeypatch.setattr(openenv.server, "serve", lambda target, settings: seen.append(settings))
+    monkeypatch.delenv("OPENENV_AUTH_TOKEN", raising=False)
+    assert main(["serve", "echo", "--auth-token", "t0k", "--max-sessions-per-client", "4"]) == 0
+    assert (seen[0].auth_token, seen[0].max_sessions_per_client) == ("t0k", 4)
+    monkeypatch.setenv("OPENENV_AUTH_TOKEN", "from-env")
+    assert main(["serve", "echo"]) == 0
+    assert (seen[1].auth_token, seen[1].max_sessions_per_client) == ("from-env", 0)
+
+
 def test_unset_arguments_fall_back_to_variables_and_defaults(monkeypatch):
     import openenv.server
 
