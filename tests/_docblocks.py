@@ -99,13 +99,14 @@ def blocks(path: Path, root: Path) -> list[Block]:
 
 def expected_lines_found(expected: str, output: str) -> str | None:
     """None when every non-empty expected line matches an output line, in order
-    (``...`` matches anything); else the first line that was not found."""
+    (``...`` matches anything, the spaces around it included); else the first line
+    that was not found."""
     out = output.splitlines()
     at = 0
     for want in (line.strip() for line in expected.splitlines()):
         if not want:
             continue
-        pattern = re.compile(".*".join(re.escape(piece) for piece in want.split("...")))
+        pattern = re.compile(".*".join(re.escape(piece.strip()) for piece in want.split("...")))
         while at < len(out) and not pattern.search(out[at]):
             at += 1
         if at == len(out):
