@@ -22,7 +22,7 @@ from typing import Annotated, Any, Generic, Literal, TypeVar
 
 import msgpack
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict, TypeAdapter, ValidationError
 from pydantic_core import to_jsonable_python
 
 from ._exceptions import InvalidJSON, UnknownMessageType, ValidationFailed, WireError
@@ -32,23 +32,36 @@ from ._types import RequestId
 ActT = TypeVar("ActT")
 
 
-class _Request(BaseModel):
-    #: strict: JSON types as the schema states them (``true`` is no integer, ``"1"`` no number)
-    model_config = ConfigDict(extra="forbid", strict=True)
+def _json_integer(value: Any) -> Any:
+    if isinstance(value, bool | str | bytes):
+        raise ValueError(f"Input should be a JSON integer, not {type(value).__name__}")
+    return value  # then int: 13.0 is 13 (as JSON Schema says), 13.5 is refused
 
-    id: RequestId | None = None
+
+#: An integer as JSON Schema means it: ``13`` or ``13.0``, never ``true`` or ``"13"``.
+JsonInt = Annotated[int, BeforeValidator(_json_integer)]
+#: ``JsonInt`` and at least 0 (the constraint first, so the schema says ``minimum``).
+JsonSeed = Annotated[int, Field(ge=0), BeforeValidator(_json_integer)]
+#: A number as JSON Schema means it: ``1`` or ``1.5``, never ``true`` or ``"1"``.
+JsonNumber = Annotated[float, Strict()]
+
+
+class _Request(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str | JsonInt | None = None
     session: str | None = Field(default=None, max_length=128)
     #: The call's deadline in seconds (extension); the server's default otherwise.
-    timeout_s: float | None = Field(default=None, gt=0, le=86400)
+    timeout_s: Annotated[JsonNumber, Field(gt=0, le=86400)] | None = None
 
 
 class ResetData(BaseModel):
     """``reset``'s ``data``: ``seed``, ``episode_id``; any other key goes to ``options``.
-    Strict: ``{"seed": false}`` is refused, as the schema says integer."""
+    JSON types as the schema says: ``{"seed": false}`` is refused."""
 
-    model_config = ConfigDict(extra="allow", strict=True)
+    model_config = ConfigDict(extra="allow")
 
-    seed: int | None = Field(default=None, ge=0)
+    seed: JsonSeed | None = None
     episode_id: str | None = Field(default=None, max_length=255)
 
 

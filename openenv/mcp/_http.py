@@ -23,11 +23,12 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 import orjson
-from starlette.routing import BaseRoute, Route
+from starlette.routing import BaseRoute
 from starlette.types import Receive, Scope, Send
 
 from .._env import EnvClass
 from ..server._jsonrpc import PARSE_ERROR, rpc_error
+from ..server._openapi import ProtocolRoute
 from ..server._sessions import Session, SessionManager
 from ..server._settings import ServerSettings
 
@@ -86,7 +87,11 @@ class McpEndpoint:
 
     @property
     def routes(self) -> list[BaseRoute]:
-        return [Route("/mcp", self, methods=["GET", "POST", "DELETE"])]
+        # GET (the event stream) and DELETE (the end) of a streamable-HTTP session name it
+        session = ("mcp-session-id",)
+        methods = ["GET", "POST", "DELETE"]
+        headers = {"GET": session, "DELETE": session}
+        return [ProtocolRoute("/mcp", self, methods=methods, headers=headers, name="mcp")]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         loaded = await self._load()

@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, Strict, TypeAdapter, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
@@ -43,7 +43,7 @@ from .._exceptions import (
     WireError,
 )
 from .._models import EnvironmentMetadata
-from .._protocol import ResetData, observation_data
+from .._protocol import JsonNumber, JsonSeed, ResetData, observation_data
 from ._jsonrpc import PARSE_ERROR, mcp_not_supported, rpc_error
 from ._openapi import HTTP_ONLY_CODES, ApiRoute, Endpoint, Operation, operation_id, reply_schema
 from ._sessions import Session, SessionManager
@@ -103,7 +103,7 @@ def reset_request_model(env_class: EnvClass) -> type[BaseModel]:
     return create_model(
         "ResetRequest",
         __base__=options,
-        seed=(Annotated[int, Strict()] | None, Field(default=None, ge=0)),  # no bool for int
+        seed=(JsonSeed | None, None),  # no bool for int
         episode_id=(str | None, Field(default=None, max_length=255)),
     )
 
@@ -112,9 +112,9 @@ class StepRequestBase(BaseModel):
     """Body of ``POST /step``: upstream's fields. ``timeout_s`` is the step's deadline;
     ``request_id`` is echoed in the ``X-Request-Id`` response header."""
 
-    model_config = ConfigDict(extra="allow", strict=True)
+    model_config = ConfigDict(extra="allow")
 
-    timeout_s: float | None = Field(default=None, gt=0)
+    timeout_s: Annotated[JsonNumber, Field(gt=0)] | None = None
     #: printable ASCII: it goes into a response header (found by the OpenAPI fuzzer)
     request_id: str | None = Field(default=None, pattern=r"^[!-~]{1,200}$")
 

@@ -89,6 +89,18 @@ class ApiRoute(Route):
         super().__init__(path, dispatch, methods=list(self.operations), name=name)
 
 
+class ProtocolRoute(Route):
+    """A route of another protocol (an ASGI app: ``/mcp``'s JSON-RPC), documented by its
+    methods, the request headers each one requires, and a ``default`` answer (the
+    protocol's own)."""
+
+    def __init__(
+        self, path: str, app: Any, *, methods: Sequence[str], headers: dict[str, Sequence[str]], name: str
+    ) -> None:
+        self.required_headers = {method.upper(): tuple(names) for method, names in headers.items()}
+        super().__init__(path, app, methods=list(methods), name=name)
+
+
 def error_statuses(errors: Iterable[type[WireError]]) -> dict[int, list[str]]:
     """``{http status: [codes]}`` for a set of error classes."""
     out: dict[int, list[str]] = {}
@@ -180,6 +192,11 @@ def _undescribed(route: Route, method: str) -> dict[str, Any]:
         "responses": {"default": {"description": "not described by the route"}},
     }
     params = _path_parameters(route)
+    if isinstance(route, ProtocolRoute):
+        params += [
+            {"name": name, "in": "header", "required": True, "schema": {"type": "string"}}
+            for name in route.required_headers.get(method, ())
+        ]
     if params:
         out["parameters"] = params
     return out
