@@ -38,10 +38,11 @@ def _json_integer(value: Any) -> Any:
     return value  # then int: 13.0 is 13 (as JSON Schema says), 13.5 is refused
 
 
-#: An integer as JSON Schema means it: ``13`` or ``13.0``, never ``true`` or ``"13"``.
-JsonInt = Annotated[int, BeforeValidator(_json_integer)]
-#: ``JsonInt`` and at least 0 (the constraint first, so the schema says ``minimum``).
+#: A seed: an integer as JSON Schema means it (``13`` or ``13.0``, never ``true`` or
+#: ``"13"``), at least 0 (the constraint first, so the schema says ``minimum``).
 JsonSeed = Annotated[int, Field(ge=0), BeforeValidator(_json_integer)]
+#: An integer that is a JSON integer, not ``true`` (``13.0`` is refused too: for request ids).
+StrictInt = Annotated[int, Strict()]
 #: A number as JSON Schema means it: ``1`` or ``1.5``, never ``true`` or ``"1"``.
 JsonNumber = Annotated[float, Strict()]
 
@@ -49,7 +50,7 @@ JsonNumber = Annotated[float, Strict()]
 class _Request(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    id: str | JsonInt | None = None
+    id: str | StrictInt | None = None  # checked in the core, per frame: no Python validator
     session: str | None = Field(default=None, max_length=128)
     #: The call's deadline in seconds (extension); the server's default otherwise.
     timeout_s: Annotated[JsonNumber, Field(gt=0, le=86400)] | None = None

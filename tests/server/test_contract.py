@@ -39,6 +39,13 @@ def test_a_bool_seed_is_refused_on_the_websocket(server, extended):
         assert call(ws, {"type": "reset", "data": {"seed": 0}})["type"] == "observation"
 
 
+@pytest.mark.parametrize("field", ["id", "timeout_s"])
+def test_websocket_request_fields_are_strict(server, field):
+    with connect(server.ws_url, extended=True) as ws:
+        expect_error(call(ws, {"type": "reset", field: True, "data": {}}), "VALIDATION_ERROR")
+        assert call(ws, {"type": "reset", field: 7, "data": {}})["type"] == "observation"
+
+
 @pytest.mark.parametrize("field", ["timeout_s", "request_id"])
 def test_step_options_are_strict_too(http, field):
     r = http.post("/step", json={"action": {"message": "x"}, field: True})
