@@ -217,12 +217,22 @@ def test_a_marker_belongs_only_to_the_block_right_after_it(tmp_path: Path) -> No
 # --- the pages -----------------------------------------------------------------------------
 
 
+def _to_run(page: str) -> list[Block]:
+    return [b for b in _page_blocks(page) if b.runnable and "skip" not in b.markers]
+
+
+#: The pages with a block to run (the others hold only data and blocks that say why not).
+RUN_PAGES = [page for page in PAGES if _to_run(page)]
+
+
+def test_the_readme_and_the_quickstart_run() -> None:
+    assert {"README.md", "docs/quickstart.md"} <= set(RUN_PAGES)
+
+
 @pytest.mark.timeout(1200)
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", RUN_PAGES)
 def test_page_runs_as_written(page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    todo = [b for b in _page_blocks(page) if b.runnable and "skip" not in b.markers]
-    if not todo:
-        pytest.skip(f"{page} has no runnable block (every one is data or says why it is skipped)")
+    todo = _to_run(page)
     if any("docker" in b.markers for b in todo) and (why := _docker_engine()):
         if os.environ.get("CI") == "true":
             pytest.fail(f"{page} needs a Docker engine, and CI=true: {why}")
