@@ -18,6 +18,7 @@ from starlette.websockets import WebSocket, WebSocketState
 
 from .._exceptions import (
     MAX_FRAME_HEADER,
+    CapacityReached,
     ExecutionError,
     ResetRequired,
     SessionBusy,
@@ -104,7 +105,7 @@ class Connection:
                 self.sessions[None] = await self.manager.open(self)
             except WireError as err:
                 await self._send(error_message(err, None, None), False)
-                await self._close_socket(CLOSE_CAPACITY if err.details.get("max_sessions") else CLOSE_NORMAL)
+                await self._close_socket(CLOSE_CAPACITY if isinstance(err, CapacityReached) else CLOSE_NORMAL)
                 return
         concurrent = self.concurrent
         direct = self.direct

@@ -14,7 +14,7 @@ from openenv.client import ASGITransport
 from openenv.server import ServerSettings, create_app
 
 from .._envs import MODELS, TAction, make_env
-from .._wire import call, connect, expect_error
+from .._wire import call, connect, expect_closed, expect_error, recv
 
 TOKEN = "s3cret-token"
 BEARER = {"Authorization": f"Bearer {TOKEN}"}
@@ -137,6 +137,15 @@ def test_the_quota_counts_websocket_sessions_and_the_client_raises_quota_exceede
         assert call(ws, {"type": "reset", "session": "c", "data": {}})["type"] == "observation"
     with _http(server) as http:  # the socket's sessions went with it
         assert [http.post("/sessions").status_code for _ in range(3)] == [201, 201, 429]
+
+
+def test_a_plain_connection_over_the_quota_gets_the_error_then_close_1013(serve):
+    server = serve(max_sessions_per_client=1)
+    with connect(server.ws_url) as first:  # upstream's dialect: a session at connect
+        assert call(first, {"type": "reset", "data": {}})["type"] == "observation"
+        second = connect(server.ws_url)
+        expect_error(recv(second), "QUOTA_EXCEEDED")
+        assert expect_closed(second) == 1013  # "try again later", as for capacity
 
 
 def test_no_quota_by_default(server):
