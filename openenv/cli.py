@@ -300,8 +300,9 @@ def _import_from_cwd() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    _import_from_cwd()
     rest = list(sys.argv[1:] if argv is None else argv)
+    if rest[:1] in (["serve"], ["mcp"], ["validate"]):  # the commands that import a target
+        _import_from_cwd()
     if rest[:1] == ["train"]:
         return _train(rest[1:])
     args = build_parser().parse_args(argv)
