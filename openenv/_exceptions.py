@@ -22,7 +22,8 @@
     ├── TransportError                client side: the connection itself failed
     │   ├── ConnectError              could not connect or handshake
     │   ├── ConnectionClosed          the socket closed (carries the close code)
-    │   └── RequestTimeout            no reply within the timeout
+    │   ├── RequestTimeout            no reply within the timeout
+    │   └── ReplicaLost               the pool replica serving this session is gone
     ├── BatchError                    a batch had failed items (carries every outcome)
     ├── ProviderError                 starting or stopping a container / process failed
     │   └── StartupFailed             it never became healthy (carries its last log lines)
@@ -246,6 +247,15 @@ class RequestTimeout(TransportError):
     def __init__(self, message: str, **details: Any) -> None:
         super().__init__(message)
         self.details = details
+
+
+class ReplicaLost(TransportError):
+    """The pool replica this session was pinned to is gone (its ``/health`` fails); the
+    pool's other sessions go on and new ones go to live replicas. ``url`` is the replica's."""
+
+    def __init__(self, message: str, url: str = "") -> None:
+        super().__init__(message)
+        self.url = url
 
 
 class BatchError(OpenEnvError):

@@ -276,9 +276,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .authoring._cli import add_commands as add_authoring_commands
     from .hub._cli import add_commands as add_hub_commands
+    from .k8s._cli import add_commands as add_k8s_commands
 
     add_authoring_commands(sub)  # init, validate
     add_hub_commands(sub)  # push, pull
+    add_k8s_commands(sub)  # k8s
 
     # `openenv train ...` is parsed by openenv.train._cli (see main); listed here for --help.
     sub.add_parser("train", help="train a policy with GRPO against text envs (openenv train --help)")

@@ -33,10 +33,11 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "hub": frozenset({"base", "authoring", "containers"}),
     "client": frozenset({"base", "containers", "hub"}),
     "gym": frozenset({"base", "client"}),
+    "k8s": frozenset({"base", "containers", "client"}),
     "server": frozenset({"base", "tasks", "gym"}),
     "mcp": frozenset({"base", "containers", "server"}),
     "train": frozenset({"base", "client", "mcp"}),
-    "cli": frozenset({"base", "authoring", "containers", "hub", "mcp", "server", "train"}),
+    "cli": frozenset({"base", "authoring", "containers", "hub", "k8s", "mcp", "server", "train"}),
     "openenv": frozenset({"base", "client"}),
 }
 #: Top-of-stack adapters: may import every part above, but not each other's private modules.

@@ -20,15 +20,15 @@ class PoolLease:
 
     def __init__(self, pool: ReplicaPool, replica: Replica) -> None:
         self._pool = pool
-        self._replica = replica
+        self.replica = replica
         self.base_url = replica.base_url
         self._released = False
 
     def alive(self) -> bool:
-        return not self._released and self._replica.alive()
+        return not self._released and self.replica.alive()
 
     def logs(self, tail: int = 50) -> str:
-        return self._replica.logs(tail)
+        return self.replica.logs(tail)
 
     def stop(self) -> None:
         if not self._released:
@@ -88,13 +88,16 @@ class ReplicaPool:
         return [r.base_url for r in self.replicas]
 
     def acquire(self) -> str:
-        """The base URL of the least-loaded replica; pair with ``release``."""
+        """The base URL of the least-loaded live replica; pair with ``release``."""
         with self._lock:
             if not self._leases:
                 raise ProviderError("the pool is not open (use `with ReplicaPool(...)` or .open())")
-            url = min(self._leases, key=self._leases.__getitem__)
-            self._leases[url] += 1
-            return url
+            by_url = {r.base_url: r for r in self.replicas}
+            for url in sorted(self._leases, key=self._leases.__getitem__):
+                if by_url[url].alive():  # a dead replica gets no new sessions
+                    self._leases[url] += 1
+                    return url
+            raise ProviderError(f"no replica of the pool is alive ({len(self._leases)} known)")
 
     def release(self, url: str) -> None:
         with self._lock:
