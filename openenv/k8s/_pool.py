@@ -96,6 +96,8 @@ class UrlPool(ReplicaPool):
         service: or a DNS name whose addresses are the servers (a headless Service).
         port: the servers' port when ``service`` is given.
         health_timeout_s: how long a ``/health`` check may take.
+        refresh_s: with ``service``, ``client()`` re-reads the DNS name when the last
+            read is older than this (pods that Kubernetes adds or replaces join).
     """
 
     def __init__(
@@ -106,6 +108,7 @@ class UrlPool(ReplicaPool):
         port: int = 8000,
         scheme: str = "http",
         health_timeout_s: float = 1.0,
+        refresh_s: float = 5.0,
     ) -> None:
         if bool(urls) == bool(service):
             raise ValueError("give either urls or service")
@@ -118,6 +121,8 @@ class UrlPool(ReplicaPool):
         self.port = port
         self.scheme = scheme
         self.health_timeout_s = health_timeout_s
+        self.refresh_s = refresh_s
+        self._refreshed_at = 0.0
 
     def open(self) -> Self:
         """Find the replicas; raises ``ProviderError`` if none answers ``/health``."""
@@ -130,6 +135,7 @@ class UrlPool(ReplicaPool):
         """Re-read the addresses (a DNS name's change as pods come and go): new ones join;
         gone ones leave once their sessions end. Returns the current URLs."""
         found = self.fixed_urls or resolve(self.service or "", self.port, self.scheme)
+        self._refreshed_at = time.monotonic()
         with self._lock:
             known = {r.base_url for r in self.replicas}
             for url in found:
@@ -153,6 +159,8 @@ class UrlPool(ReplicaPool):
         A replica that refuses the connection and fails its health check is skipped
         (each replica at most once). Its calls raise ``ReplicaLost`` if the replica dies.
         """
+        if self.service and time.monotonic() - self._refreshed_at > self.refresh_s:
+            self.refresh()
         last: Exception | None = None
         for _ in range(max(1, len(self.replicas))):
             lease = self.start()

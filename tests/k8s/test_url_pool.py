@@ -147,3 +147,18 @@ def test_a_local_pool_routes_new_sessions_past_a_dead_process() -> None:
         kill(live)  # type: ignore[arg-type]
         with pytest.raises(ProviderError, match="no replica of the pool is alive"):
             pool.acquire()
+
+
+def test_a_service_pool_follows_its_dns_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    from openenv.k8s import _pool
+
+    answers = {"svc": ["http://10.0.0.1:8000", "http://10.0.0.2:8000"]}
+    monkeypatch.setattr(_pool, "resolve", lambda name, port, scheme="http": list(answers[name]))
+    pool = UrlPool(service="svc")
+    assert pool.refresh() == ["http://10.0.0.1:8000", "http://10.0.0.2:8000"]
+    pool._leases["http://10.0.0.1:8000"] = 1  # a session still pinned to the first pod
+    answers["svc"] = ["http://10.0.0.3:8000"]  # both pods replaced
+    assert pool.refresh() == ["http://10.0.0.1:8000", "http://10.0.0.3:8000"]  # the pinned one stays
+    pool.release("http://10.0.0.1:8000")
+    assert pool.refresh() == ["http://10.0.0.3:8000"]
+    assert pool.size == 1
