@@ -5,13 +5,21 @@ client-side pool over the replicas (a list of URLs or a headless Service's DNS n
     >>> print(to_yaml(manifest(K8sOptions("openenv-echo", replicas=4))))  # doctest: +SKIP
 """
 
+import typing as _typing
+
 from .._exceptions import ReplicaLost
 from ._manifest import PORT, K8sOptions, manifest, to_yaml
-from ._pool import PinnedClient, RemoteReplica, UrlPool, resolve
+from ._pinned import PinnedClient
+from ._pool import UrlPool
+from ._remote import RemoteReplica, resolve
+
+if _typing.TYPE_CHECKING:
+    from ._apinned import PinnedAsyncClient
 
 __all__ = [
     "PORT",
     "K8sOptions",
+    "PinnedAsyncClient",
     "PinnedClient",
     "RemoteReplica",
     "ReplicaLost",
@@ -20,3 +28,11 @@ __all__ = [
     "resolve",
     "to_yaml",
 ]
+
+
+def __getattr__(name: str) -> _typing.Any:
+    if name == "PinnedAsyncClient":  # loads the async client, as openenv.client does
+        from ._apinned import PinnedAsyncClient
+
+        return PinnedAsyncClient
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -11,72 +11,25 @@ re-reads the DNS name, so pods that Kubernetes adds or replaces join the pool.
 
 from __future__ import annotations
 
-import socket
-import threading
+import asyncio
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Sequence
-from typing import Any, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Self, TypeVar
 from urllib.parse import urlsplit
 
-from .._exceptions import ProviderError, ReplicaLost, TransportError
+from .._exceptions import ProviderError, ReplicaLost
 from .._models import GENERIC_MODELS, EnvModels
-from .._protocol import AnyReply
 from ..client import EnvClient
-from ..containers import PoolLease, ReplicaPool
+from ..containers import ReplicaPool
+from ._pinned import PinnedClient
+from ._remote import RemoteReplica, resolve
+
+if TYPE_CHECKING:
+    from ..client._async import AsyncEnvClient
 
 ActT = TypeVar("ActT")
 ObsT = TypeVar("ObsT")
 StateT = TypeVar("StateT")
-
-#: Seconds a ``/health`` answer (or its absence) is trusted before asking again.
-HEALTH_TTL_S = 1.0
-
-
-class RemoteReplica:
-    """An env server at ``base_url`` that this process neither started nor stops."""
-
-    def __init__(self, base_url: str, health_timeout_s: float = 1.0) -> None:
-        self.base_url = base_url.rstrip("/")
-        self.health_timeout_s = health_timeout_s
-        self._checked_at = -HEALTH_TTL_S
-        self._healthy = False
-        self._lock = threading.Lock()
-
-    def alive(self) -> bool:
-        """Whether ``/health`` answered 200 (within the last ``HEALTH_TTL_S`` seconds)."""
-        with self._lock:
-            if time.monotonic() - self._checked_at < HEALTH_TTL_S:
-                return self._healthy
-            try:
-                with urllib.request.urlopen(f"{self.base_url}/health", timeout=self.health_timeout_s) as r:
-                    self._healthy = r.status == 200
-            except (urllib.error.URLError, OSError):
-                self._healthy = False
-            self._checked_at = time.monotonic()
-            return self._healthy
-
-    def suspect(self) -> None:
-        """Forget the last health answer: the next ``alive()`` asks the server."""
-        with self._lock:
-            self._checked_at = -HEALTH_TTL_S
-
-    def logs(self, tail: int = 50) -> str:
-        return f"(the logs of {self.base_url} are on its host)"
-
-    def stop(self) -> None:
-        """Nothing to stop: the server's owner (Kubernetes, a host) runs it."""
-
-
-def resolve(service: str, port: int, scheme: str = "http") -> list[str]:
-    """The base URL of every address ``service`` resolves to, sorted; [] if none."""
-    try:
-        infos = socket.getaddrinfo(service, port, type=socket.SOCK_STREAM)
-    except socket.gaierror:
-        return []
-    hosts = sorted({str(info[4][0]) for info in infos})
-    return [f"{scheme}://[{h}]:{port}" if ":" in h else f"{scheme}://{h}:{port}" for h in hosts]
 
 
 class _NoStart:
@@ -178,32 +131,29 @@ class UrlPool(ReplicaPool):
         assert last is not None
         raise last
 
+    async def aclient(
+        self,
+        models: EnvModels[ActT, ObsT, StateT] = GENERIC_MODELS,  # type: ignore[assignment]
+        **kwargs: Any,
+    ) -> AsyncEnvClient[ActT, ObsT, StateT]:
+        """``client()`` for ``AsyncEnvClient``: the same lease, routing and ``ReplicaLost``."""
+        from ._apinned import PinnedAsyncClient
 
-class PinnedClient(EnvClient[ActT, ObsT, StateT]):
-    """An ``EnvClient`` on one pool replica: a transport failure while the replica does
-    not answer ``/health`` becomes ``ReplicaLost``."""
-
-    lease: PoolLease | None = None
-
-    def connect(self) -> Self:
-        try:
-            return super().connect()
-        except TransportError as exc:
-            raise self._lost(exc) from exc
-
-    def _call(self, message: dict[str, Any], timeout_s: float | None = None) -> AnyReply:
-        try:
-            return super()._call(message, timeout_s)
-        except TransportError as exc:
-            raise self._lost(exc) from exc
-
-    def _lost(self, exc: TransportError) -> TransportError:
-        replica = self.lease.replica if self.lease is not None else None
-        if replica is None or isinstance(exc, ReplicaLost):
-            return exc
-        if isinstance(replica, RemoteReplica):
-            replica.suspect()
-        if replica.alive():
-            return exc
-        return ReplicaLost(f"replica {self.base_url} is gone ({exc}); the pool routes new sessions to others",
-                           self.base_url)
+        if self.service and time.monotonic() - self._refreshed_at > self.refresh_s:
+            await asyncio.to_thread(self.refresh)
+        last: Exception | None = None
+        for _ in range(max(1, len(self.replicas))):
+            lease = await asyncio.to_thread(self.start)
+            aenv: PinnedAsyncClient[ActT, ObsT, StateT] = PinnedAsyncClient(lease.base_url, models, **kwargs)
+            aenv.lease = lease
+            aenv.on_close(lease.stop)
+            try:
+                return await aenv.connect()
+            except ReplicaLost as exc:
+                last = exc
+                await aenv.close()
+            except BaseException:
+                await aenv.close()
+                raise
+        assert last is not None
+        raise last

@@ -150,7 +150,7 @@ def test_a_local_pool_routes_new_sessions_past_a_dead_process() -> None:
 
 
 def test_a_service_pool_follows_its_dns_name(monkeypatch: pytest.MonkeyPatch) -> None:
-    from openenv.k8s import _pool
+    from openenv.k8s import _pool  # UrlPool reads DNS through _pool.resolve
 
     answers = {"svc": ["http://10.0.0.1:8000", "http://10.0.0.2:8000"]}
     monkeypatch.setattr(_pool, "resolve", lambda name, port, scheme="http": list(answers[name]))
@@ -162,3 +162,25 @@ def test_a_service_pool_follows_its_dns_name(monkeypatch: pytest.MonkeyPatch) ->
     pool.release("http://10.0.0.1:8000")
     assert pool.refresh() == ["http://10.0.0.3:8000"]
     assert pool.size == 1
+
+
+async def test_the_async_client_is_routed_and_fails_the_same_way(servers: list[ProcessReplica]) -> None:
+    a, b = servers
+    with UrlPool([a.base_url, b.base_url]) as pool:
+        first, second = await pool.aclient(MODELS), await pool.aclient(MODELS)
+        try:
+            assert {first.base_url, second.base_url} == {a.base_url, b.base_url}
+            await first.reset()
+            await second.reset()
+            doomed, survivor = (first, second) if first.base_url == a.base_url else (second, first)
+            kill(a)
+            with pytest.raises(ReplicaLost):
+                await doomed.step(EchoAction(message="x"))
+            assert (await survivor.step(EchoAction(message="y"))).observation.echoed_message == "y"
+            fresh = await pool.aclient(MODELS)
+            assert fresh.base_url == b.base_url
+            await fresh.close()
+        finally:
+            await first.close()
+            await second.close()
+        assert pool.load() == {a.base_url: 0, b.base_url: 0}
