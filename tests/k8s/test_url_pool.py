@@ -19,7 +19,7 @@ from echo_env import MODELS, EchoAction
 
 from openenv import EnvClient
 from openenv._exceptions import ProviderError, ReplicaLost
-from openenv.containers import LocalProcessProvider, ProcessReplica, ReplicaPool
+from openenv.containers import LocalProcessProvider, ProcessReplica
 from openenv.k8s import UrlPool, resolve
 
 ECHO = str(Path(__file__).resolve().parents[2] / "envs" / "echo_env")
@@ -137,16 +137,6 @@ def test_a_service_pool_finds_its_replica_by_name(servers: list[ProcessReplica])
     with UrlPool(service="localhost", port=port) as pool, pool.client(MODELS) as env:
         assert env.base_url in pool.urls
         assert env.reset() is not None
-
-
-def test_a_local_pool_routes_new_sessions_past_a_dead_process() -> None:
-    with ReplicaPool(LocalProcessProvider(ECHO), 2) as pool:
-        dead, live = pool.replicas
-        kill(dead)  # type: ignore[arg-type]
-        assert {pool.acquire(), pool.acquire()} == {live.base_url}
-        kill(live)  # type: ignore[arg-type]
-        with pytest.raises(ProviderError, match="no replica of the pool is alive"):
-            pool.acquire()
 
 
 def test_a_service_pool_follows_its_dns_name(monkeypatch: pytest.MonkeyPatch) -> None:
