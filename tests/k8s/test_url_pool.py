@@ -57,13 +57,15 @@ def serve_on(port: int) -> ProcessReplica:
     return replica
 
 
-def kill(replica: ProcessReplica) -> None:
-    os.killpg(replica.proc.pid, signal.SIGKILL)
+def kill(replica: ProcessReplica, sig: signal.Signals = signal.SIGKILL) -> None:
+    os.killpg(replica.proc.pid, sig)
     replica.proc.wait(timeout=10)
 
 
+# SIGKILL: a crash or a lost node; SIGTERM: a pod deleted or rolled (graceful shutdown).
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=["killed", "terminated"])
 def test_sessions_spread_by_load_and_a_dead_replica_fails_only_its_sessions(
-    servers: list[ProcessReplica],
+    servers: list[ProcessReplica], sig: signal.Signals
 ) -> None:
     a, b = servers
     clients: list[EnvClient[Any, Any, Any]] = []
@@ -76,7 +78,7 @@ def test_sessions_spread_by_load_and_a_dead_replica_fails_only_its_sessions(
             assert pool.load() == {a.base_url: 2, b.base_url: 2}
             assert active_sessions(a.base_url) == active_sessions(b.base_url) == 2
 
-            kill(a)  # mid-episode: every session has reset and is about to step
+            kill(a, sig)  # mid-episode: every session has reset and is about to step
             on_a = [c for c in clients if c.base_url == a.base_url]
             on_b = [c for c in clients if c.base_url == b.base_url]
             for env in on_a:
