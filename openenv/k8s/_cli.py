@@ -21,6 +21,8 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--memory-limit", default="1Gi", help="memory limit per pod (default 1Gi)")
     p.add_argument("--drain", type=int, default=5, metavar="S",
                    help="preStop seconds for the Service to drop a terminating pod (default 5)")
+    p.add_argument("--start-timeout", type=int, default=120, metavar="S",
+                   help="seconds a pod may take to answer /health before it is restarted (default 120)")
     p.add_argument("--max-sessions", type=int, help="concurrent sessions per pod (OPENENV_MAX_SESSIONS)")
     p.add_argument("-o", "--output", help="write to this file instead of stdout")
     p.set_defaults(func=_k8s)
@@ -40,6 +42,7 @@ def _k8s(args: argparse.Namespace) -> int:
         memory_request=args.memory,
         memory_limit=args.memory_limit,
         drain_s=args.drain,
+        start_timeout_s=args.start_timeout,
         max_sessions=args.max_sessions,
     )
     try:

@@ -35,6 +35,7 @@ class K8sOptions:
     memory_request: str = "256Mi"
     memory_limit: str = "1Gi"
     drain_s: int = 5
+    start_timeout_s: int = 120
     max_sessions: int | None = None
 
     def resolved_name(self) -> str:
@@ -57,6 +58,8 @@ def manifest(options: K8sOptions) -> list[dict[str, Any]]:
         raise ValueError("--replicas must be at least 1")
     if options.drain_s < 0:
         raise ValueError("--drain must be >= 0 seconds")
+    if options.start_timeout_s < 2:
+        raise ValueError("--start-timeout must be >= 2 seconds")
     labels = {"app.kubernetes.io/name": name, "app.kubernetes.io/managed-by": "openenv"}
     meta: dict[str, Any] = {"name": name, "labels": labels}
     if options.namespace:
@@ -95,7 +98,10 @@ def _pod_spec(name: str, options: K8sOptions) -> dict[str, Any]:
         "ports": [{"name": "http", "containerPort": PORT}],
         "env": env,
         "readinessProbe": {**health, "periodSeconds": 2, "failureThreshold": 2},
-        "livenessProbe": {**health, "initialDelaySeconds": 5, "periodSeconds": 10, "failureThreshold": 3},
+        # Liveness and readiness start once the startup probe has passed: a slow env
+        # (a browser) gets start_timeout_s to come up before liveness may restart it.
+        "startupProbe": {**health, "periodSeconds": 2, "failureThreshold": -(-options.start_timeout_s // 2)},
+        "livenessProbe": {**health, "periodSeconds": 10, "failureThreshold": 3},
         "resources": {
             "requests": {"cpu": options.cpu_request, "memory": options.memory_request},
             "limits": {"cpu": options.cpu_limit, "memory": options.memory_limit},

@@ -45,7 +45,8 @@ def test_deployment_and_headless_service_are_valid_kubernetes_objects() -> None:
     assert c.image == "registry.example/openenv-echo:1"
     assert c.ports[0].container_port == 8000
     assert c.ports[0].name == "http"
-    for probe in (c.readiness_probe, c.liveness_probe):
+    assert c.startup_probe.period_seconds * c.startup_probe.failure_threshold == 120
+    for probe in (c.startup_probe, c.readiness_probe, c.liveness_probe):
         assert probe.http_get.path == "/health"
         assert probe.http_get.port == "http"
     assert c.resources.requests == {"cpu": "250m", "memory": "256Mi"}
@@ -65,7 +66,7 @@ def test_statefulset_names_its_headless_service_and_options_reach_the_pod() -> N
     options = K8sOptions(
         "openenv-coding", name="coder", kind="StatefulSet", replicas=2, namespace="rl",
         cpu_request="2", cpu_limit="4", memory_request="1Gi", memory_limit="2Gi", drain_s=10,
-        max_sessions=64,
+        max_sessions=64, start_timeout_s=301,
     )
     service, sts = manifest(options)
     assert round_trips(sts)
@@ -78,6 +79,7 @@ def test_statefulset_names_its_headless_service_and_options_reach_the_pod() -> N
     assert ("OPENENV_MAX_SESSIONS", "64") in [(e.name, e.value) for e in c.env]
     assert c.lifecycle.pre_stop._exec.command == ["sleep", "10"]
     assert s.spec.template.spec.termination_grace_period_seconds >= 10 + 5
+    assert c.startup_probe.period_seconds * c.startup_probe.failure_threshold >= 301
 
 
 @pytest.mark.parametrize(
@@ -87,6 +89,7 @@ def test_statefulset_names_its_headless_service_and_options_reach_the_pod() -> N
         (K8sOptions("x", name="a" * 64), "not a Kubernetes name"),
         (K8sOptions("x", replicas=0), "at least 1"),
         (K8sOptions("x", drain_s=-1), ">= 0"),
+        (K8sOptions("x", start_timeout_s=1), ">= 2"),
     ],
 )
 def test_refuses_what_kubernetes_would(options: K8sOptions, message: str) -> None:
