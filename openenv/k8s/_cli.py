@@ -24,6 +24,10 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--start-timeout", type=int, default=120, metavar="S",
                    help="seconds a pod may take to answer /health before it is restarted (default 120)")
     p.add_argument("--max-sessions", type=int, help="concurrent sessions per pod (OPENENV_MAX_SESSIONS)")
+    p.add_argument("--writable", action="append", default=[], metavar="PATH",
+                   help="another writable folder (an emptyDir) besides /tmp; repeatable")
+    p.add_argument("--root", action="store_true",
+                   help="run as root with a few capabilities, for images built so (openenv-coding)")
     p.add_argument("-o", "--output", help="write to this file instead of stdout")
     p.set_defaults(func=_k8s)
 
@@ -44,6 +48,8 @@ def _k8s(args: argparse.Namespace) -> int:
         drain_s=args.drain,
         start_timeout_s=args.start_timeout,
         max_sessions=args.max_sessions,
+        writable=tuple(args.writable),
+        root=args.root,
     )
     try:
         text = to_yaml(manifest(options))

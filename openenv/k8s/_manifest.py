@@ -5,7 +5,8 @@ probes on ``/health``; requests and limits; a ``preStop`` sleep so the endpoints
 controller removes a terminating pod from the Service before it gets SIGTERM (the
 server then shuts down gracefully: uvicorn finishes requests in flight, every session
 closes); a non-root, no-capability security context on a read-only root filesystem
-(the env servers write only to ``/tmp``, an ``emptyDir`` here).
+(the env servers write only to ``/tmp``, an ``emptyDir`` here; ``writable`` adds
+others). ``root`` is for images that run as root by design, with a few capabilities.
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ from typing import Any, Literal
 
 #: The port env servers listen on inside their image (``OPENENV_PORT`` of the base image).
 PORT = 8000
+#: What a root server that switches each session's worker to its own uid needs (tested
+#: with ``openenv-coding``): set uids, own and reach the per-session folders, kill workers.
+ROOT_CAPABILITIES = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "KILL", "SETGID", "SETUID"]
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
 
@@ -37,6 +41,11 @@ class K8sOptions:
     drain_s: int = 5
     start_timeout_s: int = 120
     max_sessions: int | None = None
+    #: Extra writable paths (``emptyDir`` mounts) besides ``/tmp``, e.g. a cache folder.
+    writable: tuple[str, ...] = ()
+    #: For images whose server runs as root by design (``openenv-coding`` gives each
+    #: session's worker its own uid): uid 0 with only the capabilities that needs.
+    root: bool = False
 
     def resolved_name(self) -> str:
         """``name``, else the image's last path part without its tag (``openenv-echo``)."""
@@ -60,6 +69,9 @@ def manifest(options: K8sOptions) -> list[dict[str, Any]]:
         raise ValueError("--drain must be >= 0 seconds")
     if options.start_timeout_s < 2:
         raise ValueError("--start-timeout must be >= 2 seconds")
+    for path in options.writable:
+        if not path.startswith("/") or path.rstrip("/") in ("", "/tmp"):
+            raise ValueError(f"--writable {path!r}: an absolute path other than / and /tmp")
     labels = {"app.kubernetes.io/name": name, "app.kubernetes.io/managed-by": "openenv"}
     meta: dict[str, Any] = {"name": name, "labels": labels}
     if options.namespace:
@@ -92,6 +104,8 @@ def _pod_spec(name: str, options: K8sOptions) -> dict[str, Any]:
     env = [{"name": "OPENENV_HOST", "value": "0.0.0.0"}, {"name": "OPENENV_PORT", "value": str(PORT)}]
     if options.max_sessions is not None:
         env.append({"name": "OPENENV_MAX_SESSIONS", "value": str(options.max_sessions)})
+    mounts = [("tmp", "/tmp")] + [(f"writable-{i}", p.rstrip("/")) for i, p in enumerate(options.writable)]
+    uid = 0 if options.root else 1000
     container = {
         "name": "env",
         "image": options.image,
@@ -110,9 +124,9 @@ def _pod_spec(name: str, options: K8sOptions) -> dict[str, Any]:
         "securityContext": {
             "allowPrivilegeEscalation": False,
             "readOnlyRootFilesystem": True,
-            "capabilities": {"drop": ["ALL"]},
+            "capabilities": {"drop": ["ALL"], **({"add": ROOT_CAPABILITIES} if options.root else {})},
         },
-        "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}],
+        "volumeMounts": [{"name": name, "mountPath": path} for name, path in mounts],
     }
     return {
         "containers": [container],
@@ -120,13 +134,13 @@ def _pod_spec(name: str, options: K8sOptions) -> dict[str, Any]:
         "terminationGracePeriodSeconds": options.drain_s + 15,
         "automountServiceAccountToken": False,
         "securityContext": {
-            "runAsNonRoot": True,
-            "runAsUser": 1000,
-            "runAsGroup": 1000,
-            "fsGroup": 1000,
+            "runAsNonRoot": not options.root,
+            "runAsUser": uid,
+            "runAsGroup": uid,
+            "fsGroup": uid,
             "seccompProfile": {"type": "RuntimeDefault"},
         },
-        "volumes": [{"name": "tmp", "emptyDir": {}}],
+        "volumes": [{"name": name, "emptyDir": {}} for name, _ in mounts],
     }
 
 

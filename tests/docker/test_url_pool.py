@@ -20,25 +20,34 @@ from openenv.k8s import PORT, K8sOptions, UrlPool, manifest
 from .conftest import free_port
 
 
-def run_like_the_pod(docker: Any, image: str, track: Callable[[Any], Any]) -> tuple[Any, str]:
-    """``image`` under the pod spec that ``openenv k8s`` writes for it; (container, URL)."""
-    pod = manifest(K8sOptions(image))[1]["spec"]["template"]["spec"]
+def pod_run_options(options: K8sOptions) -> dict[str, Any]:
+    """``docker.containers.run`` options for what ``openenv k8s`` writes into the pod."""
+    pod = manifest(options)[1]["spec"]["template"]["spec"]
     (c,) = pod["containers"]
     ctx, sec = pod["securityContext"], c["securityContext"]
-    assert [m["mountPath"] for m in c["volumeMounts"]] == ["/tmp"]
-    assert c["resources"]["limits"]["memory"].endswith("Gi")
+    return {
+        "user": f"{ctx['runAsUser']}:{ctx['runAsGroup']}",
+        "read_only": sec["readOnlyRootFilesystem"],
+        "tmpfs": {m["mountPath"]: "" for m in c["volumeMounts"]},  # the pod's emptyDirs
+        "cap_drop": sec["capabilities"]["drop"],
+        "cap_add": sec["capabilities"].get("add", []),
+        "security_opt": [] if sec["allowPrivilegeEscalation"] else ["no-new-privileges"],
+        "mem_limit": c["resources"]["limits"]["memory"].removesuffix("Gi") + "g",
+        "environment": {e["name"]: e["value"] for e in c["env"]},
+    }
+
+
+def run_like_the_pod(docker: Any, image: str, track: Callable[[Any], Any]) -> tuple[Any, str]:
+    """``image`` under the pod spec that ``openenv k8s`` writes for it; (container, URL)."""
+    run = pod_run_options(K8sOptions(image))
+    assert run["user"] == "1000:1000"
+    assert run["read_only"] is True
+    assert list(run["tmpfs"]) == ["/tmp"]
+    assert run["cap_drop"] == ["ALL"]
+    assert run["cap_add"] == []
     port = free_port()
     container = track(docker.containers.run(
-        image,
-        detach=True,
-        ports={f"{PORT}/tcp": ("127.0.0.1", port)},
-        user=f"{ctx['runAsUser']}:{ctx['runAsGroup']}",
-        read_only=sec["readOnlyRootFilesystem"],
-        tmpfs={"/tmp": ""},  # the pod's emptyDir
-        cap_drop=sec["capabilities"]["drop"],
-        security_opt=[] if sec["allowPrivilegeEscalation"] else ["no-new-privileges"],
-        mem_limit=c["resources"]["limits"]["memory"].removesuffix("Gi") + "g",
-        environment={e["name"]: e["value"] for e in c["env"]},
+        image, detach=True, ports={f"{PORT}/tcp": ("127.0.0.1", port)}, **run
     ))
     url = f"http://127.0.0.1:{port}"
 

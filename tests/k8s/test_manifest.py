@@ -82,6 +82,25 @@ def test_statefulset_names_its_headless_service_and_options_reach_the_pod() -> N
     assert c.startup_probe.period_seconds * c.startup_probe.failure_threshold >= 301
 
 
+def test_root_images_get_uid_0_a_few_capabilities_and_extra_writable_folders() -> None:
+    # openenv-coding runs as root by design (a uid per session's worker) and caches
+    # datasets under /root/.cache; checked with Docker under these settings.
+    _, deployment = manifest(K8sOptions("openenv-coding", root=True, writable=("/root/.cache/",)))
+    assert round_trips(deployment)
+    pod = model(deployment).spec.template.spec
+    (c,) = pod.containers
+    assert pod.security_context.run_as_non_root is False
+    assert pod.security_context.run_as_user == 0
+    assert c.security_context.capabilities.drop == ["ALL"]
+    added = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "KILL", "SETGID", "SETUID"]
+    assert c.security_context.capabilities.add == added
+    assert c.security_context.allow_privilege_escalation is False
+    assert c.security_context.read_only_root_filesystem is True
+    mounts = {m.name: m.mount_path for m in c.volume_mounts}
+    assert mounts == {"tmp": "/tmp", "writable-0": "/root/.cache"}
+    assert {v.name for v in pod.volumes if v.empty_dir is not None} == set(mounts)
+
+
 @pytest.mark.parametrize(
     ("options", "message"),
     [
@@ -90,6 +109,8 @@ def test_statefulset_names_its_headless_service_and_options_reach_the_pod() -> N
         (K8sOptions("x", replicas=0), "at least 1"),
         (K8sOptions("x", drain_s=-1), ">= 0"),
         (K8sOptions("x", start_timeout_s=1), ">= 2"),
+        (K8sOptions("x", writable=("cache",)), "absolute path"),
+        (K8sOptions("x", writable=("/tmp/",)), "other than / and /tmp"),
     ],
 )
 def test_refuses_what_kubernetes_would(options: K8sOptions, message: str) -> None:
