@@ -84,7 +84,7 @@ class _EnvBase(Generic[ActT, ObsT, StateT]):
                 continue
             names = ("action_model", "observation_model", "state_model")
             for name, arg in zip(names, get_args(base), strict=False):
-                if name not in cls.__dict__ and isinstance(arg, type):
+                if name not in cls.__dict__ and isinstance(arg, type) and arg is not Any:
                     if not issubclass(arg, BaseModel):
                         raise TypeError(f"{cls.__name__}: {name} {arg!r} is not a pydantic model")
                     setattr(cls, name, arg)

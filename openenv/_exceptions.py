@@ -224,8 +224,9 @@ class TransportError(OpenEnvError):
     """The connection to the server failed."""
 
 
-class ConnectError(TransportError):
-    """The connection or the WebSocket handshake failed."""
+class ConnectError(TransportError, ConnectionError):
+    """The connection or the WebSocket handshake failed (also a builtin ``ConnectionError``,
+    which is what upstream's clients raised there)."""
 
 
 class ConnectionClosed(TransportError):

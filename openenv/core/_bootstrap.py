@@ -14,13 +14,21 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Coroutine, Generator
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
-if TYPE_CHECKING:
-    from .env_client import EnvClient
-    from .sync_client import SyncEnvClient
 
-ClientT = TypeVar("ClientT", bound="EnvClient[Any, Any, Any]")
+class _Client(Protocol):
+    """What a handle needs of the ``EnvClient`` it builds (a Protocol, so that this
+    module, which ``env_client`` imports, imports neither client module)."""
+
+    async def connect(self) -> Any: ...
+
+    async def close(self) -> None: ...
+
+    def sync(self) -> Any: ...
+
+
+ClientT = TypeVar("ClientT", bound=_Client)
 
 
 class ProviderHandle:
@@ -125,7 +133,8 @@ class BootstrapResult(Coroutine[Any, Any, ClientT], Generic[ClientT]):
         if self._coro is not None:
             self._coro.close()
 
-    def sync(self) -> SyncEnvClient[Any, Any, Any]:
+    def sync(self) -> Any:
+        """The connected ``SyncEnvClient`` of the built client."""
         client = self._take()
         wrapper = client.sync()
         try:

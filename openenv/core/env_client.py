@@ -318,17 +318,17 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
     ) -> BootstrapResult[ClientT]:
         """Run ``image`` (with ``LocalDockerProvider`` unless given a provider) and connect:
         ``await`` the handle, or call ``.sync()`` on it."""
+        return BootstrapResult(lambda: cls._bootstrap_container(image, provider, **kwargs))
 
-        def build() -> ClientT:
-            if provider is None:
-                from .containers.runtime import LocalDockerProvider
+    @classmethod
+    def _bootstrap_container(cls: type[ClientT], image: str, provider: Any = None, **kwargs: Any) -> ClientT:
+        """Start ``image`` and return an unconnected client that stops it on ``close``."""
+        if provider is None:
+            from .containers.runtime import LocalDockerProvider
 
-                chosen: Any = LocalDockerProvider()
-            else:
-                chosen = provider
-            return _started(cls, chosen, lambda: chosen.start_container(image, **kwargs))
-
-        return BootstrapResult(build)
+            provider = LocalDockerProvider()
+        chosen = provider
+        return _started(cls, chosen, lambda: chosen.start_container(image, **kwargs))
 
     @classmethod
     def from_env(

@@ -15,12 +15,9 @@ import functools
 import inspect
 from collections.abc import Callable, Coroutine
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar
+from typing import Any, Generic, Self, TypeVar
 
 from .client_types import StateT, StepResult
-
-if TYPE_CHECKING:
-    from .env_client import EnvClient
 
 ActT = TypeVar("ActT")
 ObsT = TypeVar("ObsT")
@@ -36,12 +33,12 @@ class SyncEnvClient(Generic[ActT, ObsT, StateT]):
     offered as blocking methods of the same name.
     """
 
-    def __init__(self, async_client: EnvClient[ActT, ObsT, StateT]) -> None:
+    def __init__(self, async_client: Any) -> None:  # an ``EnvClient`` (env_client imports this module)
         self._async = async_client
         self._runner: asyncio.Runner | None = None
 
     @property
-    def async_client(self) -> EnvClient[ActT, ObsT, StateT]:
+    def async_client(self) -> Any:
         return self._async
 
     def _run(self, factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
@@ -76,7 +73,8 @@ class SyncEnvClient(Generic[ActT, ObsT, StateT]):
         return self._run(lambda: self._async._step_async(action, **kwargs))
 
     def state(self) -> StateT:
-        return self._run(self._async._state_async)
+        state: StateT = self._run(self._async._state_async)
+        return state
 
     def close(self) -> None:
         try:
@@ -88,7 +86,8 @@ class SyncEnvClient(Generic[ActT, ObsT, StateT]):
 
     def new_session(self) -> SyncEnvClient[Any, Any, Any]:
         """Another session on the same server, closed with this client."""
-        return self._run(self._async.new_session).sync()
+        wrapper: SyncEnvClient[Any, Any, Any] = self._run(self._async.new_session).sync()
+        return wrapper
 
     def __enter__(self) -> Self:
         return self.connect()
@@ -100,13 +99,16 @@ class SyncEnvClient(Generic[ActT, ObsT, StateT]):
 
     # The hooks, for code that calls them on the wrapper.
     def _step_payload(self, action: ActT) -> dict[str, Any]:
-        return self._async._step_payload(action)
+        payload: dict[str, Any] = self._async._step_payload(action)
+        return payload
 
     def _parse_result(self, payload: dict[str, Any]) -> StepResult[ObsT]:
-        return self._async._parse_result(payload)
+        result: StepResult[ObsT] = self._async._parse_result(payload)
+        return result
 
     def _parse_state(self, payload: dict[str, Any]) -> StateT:
-        return self._async._parse_state(payload)
+        state: StateT = self._async._parse_state(payload)
+        return state
 
     def __getattr__(self, name: str) -> Any:
         attr = getattr(self._async, name)

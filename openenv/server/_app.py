@@ -47,7 +47,8 @@ def create_app(
             ``resources=``.
         endpoints: factories of the protocol endpoints to serve beside the env (see
             ``ProtocolEndpoint``); default those of the ``openenv.endpoints`` entry
-            points: ``/mcp`` when the ``mcp`` extra is installed. ``()``: none.
+            points (``/mcp`` when the ``mcp`` extra is installed), unless the env class
+            names its own in ``protocol_endpoints``. ``()``: none.
 
     The app exposes ``app.state.sessions`` (the ``SessionManager``) for tests and tools.
     """
@@ -67,6 +68,8 @@ def create_app(
         runner, settings.max_sessions, settings.idle_timeout_s, settings.max_sessions_per_client
     )
     api = HttpApi(env_class, manager)
+    if endpoints is None:  # the env class may name its own (an upstream MCP env does)
+        endpoints = getattr(env_class, "protocol_endpoints", None)
     factories = installed_endpoints() if endpoints is None else endpoints
     mounts = Mounts.build(factories, env_class, manager, settings)
     openapi = OpenApiDocument(env_class, api.openapi_schemas)

@@ -20,7 +20,7 @@ standard version.
 from __future__ import annotations
 
 import copy
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -95,7 +95,7 @@ class ProtocolRoute(Route):
     protocol's own)."""
 
     def __init__(
-        self, path: str, app: Any, *, methods: Sequence[str], headers: dict[str, Sequence[str]], name: str
+        self, path: str, app: Any, *, methods: Sequence[str], headers: Mapping[str, Sequence[str]], name: str
     ) -> None:
         self.required_headers = {method.upper(): tuple(names) for method, names in headers.items()}
         super().__init__(path, app, methods=list(methods), name=name)

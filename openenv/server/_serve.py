@@ -3,6 +3,8 @@
 An env is named by a target, resolved once:
 
 * ``package.module:Class`` - an import path;
+* an upstream OpenEnv env folder (``openenv.yaml`` and ``server/app.py``): the env its
+  ``create_app`` wraps, served by our app;
 * a folder holding a ``pyproject.toml`` with an ``[project.entry-points."openenv.envs"]``
   table (the folder is put on ``sys.path`` when the package is not installed);
 * a name registered in the ``openenv.envs`` entry-point group by an installed package;
@@ -47,11 +49,16 @@ def resolve_target(target: str) -> tuple[str, str | None]:
     folder = Path(target)
     if folder.is_dir():
         pyproject = folder / "pyproject.toml"
+        upstream = _upstream_app(folder)
         if not pyproject.is_file():
-            raise EnvNotFound(f"{target} is a folder without pyproject.toml")
+            if upstream is not None:
+                return upstream
+            raise EnvNotFound(f"{target} is a folder without pyproject.toml (nor an upstream openenv.yaml)")
         with pyproject.open("rb") as f:
             project = tomllib.load(f).get("project", {})
         entries = project.get("entry-points", {}).get(ENTRY_POINT_GROUP, {})
+        if not entries and upstream is not None:
+            return upstream
         if not entries:
             table = f'[project.entry-points."{ENTRY_POINT_GROUP}"]'
             raise EnvNotFound(f"{pyproject} has no {table} table")
@@ -67,6 +74,15 @@ def resolve_target(target: str) -> tuple[str, str | None]:
         f"no environment {target!r}: give module:Class, an env folder, "
         f"or one of {known or 'no installed envs'}"
     )
+
+
+def _upstream_app(folder: Path) -> tuple[str, str] | None:
+    """An upstream OpenEnv env folder (``openenv.yaml`` and ``server/app.py``): its app
+    module, imported as a package named after the folder, from the folder's parent."""
+    if not ((folder / "openenv.yaml").is_file() and (folder / "server" / "app.py").is_file()):
+        return None
+    folder = folder.resolve()
+    return f"{folder.name}.server.app:app", str(folder.parent)
 
 
 def _not_importable(top: str) -> bool:
@@ -100,6 +116,9 @@ def load_env_class(spec: str, path: str | None = None) -> EnvClass:
             obj = getattr(obj, part)
         except AttributeError:
             raise EnvNotFound(f"module {module_name!r} has no attribute {attr!r} (from {spec!r})") from None
+    served = getattr(getattr(obj, "state", None), "env_class", None)
+    if not isinstance(obj, type) and isinstance(served, type):  # an app made by openenv.core's create_app
+        obj = served
     gym = sys.modules.get("gymnasium")
     if gym is not None and isinstance(obj, type) and issubclass(obj, gym.Env):
         return _gym_class(obj)

@@ -1,0 +1,3 @@
+from .client import ToolsEnv
+
+__all__ = ["ToolsEnv"]
