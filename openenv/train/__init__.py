@@ -24,13 +24,16 @@ from ._algos import (  # noqa: E402
 )
 from ._config import TrainConfig  # noqa: E402
 from ._hf import random_hf_model  # noqa: E402
-from ._metrics import plot_rewards, read_metrics  # noqa: E402
+from ._metrics import read_metrics  # noqa: E402
 from ._model import Policy, TinyConfig, TinyLM, load_policy  # noqa: E402
+from ._plot import plot_rewards  # noqa: E402
+from ._preflight import TrainingFailed  # noqa: E402
 from ._render import CharRenderer, HFRenderer  # noqa: E402
 from ._rollout import Episode, RolloutSettings, run_wave  # noqa: E402
 from ._text import NotATextEnv, TextEnv, action_field, observation_text, text_env  # noqa: E402
 from ._trainer import advantages, train  # noqa: E402
-from ._trl import TrlRollout, trl_environment  # noqa: E402
+from ._trl_env import trl_environment  # noqa: E402
+from ._trl_rollout import TrlRollout  # noqa: E402
 from ._workers import RolloutWorker  # noqa: E402
 
 __all__ = [
@@ -48,6 +51,7 @@ __all__ = [
     "TinyConfig",
     "TinyLM",
     "TrainConfig",
+    "TrainingFailed",
     "TrlRollout",
     "action_field",
     "advantages",

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from .._exceptions import OpenEnvError
 from ._algos import ADVANTAGES, LOSSES
 from ._config import TrainConfig
-from ._metrics import plot_rewards
+from ._plot import plot_rewards
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -81,11 +81,15 @@ def main(argv: Sequence[str]) -> int:
     except (ValueError, TypeError, OSError) as exc:
         print(f"openenv train: {exc}", file=sys.stderr)
         return 2
+    from ._preflight import TrainingFailed
     from ._trainer import train
 
     try:
         rows = train(cfg)
-    except (ValueError, OpenEnvError) as exc:
+    except TrainingFailed as exc:  # the run itself failed: exit 1, as a failed command
+        print(f"openenv train: {exc}", file=sys.stderr)
+        return 1
+    except (ValueError, OpenEnvError) as exc:  # what was asked for cannot run
         print(f"openenv train: {exc}", file=sys.stderr)
         return 2
     if rows:

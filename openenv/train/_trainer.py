@@ -21,6 +21,7 @@ from ._config import TrainConfig
 from ._learner import load_checkpoint, pick_device, save_checkpoint, update
 from ._metrics import MetricsLog, keep_before, percentile
 from ._pool import LocalPool, MonarchPool, Pool
+from ._preflight import check_envs, check_step
 from ._rollout import Episode, RolloutSettings
 from ._sampler import choose_sampler
 
@@ -75,11 +76,16 @@ def rollout_settings(cfg: TrainConfig) -> RolloutSettings:
 
 
 def train(cfg: TrainConfig) -> list[dict[str, Any]]:
-    """Run ``cfg``; returns the metrics rows of the steps run (also in ``DIR/metrics.jsonl``)."""
+    """Run ``cfg``; returns the metrics rows of the steps run (also in ``DIR/metrics.jsonl``).
+
+    Raises ``TrainingFailed`` when an env cannot be reached before the first step, or
+    when no episode of a step succeeded (after writing that step's metrics row).
+    """
     pick_device(cfg.device)
     if cfg.model != "tiny" and not Path(cfg.model).is_dir():  # before any process starts
         raise ValueError(f"model {cfg.model!r} is neither the preset 'tiny' nor a local model folder")
-    sampler = choose_sampler(cfg.sampler, cfg.model, cfg.device)
+    sampler = choose_sampler(cfg.sampler, cfg.model, cfg.device)  # what was asked for can run
+    check_envs(cfg)  # then: can the envs be reached
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
     settings = rollout_settings(cfg)
@@ -110,6 +116,7 @@ def train(cfg: TrainConfig) -> list[dict[str, Any]]:
                     row = _step(runner, pool, rollouts, cfg, step)
                     log.write(row)
                     rows.append(row)
+                    check_step(cfg, row)
                     if (step + 1) % cfg.checkpoint_every == 0 or step + 1 == cfg.steps:
                         runner.run(pool.save(step + 1))
             finally:

@@ -11,7 +11,8 @@ import pytest
 import torch
 
 from openenv.cli import main as cli_main
-from openenv.train import TrainConfig, read_metrics, train
+from openenv.train import NotATextEnv, RolloutWorker, TrainConfig, TrainingFailed, read_metrics, train
+from openenv.train._trainer import rollout_settings
 
 from ._count_env import CountEnv
 from ._count_fixtures import small_config
@@ -66,16 +67,37 @@ def test_metrics_and_resume_give_the_same_next_step(serve: Callable[..., Any], t
     server.wait_active(0)
 
 
-def test_a_dead_env_server_neither_stalls_nor_crashes(serve: Callable[..., Any], tmp_path: Path) -> None:
+def test_a_dead_env_server_fails_its_episodes_only(serve: Callable[..., Any]) -> None:
+    # Mid-run (after train() found every env up), a server that dies fails the groups
+    # bound for it; the worker neither stalls nor raises.
+    import asyncio
+
     server = serve(CountEnv, max_sessions=64)
-    rows = train(small_config([server.url, "http://127.0.0.1:9"], str(tmp_path), steps=2))
-    assert [r["episodes"] for r in rows] == [8, 8]
-    assert [r["failed"] for r in rows] == [8, 8]
-    assert all(r["loss"] is not None for r in rows)
-    # nothing reachable at all: steps still complete, with no update
-    rows = train(small_config(["http://127.0.0.1:9"], str(tmp_path / "none"), steps=2))
-    assert [r["episodes"] for r in rows] == [0, 0]
-    assert "loss" not in rows[0]
+    cfg = small_config([server.url, "http://127.0.0.1:9"], "unused")
+    worker = RolloutWorker("tiny", cfg.env, rollout_settings(cfg), seed=0)
+
+    async def play() -> list[Any]:
+        try:
+            return await worker.rollout(0, [(g, g) for g in range(4)])
+        finally:
+            await worker.close()
+
+    episodes = asyncio.run(play())
+    failed = [e for e in episodes if e.reward is None]
+    assert len(episodes) == 16
+    assert len(failed) == 8
+    assert {e.group % 2 for e in failed} == {1}  # group g goes to URL g mod 2
+    assert all("cannot reach http://127.0.0.1:9" in (e.error or "") for e in failed)
+    server.wait_active(0)
+
+
+def test_an_unreachable_env_stops_the_run_before_the_first_step(
+    serve: Callable[..., Any], tmp_path: Path
+) -> None:
+    server = serve(CountEnv, max_sessions=64)
+    with pytest.raises(TrainingFailed, match=r"cannot reach the env at http://127\.0\.0\.1:9 \("):
+        train(small_config([server.url, "http://127.0.0.1:9"], str(tmp_path), steps=2))
+    assert not (tmp_path / "metrics.jsonl").exists()  # nothing ran
 
 
 def test_config_file_and_names(tmp_path: Path) -> None:
@@ -172,9 +194,8 @@ def test_an_env_that_is_not_a_text_env_takes_an_adapter(serve: Callable[..., Any
     from echo_env import EchoEnv
 
     server = serve(EchoEnv, max_sessions=64)
-    rows = train(small_config([server.url], str(tmp_path), steps=1))
-    assert rows[0]["episodes"] == 0
-    assert "observation_text adapter" in rows[0]["errors"][0]
+    with pytest.raises(NotATextEnv, match="observation_text adapter"):  # before the first step
+        train(small_config([server.url], str(tmp_path), steps=1))
     cfg = TrainConfig.from_dict(
         {
             **small_config([server.url], str(tmp_path / "b"), steps=1).to_dict(),
