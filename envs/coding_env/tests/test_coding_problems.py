@@ -76,14 +76,14 @@ def test_a_hanging_test_times_out_alone(rt):
     ]
     grade = rt.grader.grade("def f():\n    return 1\n", tests)
     assert grade.breakdown() == {"fast": 1.0, "slow": 0.0}
-    assert "timed out" in (grade.results[1].error or "")
+    assert "ran past its time limit" in (grade.results[1].error or "")
     assert grade.reward == 0.5
 
 
 def test_a_solution_that_kills_its_grader_scores_zero(rt):
     grade = rt.grader.grade("import os\nos._exit(0)\n", [{"name": "t", "code": "assert True"}])
     assert grade.reward == 0.0
-    assert "died without a report" in (grade.grader_error or "")
+    assert grade.results[0].error == "the solution's process exited"  # scored as a wrong answer
 
 
 def test_jobs_in_one_batch_cannot_touch_each_other(rt):
@@ -92,7 +92,7 @@ def test_jobs_in_one_batch_cannot_touch_each_other(rt):
     hang = "import signal\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\nwhile True:\n    pass\n"
     grades = rt.grader.grade_many([(sabotage, tests), ("", tests), (hang, tests), ("x = 1", tests)])
     assert [g.reward for g in grades] == [0.0, 1.0, 0.0, 1.0]
-    assert "ran past" in (grades[2].grader_error or "")
+    assert "ran past" in (grades[2].results[0].error or "")
 
 
 def test_a_failing_solution_fails_every_test_with_its_error(rt):
