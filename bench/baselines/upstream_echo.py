@@ -22,11 +22,12 @@ import time
 from typing import Any
 from uuid import uuid4
 
+from pydantic import Field
+
 from openenv.core.client_types import StepResult
 from openenv.core.env_client import EnvClient
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import Action, Observation, State
-from pydantic import Field
 
 
 class EchoAction(Action):
@@ -98,6 +99,7 @@ def main() -> None:
 
     threading.Thread(target=watchdog, daemon=True).start()
     import uvicorn
+
     from openenv.core.env_server.http_server import create_app
 
     app = create_app(EchoEnvironment, EchoAction, EchoObservation, env_name="echo",

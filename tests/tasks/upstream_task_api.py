@@ -18,6 +18,7 @@ sys.path[:] = [
 
 try:
     from fastapi.testclient import TestClient
+
     from openenv.core.env_server.http_server import create_app
     from openenv.core.env_server.interfaces import Environment
     from openenv.core.env_server.types import Action, Observation, State
