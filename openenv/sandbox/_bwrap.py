@@ -42,17 +42,24 @@ def bwrap_argv(
     ro_paths: Sequence[str] = (),
     binds: Sequence[tuple[str, str, bool]] = (),
     new_session: bool = True,
+    seccomp_fd: int | None = None,
 ) -> list[str]:
     """``bwrap`` options (ending in ``--``) for one process tree.
 
     Every namespace is new (user, PID, network, IPC, UTS, cgroup) unless ``network``;
-    the system is read-only; ``workdir`` and ``tmpdir`` are the only writable places
-    (at ``/workspace`` and ``/tmp``), plus ``binds`` (inner path, host path,
-    writable); the tree dies with its parent.
+    no further user namespace can be made inside (``--disable-userns`` where this
+    bubblewrap has it); the system is read-only; ``workdir`` and ``tmpdir`` are the
+    only writable places (at ``/workspace`` and ``/tmp``), plus ``binds`` (inner path,
+    host path, writable); the tree dies with its parent. ``seccomp_fd``: an open file
+    descriptor bubblewrap reads a seccomp program from and loads before the command.
     """
     args = [bwrap, "--unshare-all"]
     if network:
         args.append("--share-net")
+    if has_disable_userns(bwrap):
+        args += ["--unshare-user", "--disable-userns"]
+    if seccomp_fd is not None:
+        args += ["--seccomp", str(seccomp_fd)]
     args += ["--die-with-parent", "--hostname", "sandbox"]
     if new_session:  # else the caller gave it a fresh terminal of its own (setsid --ctty)
         args.append("--new-session")
@@ -66,6 +73,16 @@ def bwrap_argv(
         args += ["--bind" if writable else "--ro-bind", host, inner]
     args += ["--chdir", cwd, "--"]
     return args
+
+
+@functools.cache
+def has_disable_userns(bwrap: str) -> bool:
+    """Whether this bubblewrap has ``--disable-userns`` (0.8.0 and later)."""
+    try:
+        done = subprocess.run([bwrap, "--help"], capture_output=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return b"--disable-userns" in done.stdout + done.stderr
 
 
 @functools.cache

@@ -72,6 +72,90 @@ class Limits:
         return [f"--{name}={value}" for name, value in pairs if value is not None]
 
 
+_SESSION_FIELDS = ("memory_bytes", "cpus", "cpu_weight", "pids", "disk_bytes")
+_UNITS = {"": 1, "k": 1 << 10, "m": MiB, "g": GiB, "t": 1 << 40}
+
+
+def _size(text: str) -> int:
+    """``"512M"`` -> bytes (K, M, G, T: powers of 1024; no suffix: bytes)."""
+    number, unit = (text[:-1], text[-1].lower()) if text[-1:].isalpha() else (text, "")
+    if unit not in _UNITS:
+        raise ValueError(text)
+    return int(float(number) * _UNITS[unit])
+
+
+@dataclass(frozen=True, slots=True)
+class SessionLimits:
+    """Limits on a sandbox's whole process tree, enforced by the kernel (cgroups and a
+    tmpfs; see ``docs/sandbox.md``). None: no limit of that kind.
+
+    Attributes:
+        memory_bytes: memory of all processes together (and of the session's tmpfs);
+            past it the OOM killer ends one of the session's processes.
+        cpus: CPU time as a number of cores (CFS quota; ``0.5``: half a core).
+        cpu_weight: the session's share when the CPU is contended (cgroup v2 scale
+            1-10000, 100 the default; v1 ``cpu.shares`` = weight * 1024 / 100).
+        pids: processes and threads of the session together.
+        disk_bytes: size of the tmpfs holding the session's ``work/`` and ``tmp/``.
+    """
+
+    memory_bytes: int | None = 2 * GiB
+    cpus: float | None = 1.0
+    cpu_weight: int | None = 100
+    pids: int | None = 512
+    disk_bytes: int | None = 1 * GiB
+
+    @property
+    def any(self) -> bool:
+        """Whether any limit is set (else no cgroup and no tmpfs are made)."""
+        return any(getattr(self, name) is not None for name in _SESSION_FIELDS)
+
+    @property
+    def needs_cgroup(self) -> bool:
+        return any(v is not None for v in (self.memory_bytes, self.cpus, self.cpu_weight, self.pids))
+
+    @classmethod
+    def off(cls) -> SessionLimits:
+        return cls(memory_bytes=None, cpus=None, cpu_weight=None, pids=None, disk_bytes=None)
+
+    @classmethod
+    def parse(cls, text: str) -> SessionLimits:
+        """``"memory=512M,cpus=0.5,cpu_weight=100,pids=128,disk=256M"`` (any subset;
+        the rest keep their defaults; ``none`` for one: no limit) or ``"off"``."""
+        text = text.strip()
+        if text.lower() in ("off", "none", "0"):
+            return cls.off()
+        keys = {
+            "memory": "memory_bytes", "cpus": "cpus", "cpu_weight": "cpu_weight", "pids": "pids",
+            "disk": "disk_bytes",
+        }
+        changes: dict[str, Any] = {}
+        for item in filter(None, (part.strip() for part in text.split(","))):
+            key, _, value = item.partition("=")
+            name = keys.get(key.strip().lower())
+            try:
+                if name is None or not value:
+                    raise ValueError(item)
+                value = value.strip()
+                if value.lower() == "none":
+                    changes[name] = None
+                elif name == "cpus":
+                    changes[name] = float(value)
+                elif name in ("memory_bytes", "disk_bytes"):
+                    changes[name] = _size(value)
+                else:
+                    changes[name] = int(value)
+            except ValueError:
+                raise SandboxError(
+                    f"session limits: cannot read {item!r}; write e.g. "
+                    "'memory=512M,cpus=0.5,cpu_weight=100,pids=128,disk=256M' or 'off'"
+                ) from None
+        return replace(cls(), **changes)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in _SESSION_FIELDS}
+
+
 @dataclass(frozen=True, slots=True)
 class SandboxConfig:
     """How to contain a sandbox's processes.
@@ -89,6 +173,8 @@ class SandboxConfig:
             with a seccomp filter (``socket()`` only for ``AF_UNIX``).
         uid_base: first uid handed to sandboxes when the server runs as root.
         uid_count: how many such uids (one per live sandbox, across processes).
+        session_limits: limits on each sandbox's whole process tree (cgroups, a
+            tmpfs); ``OPENENV_SANDBOX_LIMITS`` sets them in ``from_env``.
     """
 
     level: SandboxLevel = SandboxLevel.AUTO
@@ -100,6 +186,7 @@ class SandboxConfig:
     seccomp: bool = True
     uid_base: int = 190_000
     uid_count: int = 4096
+    session_limits: SessionLimits = field(default_factory=SessionLimits)
 
     def __post_init__(self) -> None:
         if not isinstance(self.level, SandboxLevel):
@@ -110,7 +197,8 @@ class SandboxConfig:
 
     @classmethod
     def from_env(cls, **overrides: Any) -> SandboxConfig:
-        """Defaults, then ``OPENENV_SANDBOX`` (the level), then ``overrides``.
+        """Defaults, then ``OPENENV_SANDBOX`` (the level) and ``OPENENV_SANDBOX_LIMITS``
+        (the session limits, as ``SessionLimits.parse`` reads them), then ``overrides``.
 
         ``OPENENV_SANDBOX`` is the user's own setting, read only here; nothing in openenv
         sets it. ``openenv serve --sandbox LEVEL`` gives the env its ``sandbox`` argument
@@ -120,11 +208,18 @@ class SandboxConfig:
         level = os.environ.get("OPENENV_SANDBOX")
         if level:
             config = replace(config, level=parse_level(level))
+        limits = os.environ.get("OPENENV_SANDBOX_LIMITS")
+        if limits:
+            config = replace(config, session_limits=SessionLimits.parse(limits))
         return replace(config, **overrides) if overrides else config
 
     def with_limits(self, **changes: Any) -> SandboxConfig:
         """A copy with some limits changed: ``config.with_limits(cpu_s=5)``."""
         return replace(self, limits=replace(self.limits, **changes))
+
+    def with_session_limits(self, **changes: Any) -> SandboxConfig:
+        """A copy with some session limits changed: ``config.with_session_limits(pids=64)``."""
+        return replace(self, session_limits=replace(self.session_limits, **changes))
 
 
 def parse_level(value: object) -> SandboxLevel:

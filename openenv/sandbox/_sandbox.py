@@ -15,13 +15,22 @@ from pathlib import Path
 from typing import Any
 
 from .._exceptions import SandboxError, SandboxUnavailable
-from . import _procs
-from ._bwrap import INNER_TMP, INNER_WORKDIR, bwrap_argv, bwrap_works
+from . import _cgroup, _procs, _tmpfs
+from ._bwrap import INNER_TMP, INNER_WORKDIR, bwrap_argv, bwrap_works, has_disable_userns
 from ._config import Isolation, Limits, SandboxConfig, SandboxLevel
 from ._run import Completed, run_process
-from ._seccomp import network_filter_prefix
+from ._seccomp import current_arch, filter_file, launcher_prefix
 
 _MARKER = "OPENENV_SANDBOX_ID"
+#: The fd bubblewrap reads the seccomp program from (opened by the stage).
+_SECCOMP_FD = 9
+#: The first step of a process (``sh``, as the server's user): join the session's
+#: cgroups, open the seccomp program on fd 9 for bubblewrap, then ``exec`` the rest.
+#: Arguments: the program's path (or ""), the ``cgroup.procs`` files, ``--``, argv.
+_STAGE = (
+    's=$1; shift; while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; '
+    '[ -z "$s" ] || exec "$@" 9<"$s"; exec "$@"'
+)
 
 
 def default_root() -> Path:
@@ -35,11 +44,23 @@ def resolve_isolation(config: SandboxConfig) -> Isolation:
     if config.level is SandboxLevel.NONE:
         return Isolation.RLIMITS
     why = bwrap_works(config.uid_base + config.uid_count if os.geteuid() == 0 else None)
-    if not why:
-        return Isolation.BWRAP
     if config.level is SandboxLevel.STRICT:
-        raise SandboxUnavailable(f"sandbox level 'strict' needs bubblewrap: {why}")
-    return Isolation.RLIMITS
+        if why:
+            raise SandboxUnavailable(f"sandbox level 'strict' needs bubblewrap: {why}")
+        _, _, missing = session_limits_support(config)
+        if missing:
+            raise SandboxUnavailable(f"sandbox level 'strict' needs the session limits: {missing}")
+    return Isolation.RLIMITS if why else Isolation.BWRAP
+
+
+def session_limits_support(config: SandboxConfig) -> tuple[_cgroup.CgroupHost | None, bool, str]:
+    """(the cgroups to use or None, whether the tmpfs disk limit works, why some
+    configured session limit cannot be enforced here: "" when all can)."""
+    wanted = config.session_limits
+    host, why = _cgroup.cgroup_host() if wanted.needs_cgroup else (None, "")
+    disk_why = _tmpfs.tmpfs_works() if wanted.disk_bytes is not None else ""
+    reasons = [r for r in (why, f"no disk limit: {disk_why}" if disk_why else "") if r]
+    return host, wanted.disk_bytes is not None and not disk_why, "; ".join(reasons)
 
 
 class Sandbox:
@@ -67,12 +88,21 @@ class Sandbox:
             if self._lease is None:
                 raise SandboxError(f"all {self.config.uid_count} sandbox uids are in use")
         self.uid = self._lease.uid if self._lease else os.getuid()
+        self._cgroup: _cgroup.SessionCgroup | None = None
+        self._mounted = False
         try:
             self.isolation = resolve_isolation(self.config)
             self.id = secrets.token_hex(6)
+            self._cgroup_host, self._disk, _ = session_limits_support(self.config)
             self.root = self._make_dirs(base)
-        except BaseException:
-            self._release_uid()
+            if self._cgroup_host is not None:
+                limits = self.config.session_limits
+                self._cgroup = _cgroup.SessionCgroup(self._cgroup_host, self.root.name, limits)
+            self._seccomp_file = self._filter_file(base)
+        except BaseException as exc:
+            self._undo()
+            if isinstance(exc, OSError):
+                raise SandboxError(f"could not set the sandbox up: {exc}") from exc
             raise
         self._groups: set[int] = set()
         self.closed = False
@@ -106,6 +136,15 @@ class Sandbox:
         """What is in force, for ``/health`` and ``/metadata``."""
         return describe(self.config, self.isolation, own_uid=self._lease is not None)
 
+    def usage(self) -> dict[str, int]:
+        """The kernel's counters for this session's cgroup (memory peak, limit hits,
+        CPU use and throttling, process-limit hits); empty without one."""
+        return self._cgroup.stats() if self._cgroup else {}
+
+    def cgroup_pids(self) -> list[int]:
+        """Every process now in this session's cgroup (empty without one)."""
+        return self._cgroup.pids() if self._cgroup else []
+
     # ---- starting processes ----------------------------------------------------
     def command(
         self,
@@ -127,14 +166,19 @@ class Sandbox:
         if not argv:
             raise SandboxError("empty command")
         prefix: list[str] = []
+        bwrap = self.isolation is Isolation.BWRAP
+        seccomp_file = self._seccomp_file if bwrap else None
+        if self._cgroup or seccomp_file:
+            procs = self._cgroup.procs_files if self._cgroup else []
+            prefix += ["/bin/sh", "-c", _STAGE, "openenv-stage", seccomp_file or "", *procs, "--"]
         if self._lease:  # a prefix, not Popen(user=...): uvloop's subprocesses lack it
             uid = str(self.uid)
-            prefix = [_which("setpriv"), f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--"]
+            prefix += [_which("setpriv"), f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--"]
         prlimit = shutil.which("prlimit")
         if prlimit:
             prefix += [prlimit, *self.config.limits.prlimit_args(), "--"]
-        if self.network_filter:
-            prefix += network_filter_prefix() or []
+        if self.config.seccomp and not bwrap:
+            prefix += launcher_prefix(network=self.config.network) or []
         if ctty:
             prefix += [_which("setsid"), "--ctty"]
         if self.isolation is Isolation.BWRAP:
@@ -149,6 +193,7 @@ class Sandbox:
                 ro_paths=self.config.ro_paths,
                 binds=extra,
                 new_session=not ctty,
+                seccomp_fd=_SECCOMP_FD if seccomp_file else None,
             )
         return [*prefix, *argv]
 
@@ -257,6 +302,8 @@ class Sandbox:
         for pgid in list(self._groups):
             _procs.kill_group(pgid)
         self._groups.clear()
+        if self._cgroup:
+            self._cgroup.kill()
         if self._lease:
             _procs.kill_all_of_uid(self.uid)
         else:
@@ -269,7 +316,19 @@ class Sandbox:
         self.closed = True
         try:
             self.kill()
-            _rmtree(self.root)
+        finally:
+            self._undo()
+
+    def _undo(self) -> None:
+        """Remove the cgroup, unmount and delete the directory, give the uid back."""
+        try:
+            if self._cgroup:
+                self._cgroup.remove()
+            root = getattr(self, "root", None)
+            if root is not None:
+                if self._mounted:
+                    _tmpfs.unmount(str(root))
+                _rmtree(root)
         finally:
             self._release_uid()
 
@@ -289,17 +348,31 @@ class Sandbox:
             if base.stat().st_uid == os.geteuid():
                 base.chmod(0o711)  # sandboxes may pass through, not list
             for stale in base.glob(f"u{self.uid}-*"):  # left by a crashed holder of this uid
+                while _tmpfs.unmount(str(stale)):
+                    pass
                 _rmtree(stale)
+            if self._cgroup_host is not None:
+                _cgroup.sweep(self._cgroup_host, f"u{self.uid}-")
             root = base / f"u{self.uid}-{self.id}"
         else:
             root = base / f"p{os.getpid()}-{self.id}"
         root.mkdir(mode=0o700)
+        self.root = root
+        if self._disk and self.config.session_limits.disk_bytes is not None:
+            _tmpfs.mount_tmpfs(str(root), self.config.session_limits.disk_bytes, uid=self.uid)
+            self._mounted = True
         for sub in ("work", "tmp"):
             (root / sub).mkdir(mode=0o700)
         if self._lease:
             for path in (root, root / "work", root / "tmp"):
                 os.chown(path, self.uid, self.uid)
         return root
+
+    def _filter_file(self, base: Path) -> str | None:
+        """bubblewrap's seccomp program (a file in ``base``), or None when not used."""
+        if self.isolation is not Isolation.BWRAP or not uses_seccomp(self.config):
+            return None
+        return filter_file(str(base), network=True)  # the network namespace does the rest
 
     def _release_uid(self) -> None:
         if self._lease:
@@ -318,12 +391,12 @@ def _which(name: str) -> str:
 
 
 def uses_network_filter(config: SandboxConfig, isolation: Isolation) -> bool:
-    return (
-        isolation is Isolation.RLIMITS
-        and not config.network
-        and config.seccomp
-        and network_filter_prefix() is not None
-    )
+    return isolation is Isolation.RLIMITS and not config.network and uses_seccomp(config)
+
+
+def uses_seccomp(config: SandboxConfig) -> bool:
+    """Whether processes start under the seccomp filter (at either level)."""
+    return config.seccomp and current_arch() is not None
 
 
 def describe(config: SandboxConfig, isolation: Isolation, *, own_uid: bool) -> dict[str, Any]:
@@ -340,6 +413,11 @@ def describe(config: SandboxConfig, isolation: Isolation, *, own_uid: bool) -> d
         "network_block": block,
         "filesystem": "private" if isolation is Isolation.BWRAP else "host",
         "own_uid": own_uid,
+        "seccomp": uses_seccomp(config),
+        "nested_userns": not (
+            uses_seccomp(config) or (isolation is Isolation.BWRAP and _bwrap_disables_userns())
+        ),
+        "session_limits": _describe_session_limits(config),
         "limits": {
             "cpu_s": limits.cpu_s,
             "memory_bytes": limits.memory_bytes,
@@ -348,6 +426,25 @@ def describe(config: SandboxConfig, isolation: Isolation, *, own_uid: bool) -> d
             "open_files": limits.open_files,
             "wall_s": limits.wall_s,
         },
+    }
+
+
+def _bwrap_disables_userns() -> bool:
+    bwrap = shutil.which("bwrap")
+    return bwrap is not None and has_disable_userns(bwrap)
+
+
+def _describe_session_limits(config: SandboxConfig) -> dict[str, Any]:
+    """The configured session limits and what enforces them (``cgroup``: ``cgroup-v1``,
+    ``cgroup-v2`` or None; ``disk``: ``tmpfs`` or None); ``reason`` says what is missing."""
+    wanted = config.session_limits
+    host, disk, why = session_limits_support(config)
+    return {
+        **wanted.as_dict(),
+        "cgroup": host.label if host is not None else None,
+        "disk": "tmpfs" if disk else None,
+        "enforced": wanted.any and not why,
+        "reason": why or (None if wanted.any else "no session limits configured"),
     }
 
 

@@ -1,0 +1,288 @@
+"""One cgroup per sandbox: the whole process tree's memory, CPU and process count.
+
+The kernel enforces the limits on every process of the session together, however
+many there are. Sessions' cgroups are made under the server's own cgroup (in a
+child named ``openenv-sandbox``), so whatever bounds the server bounds them too.
+
+- cgroup v2 (one unified hierarchy): ``memory.max`` (and ``memory.swap.max`` 0),
+  ``cpu.weight``, ``cpu.max``, ``pids.max``. The controllers must be enabled for
+  the server's cgroup's children, which the kernel refuses while that cgroup itself
+  holds processes (unless it is the root): run the server in a delegated cgroup,
+  or name one with ``OPENENV_SANDBOX_CGROUP``.
+- cgroup v1 (one hierarchy per controller, under ``/sys/fs/cgroup/<controller>``):
+  ``memory.limit_in_bytes`` (and ``memory.memsw.limit_in_bytes``, so no swap
+  either), ``cpu.shares``, ``cpu.cfs_quota_us``, ``pids.max``.
+
+Either way the OOM killer, when the tree goes past its memory, picks a process of
+that tree only. A process joins before it ``exec``s its command (``stage_prefix``
+in ``_sandbox``), so all it starts are in too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ._config import SessionLimits
+
+#: The controllers a session's cgroup needs; cpuacct (v1) is joined where mounted.
+NEEDED = ("memory", "cpu", "pids")
+PARENT_NAME = "openenv-sandbox"
+_PERIOD_US = 100_000
+
+
+@dataclass(frozen=True, slots=True)
+class CgroupHost:
+    """Where sessions' cgroups go: ``version`` 1 or 2, and for each controller the
+    parent directory (v2: one directory for all)."""
+
+    version: int
+    parents: dict[str, Path]
+
+    @property
+    def label(self) -> str:
+        return f"cgroup-v{self.version}"
+
+    def dirs(self, name: str) -> list[Path]:
+        """The session's directories, one per distinct hierarchy."""
+        return [parent / name for parent in dict.fromkeys(self.parents.values())]
+
+
+def _mounts() -> list[tuple[str, str, str, set[str]]]:
+    """(fstype, mount point, mount root, super options) of each cgroup mount."""
+    found = []
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            left, _, right = line.partition(" - ")
+            fields, tail = left.split(), right.split()
+            if len(fields) >= 5 and len(tail) >= 3 and tail[0] in ("cgroup", "cgroup2"):
+                found.append((tail[0], fields[4], fields[3], set(tail[2].split(","))))
+    return found
+
+
+def _own_paths() -> dict[str, str]:
+    """controller -> this process's cgroup path (v2: key ``""``)."""
+    paths = {}
+    with open("/proc/self/cgroup") as f:
+        for line in f:
+            _, controllers, path = line.rstrip("\n").split(":", 2)
+            for name in controllers.split(",") if controllers else [""]:
+                paths[name] = path
+    return paths
+
+
+def _under(mount: str, root: str, own: str) -> Path:
+    rel = own[len(root) :] if root != "/" and own.startswith(root) else own
+    return Path(mount) / rel.lstrip("/")
+
+
+def _enable(cgroup: Path, controllers: tuple[str, ...]) -> None:
+    have = (cgroup / "cgroup.subtree_control").read_text().split()
+    missing = [c for c in controllers if c not in have]
+    if missing:
+        (cgroup / "cgroup.subtree_control").write_text(" ".join(f"+{c}" for c in missing))
+
+
+def _setup_v2(mount: str, root: str, own: str) -> CgroupHost:
+    override = os.environ.get("OPENENV_SANDBOX_CGROUP")
+    base = Path(override) if override else _under(mount, root, own)
+    available = (base / "cgroup.controllers").read_text().split()
+    missing = [c for c in NEEDED if c not in available]
+    if missing:
+        raise OSError(f"controllers {missing} are not delegated to {base}")
+    try:
+        _enable(base, NEEDED)
+    except OSError as exc:
+        wanted = "/".join(NEEDED)
+        raise OSError(f"cannot enable {wanted} for the children of {base} ({exc.strerror})") from exc
+    parent = base / PARENT_NAME
+    parent.mkdir(exist_ok=True)
+    _enable(parent, NEEDED)
+    return CgroupHost(2, {c: parent for c in NEEDED})
+
+
+def _setup_v1(v1: dict[str, tuple[str, str]], own: dict[str, str]) -> CgroupHost:
+    parents = {}
+    for controller in (*NEEDED, "cpuacct"):
+        if controller not in v1:
+            continue
+        mount, root = v1[controller]
+        parent = _under(mount, root, own.get(controller, "/")) / PARENT_NAME
+        parent.mkdir(exist_ok=True)
+        parents[controller] = parent
+    return CgroupHost(1, parents)
+
+
+@functools.cache
+def cgroup_host() -> tuple[CgroupHost | None, str]:
+    """The cgroups this process can give its sandboxes, or None and why not.
+    Probed (and the parent directories made) once per process."""
+    try:
+        mounts, own = _mounts(), _own_paths()
+        v1: dict[str, tuple[str, str]] = {}
+        for fstype, point, root, opts in mounts:
+            if fstype == "cgroup":
+                for controller in opts & {*NEEDED, "cpuacct"}:
+                    v1.setdefault(controller, (point, root))
+        if all(c in v1 for c in NEEDED):
+            return _setup_v1(v1, own), ""
+        unified = [(point, root) for fstype, point, root, _ in mounts if fstype == "cgroup2"]
+        if unified and "" in own:
+            return _setup_v2(*unified[0], own[""]), ""
+        missing = [c for c in NEEDED if c not in v1]
+        return None, f"no cgroup hierarchy with the {'/'.join(missing)} controllers is mounted"
+    except OSError as exc:
+        why = exc.strerror if exc.filename and exc.strerror else str(exc)
+        where = f" ({exc.filename})" if exc.filename else ""
+        return None, f"no write access to cgroups: {why}{where}"
+
+
+class SessionCgroup:
+    """The cgroup(s) of one sandbox: made with its limits, killed and removed at close."""
+
+    def __init__(self, host: CgroupHost, name: str, limits: SessionLimits) -> None:
+        self.host = host
+        self.name = name
+        self.dirs = host.dirs(name)
+        try:
+            for path in self.dirs:
+                path.mkdir()
+            self._apply(limits)
+        except OSError:
+            self.remove()
+            raise
+
+    def _path(self, controller: str) -> Path:
+        return self.host.parents[controller] / self.name
+
+    def _apply(self, limits: SessionLimits) -> None:
+        mem, cpu, pids = self._path("memory"), self._path("cpu"), self._path("pids")
+        quota = int(limits.cpus * _PERIOD_US) if limits.cpus else None
+        if self.host.version == 2:
+            if limits.memory_bytes is not None:
+                (mem / "memory.max").write_text(str(limits.memory_bytes))
+                _try_write(mem / "memory.swap.max", "0")
+            if limits.cpu_weight is not None:
+                (cpu / "cpu.weight").write_text(str(limits.cpu_weight))
+            if quota is not None:
+                (cpu / "cpu.max").write_text(f"{quota} {_PERIOD_US}")
+        else:
+            if limits.memory_bytes is not None:
+                (mem / "memory.limit_in_bytes").write_text(str(limits.memory_bytes))
+                _try_write(mem / "memory.memsw.limit_in_bytes", str(limits.memory_bytes))
+            if limits.cpu_weight is not None:  # cgroup v2's weight 100 is v1's 1024 shares
+                (cpu / "cpu.shares").write_text(str(max(2, limits.cpu_weight * 1024 // 100)))
+            if quota is not None:
+                (cpu / "cpu.cfs_period_us").write_text(str(_PERIOD_US))
+                (cpu / "cpu.cfs_quota_us").write_text(str(quota))
+        if limits.pids is not None:
+            (pids / "pids.max").write_text(str(limits.pids))
+
+    @property
+    def procs_files(self) -> list[str]:
+        """Where a process writes its pid to join (every hierarchy)."""
+        return [str(path / "cgroup.procs") for path in self.dirs]
+
+    def pids(self) -> list[int]:
+        return pids_in(self.dirs[0])
+
+    def kill(self) -> None:
+        """SIGKILL every process in the cgroup, until none is left (bounded)."""
+        kill_tree(self.dirs[0])
+
+    def remove(self) -> None:
+        """Kill what is left and remove the directories. Idempotent."""
+        for path in self.dirs:
+            if path.exists():
+                kill_tree(path)
+                _rmdir(path)
+
+    def stats(self) -> dict[str, int]:
+        """The kernel's own counters: memory peak and limit hits, CPU use and
+        throttling, process-limit hits (names as in the v1/v2 files)."""
+        out: dict[str, int] = {}
+        mem, cpu, pids = self._path("memory"), self._path("cpu"), self._path("pids")
+        if self.host.version == 2:
+            out["memory_peak"] = _read_int(mem / "memory.peak")
+            out.update({f"memory_{k}": v for k, v in _read_kv(mem / "memory.events").items()})
+            out.update({f"cpu_{k}": v for k, v in _read_kv(cpu / "cpu.stat").items()})
+            out["pids_max_hits"] = _read_kv(pids / "pids.events").get("max", -1)
+        else:
+            out["memory_peak"] = _read_int(mem / "memory.max_usage_in_bytes")
+            out["memory_failcnt"] = _read_int(mem / "memory.failcnt")
+            out["memory_oom_kill"] = _read_kv(mem / "memory.oom_control").get("oom_kill", -1)
+            out.update({f"cpu_{k}": v for k, v in _read_kv(cpu / "cpu.stat").items()})
+            if "cpuacct" in self.host.parents:
+                out["cpu_usage_usec"] = _read_int(self._path("cpuacct") / "cpuacct.usage") // 1000
+            out["pids_max_hits"] = _read_kv(pids / "pids.events").get("max", -1)
+        return out
+
+
+def pids_in(cgroup: Path) -> list[int]:
+    try:
+        return [int(p) for p in (cgroup / "cgroup.procs").read_text().split()]
+    except OSError:
+        return []
+
+
+def kill_tree(cgroup: Path) -> None:
+    """SIGKILL every process of ``cgroup``: ``cgroup.kill`` (v2) where there is one,
+    else pid by pid, again while any are left (a fork races the first pass)."""
+    if (cgroup / "cgroup.kill").exists():
+        _try_write(cgroup / "cgroup.kill", "1")
+    for _ in range(50):
+        pids = pids_in(cgroup)
+        if not pids:
+            return
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.002)
+
+
+def sweep(host: CgroupHost, prefix: str) -> None:
+    """Remove the cgroups named ``prefix*`` that a crashed server left (killing their
+    processes first)."""
+    for parent in dict.fromkeys(host.parents.values()):
+        with contextlib.suppress(OSError):
+            for entry in os.scandir(parent):
+                if entry.is_dir() and entry.name.startswith(prefix):
+                    kill_tree(Path(entry.path))
+                    _rmdir(Path(entry.path))
+
+
+def _rmdir(path: Path) -> None:
+    for _ in range(100):  # busy while its last processes finish exiting
+        try:
+            path.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.005)
+
+
+def _try_write(path: Path, value: str) -> None:
+    with contextlib.suppress(OSError):
+        path.write_text(value)
+
+
+def _read_int(path: Path) -> int:
+    try:
+        return int(path.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return -1
+
+
+def _read_kv(path: Path) -> dict[str, int]:
+    try:
+        lines = path.read_text().splitlines()
+    except OSError:
+        return {}
+    pairs = (line.split() for line in lines)
+    return {p[0]: int(p[1]) for p in pairs if len(p) == 2 and p[1].lstrip("-").isdigit()}
