@@ -20,7 +20,7 @@ import base64
 from collections.abc import Callable
 from typing import Any
 
-_CONTAINERS = {list: "L", tuple: "U", dict: "D", set: "E", frozenset: "Z"}
+_CONTAINERS: dict[type[Any], str] = {list: "L", tuple: "U", dict: "D", set: "E", frozenset: "Z"}
 
 
 def encode(value: Any, opaque: Callable[[Any], int] | None = None) -> list[Any]:
