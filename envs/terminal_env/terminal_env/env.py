@@ -425,7 +425,10 @@ def _render(obs: TerminalObservation) -> str:
 
 
 def _copy_owned(src: Path, dest: Path, uid: int) -> None:
-    shutil.copytree(src, dest, dirs_exist_ok=True, symlinks=True)
+    # __pycache__: what pip compiled of a task's own .py files when it installed the env
+    # (an image), not part of the task: a repo task would see an extra untracked file
+    ignore = shutil.ignore_patterns("__pycache__")
+    shutil.copytree(src, dest, dirs_exist_ok=True, symlinks=True, ignore=ignore)
     if os.geteuid() == 0:
         for dirpath, dirs, files in os.walk(dest):
             for name in (*dirs, *files):

@@ -101,3 +101,13 @@ def test_an_episode_runs_in_the_container(env: Any) -> None:
     done = env.step(SubmitAction())
     assert done.reward == 1.0
     assert done.done
+
+
+def test_a_git_task_is_solved_in_the_container(env: Any) -> None:
+    """The image has git (pyproject.toml's [tool.openenv.build] apt), so the git tasks run."""
+    env.reset(task_id="git-first-commit")
+    who = "-c user.name=agent -c user.email=agent@example.com"  # as the reference solution
+    solve = f"cd repo && git init -q && git add -A && git {who} commit -qm 'initial commit'"
+    assert env.step(RunAction(command=solve)).observation.exit_code == 0
+    result = env.step(SubmitAction())
+    assert result.reward == 1.0, result.observation.metadata
