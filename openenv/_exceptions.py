@@ -76,6 +76,17 @@ class OpenEnvError(Exception):
     """Root of every error this package raises."""
 
 
+def _wire_safe(value: Any) -> Any:
+    """``value`` with every integer outside 64 bits as a string (JSON encoders refuse them)."""
+    if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**64:
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _wire_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_wire_safe(v) for v in value]
+    return value
+
+
 class WireError(OpenEnvError):
     """An error that travels on the wire with a code, a message and extra fields."""
 
@@ -88,8 +99,9 @@ class WireError(OpenEnvError):
         self.details = details
 
     def to_wire(self) -> dict[str, Any]:
-        """The ``data`` object of an error frame."""
-        return {"message": self.message, "code": self.code.value, **self.details}
+        """The ``data`` object of an error frame (details JSON can carry: an integer past
+        64 bits, say a task index a client sent, is given as its decimal string)."""
+        return {"message": self.message, "code": self.code.value, **_wire_safe(self.details)}
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.message!r}, code={self.code.value})"

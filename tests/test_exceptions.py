@@ -146,3 +146,15 @@ def test_tool_errors_are_in_the_tree_and_still_where_they_were(name, home, built
     assert issubclass(cls, builtin)  # `except ValueError` still works
     assert getattr(importlib.import_module(home), name) is cls
     assert name in (_exceptions.__doc__ or "")  # drawn in the tree
+
+
+def test_details_past_64_bits_still_encode() -> None:
+    import orjson
+
+    from openenv._exceptions import TaskNotFound
+
+    huge = 314204585171857905787061927936
+    err = TaskNotFound(f"no task at index {huge}", index=huge)
+    data = orjson.loads(orjson.dumps(err.to_wire()))  # raised TypeError before: a 500 on the wire
+    assert data["index"] == "314204585171857905787061927936"
+    assert data["code"] == err.code.value
