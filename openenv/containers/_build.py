@@ -226,12 +226,19 @@ def build_env_image(
     progress: Progress = print,
 ) -> str:
     """Build the image of one env folder on the shared base; returns its tag."""
+    from ._build_upstream import build_upstream_image, is_upstream_folder
+
     env_path = Path(env_dir).resolve()
-    project = read_env_project(env_path)
+    upstream = env_path.is_dir() and is_upstream_folder(env_path)
+    project = None if upstream else read_env_project(env_path)
     client = client or docker_client()
     base_tag = build_base(
         base_image, rebuild=rebuild_base, no_cache=no_cache, client=client, progress=progress
     )
+    if project is None:
+        return build_upstream_image(
+            env_path, base_tag=base_tag, tag=tag, no_cache=no_cache, client=client, progress=progress
+        )
     tag = tag or f"openenv-{project['serve_name'].replace('_', '-')}"
     with tempfile.TemporaryDirectory(prefix="openenv-env-") as tmp:
         ctx = Path(tmp) / "ctx"
