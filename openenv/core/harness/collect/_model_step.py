@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import warnings
+import weakref
 from typing import Any
 
 from ...env_server.mcp_types import Tool
@@ -20,8 +21,9 @@ def build_model_step(llm_client: LLMClient, *, system_prompt: str | None = None)
     """A ``ModelStep`` that asks ``llm_client.complete_with_tools`` for each turn.
 
     Every call runs on one event loop kept by the step (async clients tie their
-    connection pool to the loop of their first request). ``system_prompt`` is put first
-    when the transcript has no system message. Call it from synchronous code.
+    connection pool to the loop of their first request), closed when the step is
+    dropped. ``system_prompt`` is put first when the transcript has no system
+    message. Call it from synchronous code.
     """
     runner = asyncio.Runner()
 
@@ -43,4 +45,5 @@ def build_model_step(llm_client: LLMClient, *, system_prompt: str | None = None)
         response = runner.run(llm_client.complete_with_tools(messages=chat, tools=tool_dicts, **options))
         return ModelStepResult(response=response)
 
+    weakref.finalize(model_step, runner.close)  # the loop goes with the step
     return model_step
