@@ -4,11 +4,17 @@ It is our ``openenv.StepResult`` (one model layer, ``isinstance`` holds) with
 upstream's constructor: ``done`` is given instead of ``terminated``/``truncated``
 (``truncated=True`` may be added), and the values given are kept as given rather than
 read back from the observation. Fields can be reassigned, as on upstream's dataclass.
+
+It also carries upstream's dataclass fields (``dataclasses.fields`` lists
+``observation``, ``reward``, ``done``, ``metadata``), so a client that subclasses it
+with ``@dataclass`` to add a field (``info``, say) gets upstream's constructor with its
+own field appended, as it did on upstream's.
 """
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+import dataclasses
+from typing import Any, Generic, TypeVar
 
 from .._models import StepResult as _StepResult
 
@@ -42,8 +48,8 @@ class StepResult(_StepResult[ObsT]):
 
     @reward.setter
     def reward(self, value: float | None) -> None:
-        assert self._signals is not None
-        self._signals = (value, self._signals[1], self._signals[2])
+        _, done, truncated = self._current()
+        self._signals = (value, done, truncated)
 
     @property
     def done(self) -> bool:
@@ -51,8 +57,19 @@ class StepResult(_StepResult[ObsT]):
 
     @done.setter
     def done(self, value: bool) -> None:
-        assert self._signals is not None
-        self._signals = (self._signals[0], bool(value) and not self._signals[2], self._signals[2])
+        reward, _, truncated = self._current()
+        self._signals = (reward, bool(value) and not truncated, truncated)
+
+    def _current(self) -> tuple[float | None, bool, bool]:
+        """The signals so far; none yet in the ``__init__`` that ``@dataclass`` writes
+        for a subclass (it assigns each field in turn)."""
+        try:
+            signals = self._signals
+        except AttributeError:
+            signals = None
+        if signals is None:
+            return (None, False, False)
+        return signals
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, _StepResult):
@@ -65,3 +82,17 @@ class StepResult(_StepResult[ObsT]):
         )
 
     __hash__ = None  # type: ignore[assignment]
+
+
+@dataclasses.dataclass
+class _UpstreamFields(Generic[ObsT]):
+    """Upstream's fields, in its order; lent to ``StepResult`` for ``@dataclass`` subclasses."""
+
+    observation: ObsT
+    reward: float | None = None
+    done: bool = False
+    metadata: dict[str, Any] | None = None
+
+
+StepResult.__dataclass_fields__ = _UpstreamFields.__dataclass_fields__  # type: ignore[attr-defined]
+StepResult.__dataclass_params__ = _UpstreamFields.__dataclass_params__  # type: ignore[attr-defined]
