@@ -47,9 +47,9 @@ def _wait_healthy(url: str, proc: subprocess.Popen[bytes], timeout_s: float = 60
     raise AssertionError(f"{url} never became healthy")
 
 
-def _start(cmd: list[str]) -> Iterator[str]:
+def _start(cmd: list[str], path: list[Path] | None = None) -> Iterator[str]:
     port = free_port()
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), str(REPO)])}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(str(p) for p in (path or [HERE, REPO]))}
     args = [a.replace("PORT", str(port)) for a in cmd]
     proc = subprocess.Popen(args, env=env, cwd=str(HERE), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}"
@@ -78,6 +78,16 @@ def uvicorn_counter() -> Iterator[str]:
         "PORT",
     ]
     yield from _start(cmd)
+
+
+@pytest.fixture(scope="module")
+def upstream_counter() -> Iterator[str]:
+    """The same folder served by upstream OpenEnv 0.10.0 (its package only on the path)."""
+    if not UPSTREAM_PY.is_file():
+        pytest.skip(f"upstream OpenEnv 0.10.0 is not installed at {UPSTREAM_PY} (scripts/test.sh makes it)")
+    cmd = [str(UPSTREAM_PY), "-m", "uvicorn", "counter_env.server.app:app", "--host", "127.0.0.1",
+           "--port", "PORT"]
+    yield from _start(cmd, path=[HERE])
 
 
 @pytest.fixture(scope="module")
@@ -249,3 +259,14 @@ def test_upstreams_own_client_drives_the_env_on_our_server(uvicorn_counter: str)
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["10", "True", "1"]
+
+
+def test_our_clients_drive_the_env_on_upstreams_server(upstream_counter: str) -> None:
+    from openenv import EnvClient
+
+    _episode(upstream_counter)  # its upstream-style client, over our openenv.core
+    with EnvClient(upstream_counter) as env:  # our generic client
+        env.reset()
+        result = env.step({"add": 10})
+        assert (result.observation["total"], result.done) == (10, True)
+        assert env.state()["step_count"] == 1
