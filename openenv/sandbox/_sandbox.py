@@ -298,16 +298,20 @@ class Sandbox:
 
     # ---- ending ----------------------------------------------------------------
     def kill(self) -> None:
-        """SIGKILL every process this sandbox started and all they started."""
+        """SIGKILL every process this sandbox started and all they started.
+
+        The uid's processes first, all in one ``kill(-1)``, the process groups last: a
+        process that waits for the shell to die must not get to act in between.
+        """
+        if self._lease:
+            _procs.kill_all_of_uid(self.uid)
+        if self._cgroup:
+            self._cgroup.kill()
+        if not self._lease:
+            _procs.kill_pids(_procs.pids_with_marker(f"{_MARKER}={self.id}".encode()))
         for pgid in list(self._groups):
             _procs.kill_group(pgid)
         self._groups.clear()
-        if self._cgroup:
-            self._cgroup.kill()
-        if self._lease:
-            _procs.kill_all_of_uid(self.uid)
-        else:
-            _procs.kill_pids(_procs.pids_with_marker(f"{_MARKER}={self.id}".encode()))
 
     def close(self) -> None:
         """Kill everything, delete the directory, give the uid back. Idempotent."""

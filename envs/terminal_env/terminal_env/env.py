@@ -356,6 +356,9 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
         self._done = True
         if self._task is None or self._sandbox is None:
             return Verdict(reward=0.0, source="no task")
+        # Every process of the agent dies at once, the shell with them: none of them
+        # sees the shell go (the submit) and gets to act before the checks.
+        await asyncio.to_thread(self._sandbox.kill)
         if self._shell is not None:
             await self._shell.close()
         return await verify(self._sandbox, self._task)
