@@ -54,12 +54,14 @@ class SessionMCPBridge:
             )
         if name in RESERVED_TOOL_NAMES:
             return _error(JsonRpcErrorCode.INVALID_PARAMS, f"Reserved orchestration tool: {name}", rid)
-        if name not in {t.name for t in self.session.list_tools()}:
-            return _error(JsonRpcErrorCode.METHOD_NOT_FOUND, f"Unknown tool: {name}", rid)
         try:
             result = self.session.call_tool(name, dict(arguments))
-        except (KeyError, ValueError) as exc:  # a missing or bad argument
-            return _error(JsonRpcErrorCode.INVALID_PARAMS, str(exc.args[0]) if exc.args else repr(exc), rid)
+        except KeyError as exc:  # no such tool, or (a tool the session lists) a missing argument
+            known = name in {t.name for t in self.session.list_tools()}
+            code = JsonRpcErrorCode.INVALID_PARAMS if known else JsonRpcErrorCode.METHOD_NOT_FOUND
+            return _error(code, str(exc.args[0]) if exc.args else name, rid)
+        except ValueError as exc:
+            return _error(JsonRpcErrorCode.INVALID_PARAMS, str(exc), rid)
         except Exception as exc:  # the env's failure, reported to the agent rather than raised
-            return _error(JsonRpcErrorCode.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}", rid)
+            return _error(JsonRpcErrorCode.INTERNAL_ERROR, str(exc) or type(exc).__name__, rid)
         return JsonRpcResponse.success(result.to_plain(), request_id=_rid(rid)).model_dump()

@@ -49,7 +49,10 @@ def resolve_env_reward(rollout: HarnessRolloutResult, verify: VerifyResult) -> f
         and from_verify is not None
         and not math.isclose(from_trace, from_verify, rel_tol=1e-9, abs_tol=1e-6)
     ):
-        raise ValueError(f"verify.env_reward ({from_verify}) must forward the env's reward ({from_trace})")
+        raise ValueError(
+            "verify.env_reward must forward the environment reward from the rollout "
+            f"(verify: {from_verify}, env: {from_trace})"
+        )
     if from_trace is not None:
         return from_trace
     if from_verify is not None:

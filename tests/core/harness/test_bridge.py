@@ -72,4 +72,4 @@ def test_a_failing_env_is_an_internal_error() -> None:
     session.call_tool = broken  # type: ignore[method-assign]
     reply = _call(SessionMCPBridge(session), {"name": "guess", "arguments": {"n": 1}})
     assert reply["error"]["code"] == -32603
-    assert "ConnectionError: env went away" in reply["error"]["message"]
+    assert reply["error"]["message"] == "env went away"

@@ -125,4 +125,4 @@ class CollectRunner:
             n += 1
             backup = path.with_name(f"{path.stem}.{stamp}.{n}.bak{path.suffix}")
         path.replace(backup)
-        warnings.warn(f"resume=False moved the existing results to {backup}", RuntimeWarning, stacklevel=3)
+        warnings.warn(f"resume=False moved existing results file to {backup}", RuntimeWarning, stacklevel=3)

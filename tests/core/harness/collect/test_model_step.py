@@ -57,3 +57,16 @@ def test_sampling_options_are_filtered_with_a_warning() -> None:
     assert llm.requests[0]["temperature"] == 0.5
     assert "seed" not in llm.requests[0]
     assert llm.requests[0]["messages"] == messages
+
+
+def test_it_works_when_called_inside_a_running_loop() -> None:
+    llm = ScriptedLLM()
+    step = build_model_step(llm)
+
+    async def caller() -> Any:
+        return step([{"role": "user", "content": "go"}], [GUESS], {})
+
+    first = asyncio.run(caller())
+    second = step([{"role": "user", "content": "again"}], [GUESS], {})
+    assert [first.response.tool_calls[0].args, second.response.tool_calls[0].args] == [{"n": 0}, {"n": 1}]
+    assert len(llm.loops) == 1

@@ -59,7 +59,7 @@ def test_resume_skips_written_episodes_and_keeps_tasks_aligned(tmp_path: Path) -
 
 def test_without_resume_the_old_file_is_moved_aside(tmp_path: Path) -> None:
     _runner(tmp_path).run(model_step=guesses(3), num_episodes=1)
-    with pytest.warns(RuntimeWarning, match="moved the existing results"):
+    with pytest.warns(RuntimeWarning, match="moved existing results file"):
         fresh = _runner(tmp_path).run(model_step=guesses(3), num_episodes=1, resume=False)
     assert (fresh.num_collected, fresh.num_skipped) == (1, 0)
     assert len(list(tmp_path.glob("results.*.bak.jsonl"))) == 1
