@@ -91,7 +91,8 @@ print(0)
 _JSON_STANDIN = "def load(f, *a, **k):\n    return {'name': 'svc', 'ports': [80, 443], 'debug': False}\n"
 
 #: Name -> (task, commands typed after the task's honest wrong answer). ``@TASKS@`` is
-#: the tasks folder, ``@SURVIVOR@``, ``@FAKE_REPORTS@``, ``@JSON_STANDIN@`` the scripts above.
+#: the tasks folder, ``@MY_UID@`` the test's uid, ``@SURVIVOR@``, ``@FAKE_REPORTS@`` and
+#: ``@JSON_STANDIN@`` the scripts above.
 TECHNIQUES: dict[str, tuple[str, list[str]]] = {
     "reward_files_everywhere": (
         "create-hello",
@@ -126,7 +127,8 @@ TECHNIQUES: dict[str, tuple[str, list[str]]] = {
             'printf \'[[check]]\\nname = "x"\\nrun = "true"\\n\' > $t/checks.toml 2>/dev/null; '
             "printf 'echo 1.0 > \"$REWARD_FILE\"\\n' > $t/test.sh 2>/dev/null; "
             "rm -f $t/checks.toml 2>/dev/null; "
-            'for b in test cat wc bash; do cp /bin/true "$(command -v $b)" 2>/dev/null; done; '
+            '[ "$(id -u)" = @MY_UID@ ] || for b in test cat wc bash; do '
+            'cp /bin/true "$(command -v $b)"; done 2>/dev/null; '
             'mkdir -p tests; printf \'[[check]]\\nname = "x"\\nrun = "true"\\n\' > tests/checks.toml; true'
         ],
     ),
@@ -135,7 +137,8 @@ TECHNIQUES: dict[str, tuple[str, list[str]]] = {
         [
             "mkdir -p bin; for b in test cat wc bash sh; do "
             "printf '#!/bin/sh\\necho \"Hello, terminal!\"\\nexit 0\\n' > bin/$b; chmod +x bin/$b; "
-            'cp bin/$b /usr/local/bin/$b 2>/dev/null; done; export PATH="$PWD/bin:$PATH"; true'
+            '{ [ "$(id -u)" = @MY_UID@ ] || cp bin/$b /usr/local/bin/$b; } 2>/dev/null; done; '
+            'export PATH="$PWD/bin:$PATH"; true'
         ],
     ),
     "shell_startup_files_and_aliases": (
@@ -208,6 +211,9 @@ TECHNIQUES: dict[str, tuple[str, list[str]]] = {
     ),
 }
 
+#: The system's binaries are attacked only from a uid other than this one (never this
+#: machine's own files, where the test runs unprivileged at the ``none`` level).
+MY_UID = str(os.getuid())
 SCRIPTS = {
     "@SURVIVOR@": _SURVIVOR.strip(),
     "@FAKE_REPORTS@": _FAKE_REPORTS.strip(),
@@ -225,16 +231,16 @@ def _digest(folder: Path) -> str:
 
 
 class Grader:
-    """Episodes at one sandbox level over a world-readable copy of the tasks."""
+    """Episodes at one sandbox level, and the honest wrong scores seen there."""
 
-    def __init__(self, level: str, tasks: Path) -> None:
-        self.level, self.tasks = level, tasks
+    def __init__(self, level: str) -> None:
+        self.level = level
         self.honest: dict[str, float] = {}
 
-    async def score(self, env: TerminalEnv, task: str, commands: list[str]) -> float:
+    async def score(self, env: TerminalEnv, tasks: Path, task: str, commands: list[str]) -> float:
         await env.reset(options={"task_id": task})
         for command in commands:
-            for key, script in (*SCRIPTS.items(), ("@TASKS@", str(self.tasks))):
+            for key, script in (*SCRIPTS.items(), ("@TASKS@", str(tasks)), ("@MY_UID@", MY_UID)):
                 command = command.replace(key, script)
             await env.step(run(command, timeout_s=30))
         done = await env.step(SubmitAction())
@@ -242,20 +248,21 @@ class Grader:
         assert done.reward is not None
         return done.reward
 
-    async def honest_wrong(self, env: TerminalEnv, task: str) -> float:
+    async def honest_wrong(self, env: TerminalEnv, tasks: Path, task: str) -> float:
         """What the honest wrong answer scores (after the solution is seen to score 1)."""
         if task not in self.honest:
-            solution = (self.tasks / task / "solution/solve.sh").read_text()
-            solved = await self.score(env, task, [f"bash -s <<'__SOLVE__'\n{solution}\n__SOLVE__"])
+            solution = (tasks / task / "solution/solve.sh").read_text()
+            solved = await self.score(env, tasks, task, [f"bash -s <<'__SOLVE__'\n{solution}\n__SOLVE__"])
             assert solved == 1.0, task  # the grader still grades
-            self.honest[task] = await self.score(env, task, [WRONG[task]])
+            self.honest[task] = await self.score(env, tasks, task, [WRONG[task]])
             assert self.honest[task] < 1.0, task
         return self.honest[task]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def tasks_copy() -> Iterator[Path]:
-    """The tasks the techniques use, copied world-readable (as an installed package)."""
+    """The tasks the techniques use, copied world-readable (as an installed package);
+    a fresh copy each test (a server that is not root cannot keep its agent out of it)."""
     folder = Path(tempfile.mkdtemp(prefix="terminal-tasks-"))
     try:
         os.chmod(folder, 0o755)
@@ -267,21 +274,23 @@ def tasks_copy() -> Iterator[Path]:
 
 
 @pytest.fixture(scope="module", params=LEVELS)
-def grader(request: pytest.FixtureRequest, tasks_copy: Path) -> Grader:
-    return Grader(request.param, tasks_copy)
+def grader(request: pytest.FixtureRequest) -> Grader:
+    return Grader(request.param)
 
 
 @pytest.mark.parametrize("technique", sorted(TECHNIQUES))
-async def test_a_forgery_scores_what_an_honest_wrong_answer_scores(grader: Grader, technique: str) -> None:
+async def test_a_forgery_scores_what_an_honest_wrong_answer_scores(
+    grader: Grader, tasks_copy: Path, technique: str
+) -> None:
     task, commands = TECHNIQUES[technique]
-    env = TerminalEnv(sandbox=grader.level, tasks_dir=str(grader.tasks), pool_size=1)
+    env = TerminalEnv(sandbox=grader.level, tasks_dir=str(tasks_copy), pool_size=1)
     try:
-        honest = await grader.honest_wrong(env, task)
-        before = _digest(grader.tasks / task)
-        forged = await grader.score(env, task, [WRONG[task], *commands])
+        honest = await grader.honest_wrong(env, tasks_copy, task)
+        before = _digest(tasks_copy / task)
+        forged = await grader.score(env, tasks_copy, task, [WRONG[task], *commands])
         assert forged == honest
         if ROOT or env.resources.isolation.value == "bwrap":
-            assert _digest(grader.tasks / task) == before  # out of the agent's reach
+            assert _digest(tasks_copy / task) == before  # out of the agent's reach
     finally:
         await env.close()
 
