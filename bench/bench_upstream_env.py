@@ -10,11 +10,12 @@ own child process on 127.0.0.1:
 * ``ours serve``: ``openenv serve bench/upstream_env/bench_counter_env``.
 
 One client for all (``websockets``, upstream's frames: ``reset`` then ``step``):
-sequential steps on one connection, and 64 sessions (one connection each) stepping at
-once. Rounds alternate the servers; a figure is the median over rounds, a ratio the
-median of per-round ratios to upstream in the same round.
+sequential steps on one connection, and 64 sessions (one connection each, connected and
+reset before the clock starts) stepping at once. Rounds alternate the servers; a figure
+is the median over rounds, a ratio the median of per-round ratios to upstream in the
+same round.
 
-    .venv/bin/python bench/bench_upstream_env.py [--steps 2000] [--sessions 64] [--rounds 3]
+    .venv/bin/python bench/bench_upstream_env.py [--steps 2000] [--sessions 64] [--conc-steps 50] [--rounds 3]
 """
 
 from __future__ import annotations
@@ -80,12 +81,14 @@ def servers() -> dict[str, Server]:
     }
 
 
-async def _session(url: str, steps: int) -> int:
+async def _session(url: str, steps: int, opened: asyncio.Queue[None], go: asyncio.Event) -> int:
     from websockets.asyncio.client import connect
 
     async with connect(url, compression=None, max_size=None) as ws:
         await ws.send(RESET)
         json.loads(await ws.recv())
+        opened.put_nowait(None)
+        await go.wait()
         for _ in range(steps):
             await ws.send(STEP)
             reply = json.loads(await ws.recv())
@@ -95,8 +98,16 @@ async def _session(url: str, steps: int) -> int:
 
 
 async def _rate(url: str, sessions: int, steps: int) -> float:
+    """Steps/s of ``sessions`` sessions stepping at once: every session is connected and
+    reset first; the clock runs from the first step to the last reply."""
+    opened: asyncio.Queue[None] = asyncio.Queue()
+    go = asyncio.Event()
+    tasks = [asyncio.create_task(_session(url, steps, opened, go)) for _ in range(sessions)]
+    for _ in range(sessions):
+        await asyncio.wait_for(opened.get(), timeout=60)
     t0 = time.perf_counter()
-    done = await asyncio.gather(*(_session(url, steps) for _ in range(sessions)))
+    go.set()
+    done = await asyncio.gather(*tasks)
     return sum(done) / (time.perf_counter() - t0)
 
 
@@ -104,6 +115,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=2000, help="sequential steps per round")
     ap.add_argument("--sessions", type=int, default=64)
+    ap.add_argument("--conc-steps", type=int, default=50, help="steps per session at --sessions")
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
     why = upstream_available()
@@ -117,7 +129,7 @@ def main() -> int:
             proc.start()
         for proc in procs.values():
             proc.wait_ready()
-        per_session = max(1, args.steps // args.sessions)
+        per_session = max(1, args.conc_steps)
         for _ in range(args.rounds):
             for name, proc in procs.items():
                 rates[name]["seq"].append(asyncio.run(_rate(proc.url, 1, args.steps)))
@@ -131,7 +143,8 @@ def main() -> int:
             ratios = [o / u for o, u in zip(rates[name][kind], rates["upstream"][kind], strict=True)]
             row += [f"{median(rates[name][kind]):.0f}", f"{median(ratios):.2f}x"]
         rows.append(row)
-    print(f"load {loadavg()}; {args.rounds} rounds; {args.steps} sequential steps; {args.sessions} sessions")
+    print(f"load {loadavg()}; {args.rounds} rounds; {args.steps} sequential steps; "
+          f"{args.sessions} sessions x {args.conc_steps} steps")
     print(
         table(
             ["server", "seq steps/s", "vs upstream", f"{args.sessions} sessions steps/s", "vs upstream"], rows
