@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import ast
 import builtins
+import threading
 import time
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +24,8 @@ from openenv.rewards._plain import exact_equal
 from openenv.sandbox import SandboxConfig
 
 from ._remote import SolutionLost, SolutionProcess, lookup
+
+_SHUT = "the grader was shut down (the server is stopping)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +90,30 @@ class Grader:
         self.python = python
         self.timeout_s = timeout_s
         self.test_timeout_s = test_timeout_s
+        self.closed = False
+        self._lock = threading.Lock()
+        self._live: weakref.WeakSet[SolutionProcess] = weakref.WeakSet()
+
+    def close(self) -> None:
+        """Kill every grading in progress (its remaining tests fail at once) and start no
+        new solution process: a server shutting down waits for no grading."""
+        with self._lock:
+            self.closed = True
+            live = list(self._live)
+        for proc in live:
+            proc.kill()
+
+    def start(self, solution: str, deadline: float) -> SolutionProcess:
+        """A solution process, tracked so that ``close`` can kill it."""
+        if self.closed:
+            raise SolutionLost(_SHUT)
+        proc = SolutionProcess(self.config, python=self.python, solution=solution, deadline=deadline)
+        with self._lock:
+            if not self.closed:
+                self._live.add(proc)
+                return proc
+        proc.close()
+        raise SolutionLost(_SHUT)
 
     def grade(self, solution: str, tests: Sequence[Mapping[str, Any]]) -> Grade:
         """Run ``tests`` against ``solution``; each test in a fresh fork of it."""
@@ -120,10 +148,7 @@ class _Run:
             return TestResult(name, False, "the grading ran past its time limit")
         try:
             if self.proc is None:
-                g = self.grader
-                self.proc = SolutionProcess(
-                    g.config, python=g.python, solution=self.solution, deadline=self.deadline
-                )
+                self.proc = self.grader.start(self.solution, self.deadline)
                 self.solution_error = self.proc.error
                 if self.solution_error is not None:
                     return self.test(name, code)

@@ -18,6 +18,7 @@ import os
 import select
 import struct
 import subprocess
+import threading
 import time
 from importlib import resources
 from typing import Any
@@ -46,6 +47,7 @@ class SolutionProcess:
     """One sandbox running the solution; ``begin``/``end`` bracket one test."""
 
     def __init__(self, config: SandboxConfig, *, python: str, solution: str, deadline: float) -> None:
+        self._life_lock = threading.Lock()  # kill() never reaches a sandbox close() gave back
         self.sandbox = Sandbox(config)
         self._buf = bytearray()
         self.deadline = deadline
@@ -86,8 +88,16 @@ class SolutionProcess:
             raise SolutionLost("the solution's process died during the test")
         return reply
 
+    def kill(self) -> None:
+        """Kill the solution's processes from any thread; the grading waiting on them
+        gets ``SolutionLost`` at once."""
+        with self._life_lock:
+            if not self.sandbox.closed:
+                self.sandbox.kill()
+
     def close(self) -> None:
-        self.sandbox.close()
+        with self._life_lock:
+            self.sandbox.close()
         proc = getattr(self, "proc", None)
         if proc is not None:
             for stream in (proc.stdin, proc.stdout):

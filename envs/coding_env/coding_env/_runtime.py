@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import threading
+import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -14,9 +16,10 @@ from openenv.sandbox._sandbox import describe
 
 from ._grader import Grader
 from ._pool import WorkerPool
-from ._worker import Worker, default_python
+from ._worker import Worker, WorkerLost, default_python
 
 MiB = 1 << 20
+_SHUT = "the coding env is shutting down"
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +98,10 @@ class CodingRuntime:
             test_timeout_s=settings.test_timeout_s,
         )
         self.pool = WorkerPool(self.new_worker, settings.pool_size)
+        self.closed = False
+        self._lock = threading.Lock()
+        #: every started worker still referenced: pooled, or held by a session
+        self._live: weakref.WeakSet[Worker] = weakref.WeakSet()
 
     @property
     def level(self) -> SandboxLevel:
@@ -105,15 +112,37 @@ class CodingRuntime:
         return describe(self.config, self.isolation, own_uid=os.geteuid() == 0)
 
     def new_worker(self) -> Worker:
+        """A started worker; ``WorkerLost`` once the runtime is closed."""
+        if self.closed:
+            raise WorkerLost(_SHUT)
         limit = str(self.settings.output_limit)
         env = {"CODING_ENV_OUTPUT_LIMIT": limit, "CODING_ENV_RESULT_LIMIT": limit}
-        return Worker(self.config, python=self.python, env=env)
+        worker = Worker(self.config, python=self.python, env=env)
+        with self._lock:
+            if not self.closed:
+                self._live.add(worker)
+                return worker
+        worker.close()
+        raise WorkerLost(_SHUT)
 
     def start(self) -> CodingRuntime:
         self.pool.start()
         return self
 
     def close(self) -> None:
+        """Stop everything this process runs for the env, sessions' workers included.
+
+        A session's cell or grading still running (the server stopping under it) is
+        killed, not waited for: its thread gets ``WorkerLost`` (or ``SolutionLost``)
+        at once and returns, and no new worker starts. The sessions' own ``close``
+        still frees their workers' pipes and directories.
+        """
+        with self._lock:
+            self.closed = True
+            live = list(self._live)
+        self.grader.close()
+        for worker in live:
+            worker.kill()
         self.pool.close()
 
 

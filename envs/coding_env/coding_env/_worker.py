@@ -74,6 +74,7 @@ class Worker:
         env: dict[str, str] | None = None,
         start_timeout_s: float = 30.0,
     ) -> None:
+        self._life_lock = threading.Lock()  # kill() never reaches a sandbox close() gave back
         self.sandbox = Sandbox(config)
         self._write_lock = threading.Lock()
         self._buf = bytearray()
@@ -146,10 +147,19 @@ class Worker:
                 with contextlib.suppress(OSError):  # gone, or a full pipe of interrupts
                     os.write(self._intr, b"\x03")
 
+    def kill(self) -> None:
+        """Kill every process of the worker, from any thread, leaving its pipes and
+        sandbox directory to ``close``: a ``run`` in progress sees the worker gone at
+        once and raises ``WorkerLost`` (server shutdown must not wait for a cell)."""
+        with self._life_lock:
+            if not self.sandbox.closed:
+                self.sandbox.kill()
+
     def close(self) -> None:
         """Kill every process of the worker and delete its sandbox. Idempotent."""
         proc = getattr(self, "proc", None)
-        self.sandbox.close()
+        with self._life_lock:
+            self.sandbox.close()
         with self._write_lock:
             if self._intr >= 0:
                 os.close(self._intr)

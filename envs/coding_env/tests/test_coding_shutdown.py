@@ -1,0 +1,163 @@
+"""SIGTERM stops ``openenv serve coding`` promptly with sessions open: idle ones, ones
+whose cell is still running and one whose grading is still running. Nothing it started
+outlives it.
+
+A running cell or grading is killed, not waited for: the runtime's close kills every
+worker and grading sandbox it started, so the threads running those calls return at
+once and the interpreter has nothing left to join (it used to wait for each running
+cell's ``cell_timeout_s``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import orjson
+import psutil
+import pytest
+from _coding_fixtures import FAST, LEVELS, free_port
+from coding_env import MODELS, CodeAction
+
+from openenv import EnvClient
+
+#: Limits far past the test's bound: the server must not wait for a cell or a grading.
+SLOW_CALLS = {"cell_timeout_s": 300.0, "grace_s": 5.0, "test_timeout_s": 300.0, "grade_timeout_s": 300.0}
+#: The bound on the exit (the target is under a second): generous for a loaded 2-core
+#: machine, and far below the 300 s a server waiting for the running calls would take.
+EXIT_BOUND_S = 10.0
+CELL_SLEEP = "981"  # a `sleep 981` is this test's running cell, `sleep 982` its grading
+GRADING_SLEEP = "982"
+
+
+@contextlib.contextmanager
+def coding_server(level: str) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    port = free_port()
+    kwargs = orjson.dumps({**FAST, "sandbox": level, **SLOW_CALLS}).decode()
+    cmd = [sys.executable, "-m", "openenv", "serve", "coding", "--host", "127.0.0.1", "--port", str(port)]
+    proc = subprocess.Popen(
+        cmd,
+        env={**os.environ, "OPENENV_ENV_KWARGS": kwargs},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(600):
+            assert proc.poll() is None, "the server exited at startup"
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(url + "/health", timeout=1).status_code == 200:
+                    break
+            time.sleep(0.1)
+        else:
+            pytest.fail("the coding server did not become healthy in 60 s")
+        yield proc, url
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+
+
+def _descendants(pid: int) -> list[psutil.Process]:
+    found: list[psutil.Process] = []
+    with contextlib.suppress(psutil.Error):
+        found = psutil.Process(pid).children(recursive=True)
+    return found
+
+
+def _sleeps(procs: list[psutil.Process], seconds: str) -> int:
+    found = 0
+    for p in procs:
+        with contextlib.suppress(psutil.Error):
+            found += p.cmdline() == ["sleep", seconds]
+    return found
+
+
+def _alive(procs: list[psutil.Process]) -> list[str]:
+    left = []
+    for p in procs:
+        with contextlib.suppress(psutil.Error):
+            if p.is_running() and p.status() != psutil.STATUS_ZOMBIE:
+                left.append(f"{p.pid} {p.cmdline()}")
+    return left
+
+
+Client = EnvClient[Any, Any, Any]
+
+
+def _call_in_thread(url: str, action: CodeAction, clients: list[Client]) -> threading.Thread:
+    client: Client = EnvClient(url, MODELS)
+    clients.append(client)
+    client.reset(task_id="two_sum")
+
+    def call() -> None:
+        with contextlib.suppress(Exception):  # the server goes away under the call
+            client.step(action)
+
+    thread = threading.Thread(target=call, daemon=True)
+    thread.start()
+    return thread
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("level", LEVELS)
+def test_sigterm_with_running_cells_and_gradings_exits_promptly(
+    level: str, record_property: Any
+) -> None:
+    clients: list[Client] = []
+    threads: list[threading.Thread] = []
+    with coding_server(level) as (proc, url):
+        for i in range(2):  # idle sessions, with state
+            idle: Client = EnvClient(url, MODELS)
+            clients.append(idle)
+            idle.reset(task_id="two_sum")
+            assert idle.step(CodeAction(code=f"x = {i}\nx")).observation.result == str(i)
+        cell = f"import subprocess, time\nsubprocess.Popen(['sleep', '{CELL_SLEEP}'])\ntime.sleep(600)"
+        for _ in range(2):
+            threads.append(_call_in_thread(url, CodeAction(code=cell), clients))
+        endless = (
+            f"import subprocess\nsubprocess.Popen(['sleep', '{GRADING_SLEEP}'])\n"
+            "def two_sum(nums, target):\n    while True:\n        pass\n"
+        )
+        threads.append(_call_in_thread(url, CodeAction(code=endless, submit=True), clients))
+        for _ in range(600):  # until both cells and the grading are running
+            below = _descendants(proc.pid)
+            if _sleeps(below, CELL_SLEEP) == 2 and _sleeps(below, GRADING_SLEEP) >= 1:
+                break
+            time.sleep(0.1)
+        else:
+            pytest.fail("the cells and the grading did not start in 60 s")
+        time.sleep(0.5)  # the grading's tests are under way
+        below = _descendants(proc.pid)
+        assert len(below) >= 8, below  # pooled workers, 4 sessions' workers, their sleeps
+
+        start = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        try:
+            code = proc.wait(timeout=EXIT_BOUND_S)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"the server did not exit within {EXIT_BOUND_S:g} s of SIGTERM")
+        took = time.monotonic() - start
+        record_property("sigterm_exit_s", round(took, 3))
+        print(f"\n[{level}] SIGTERM -> exit in {took:.2f} s; 4 sessions open (2 cells, 1 grading running)")
+        assert code == 0
+        for _ in range(50):  # killed processes are reaped by whoever inherited them
+            if not _alive(below):
+                break
+            time.sleep(0.1)
+        assert _alive(below) == []
+    for thread in threads:
+        thread.join(timeout=10)
+        assert not thread.is_alive()
+    for client in clients:
+        with contextlib.suppress(Exception):
+            client.close()
