@@ -137,13 +137,13 @@ class CodingRuntime:
         at once and returns, and no new worker starts. The sessions' own ``close``
         still frees their workers' pipes and directories.
         """
+        self.pool.close()  # first: its filler stops, and the workers it holds close once
         with self._lock:
             self.closed = True
             live = list(self._live)
         self.grader.close()
-        for worker in live:
+        for worker in live:  # the sessions' workers (a closed one is skipped)
             worker.kill()
-        self.pool.close()
 
 
 @contextlib.contextmanager
