@@ -7,6 +7,10 @@ killed, with no reward path, no log dir and no copy of the tests in the sandbox.
 check passes when it exits 0, or, with ``stdout``, when what it printed is exactly
 that text: compared here, so the expected output never enters the sandbox. The
 reward is the fraction of checks passed, decided here from what crossed the boundary.
+Python in a check imports nothing from the working directory or the user site under
+``$HOME`` (``CHECK_ENV``; both are the agent's, and a ``json/`` there would answer
+for the standard library): a check that means to import the agent's module says so
+with ``PYTHONPATH=.``.
 
 A Harbor ``tests/test.sh`` (no ``checks.toml``) is trusted instead: its reward file
 and TAP lines are believed, so programs of the agent that it runs can forge them.
@@ -28,6 +32,10 @@ from typing import Any
 from openenv.sandbox import Completed, Sandbox
 
 from ._tasks import Check, TerminalTask
+
+#: Added to a check's environment: Python (3.11+) does not put the working directory or
+#: the script's folder first on ``sys.path``, nor read the user site.
+CHECK_ENV = {"PYTHONSAFEPATH": "1", "PYTHONNOUSERSITE": "1"}
 
 _TAP = re.compile(rb"^(not ok|ok)\b[ \t]*(\d*)[ \t]*-?[ \t]*(.*)$", re.MULTILINE)
 
@@ -93,7 +101,9 @@ async def run_checks(sandbox: Sandbox, checks: tuple[Check, ...], *, timeout_s: 
         left = deadline - time.monotonic()
         passed, why = False, "the verifier ran out of time"
         if left > 0:
-            done = await sandbox.arun(["bash", "-c", check.run], timeout_s=left, output_limit=64 << 10)
+            done = await sandbox.arun(
+                ["bash", "-c", check.run], env=CHECK_ENV, timeout_s=left, output_limit=64 << 10
+            )
             passed, why = _judge(check, done)
         results.append({"name": check.name, "passed": passed})
         lines.append(f"{'ok' if passed else 'not ok'} {i} - {check.name}" + ("" if passed else f" ({why})"))
