@@ -48,6 +48,18 @@ def _serve(args: argparse.Namespace) -> int:
         return 2
     if args.sandbox:  # the `sandbox` argument of envs that run commands, passed like any other
         settings = replace(settings, env_kwargs={**settings.env_kwargs, "sandbox": args.sandbox})
+    if args.session_limits is not None:
+        from ._exceptions import SandboxError
+        from .sandbox._config import SessionLimits
+
+        try:
+            SessionLimits.parse(args.session_limits)  # refuse a bad spec here, not per session
+        except SandboxError as exc:
+            print(f"openenv serve: --session-limits: {exc}", file=sys.stderr)
+            return 2
+        import os  # read by SandboxConfig.from_env in this process and the workers it starts
+
+        os.environ["OPENENV_SANDBOX_LIMITS"] = args.session_limits
     try:
         serve(args.env, settings)
     except EnvNotFound as exc:
@@ -236,6 +248,12 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["strict", "auto", "none"],
         help="containment of envs that run commands, given as their `sandbox` argument (as in "
         "--env-kwargs; default OPENENV_SANDBOX, else auto; strict refuses to start without bubblewrap)",
+    )
+    p.add_argument(
+        "--session-limits",
+        metavar="SPEC",
+        help="kernel limits on each session's process tree, e.g. 'memory=2G,cpus=1,pids=512,disk=1G' "
+        "(any subset; 'off' for none; sets OPENENV_SANDBOX_LIMITS; see docs/sandbox.md)",
     )
     p.set_defaults(func=_serve)
 
