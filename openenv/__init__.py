@@ -48,6 +48,7 @@ from ._models import (
     State,
     StepResult,
 )
+from ._types import JSON_INTEGER, JsonInt
 from ._version import __version__
 
 if _typing.TYPE_CHECKING:
@@ -55,6 +56,7 @@ if _typing.TYPE_CHECKING:
 
 __all__ = [
     "GENERIC_MODELS",
+    "JSON_INTEGER",
     "Action",
     "AsyncEnvClient",
     "AsyncEnvironment",
@@ -74,6 +76,7 @@ __all__ = [
     "FrameTooLarge",
     "HubError",
     "InvalidJSON",
+    "JsonInt",
     "Observation",
     "OpenEnvError",
     "ProviderError",

@@ -22,25 +22,19 @@ from typing import Annotated, Any, Generic, Literal, TypeVar
 
 import msgpack
 import orjson
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, Strict, TypeAdapter, ValidationError
 from pydantic_core import to_jsonable_python
 
 from ._exceptions import InvalidJSON, UnknownMessageType, ValidationFailed, WireError
 from ._models import Observation
-from ._types import RequestId
+from ._types import JSON_INTEGER, RequestId
 
 ActT = TypeVar("ActT")
 
 
-def _json_integer(value: Any) -> Any:
-    if isinstance(value, bool | str | bytes):
-        raise ValueError(f"Input should be a JSON integer, not {type(value).__name__}")
-    return value  # then int: 13.0 is 13 (as JSON Schema says), 13.5 is refused
-
-
 #: A seed: an integer as JSON Schema means it (``13`` or ``13.0``, never ``true`` or
 #: ``"13"``), at least 0 (the constraint first, so the schema says ``minimum``).
-JsonSeed = Annotated[int, Field(ge=0), BeforeValidator(_json_integer)]
+JsonSeed = Annotated[int, Field(ge=0), JSON_INTEGER]
 #: An integer that is a JSON integer, not ``true`` (``13.0`` is refused too: for request ids).
 StrictInt = Annotated[int, Strict()]
 #: A number as JSON Schema means it: ``1`` or ``1.5``, never ``true`` or ``"1"``.

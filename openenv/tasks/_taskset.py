@@ -12,12 +12,13 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .._exceptions import TaskNotFound, ValidationFailed
 from .._extras import require
+from .._types import JSON_INTEGER
 
 #: File suffix -> the ``datasets`` builder that reads it.
 BUILDERS = {
@@ -53,7 +54,7 @@ class TaskOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     task_id: str | None = None
-    index: int | None = Field(default=None, ge=0)
+    index: Annotated[int, Field(ge=0), JSON_INTEGER] | None = None
     split: str | None = None
 
 

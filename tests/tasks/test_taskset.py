@@ -110,6 +110,14 @@ def test_unknown_split_id_and_index_are_typed(folder):
         ts.pick({"index": -1})
 
 
+@pytest.mark.parametrize("index", [True, "1", 1.5])
+def test_task_options_index_is_a_json_integer(index):
+    with pytest.raises(ValueError, match="index"):
+        TaskOptions.model_validate({"index": index})
+    assert TaskOptions.model_validate({"index": 1.0}).index == 1
+    assert TaskOptions.model_json_schema()["properties"]["index"]["anyOf"][0]["minimum"] == 0
+
+
 def test_loaded_once_and_lazily(folder, monkeypatch):
     import datasets
 

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from typing import Annotated, Any
 
-from openenv import Action, EnvModels, Observation, State
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, model_validator
+
+from openenv import JSON_INTEGER, Action, EnvModels, Observation, State
+
+MAX_DIGITS = 6
 
 
 class ArithAction(Action):
@@ -30,21 +34,52 @@ class ArithState(State):
     solved: int = 0
 
 
+def operand_range(digits: int) -> tuple[int, int]:
+    """The smallest and largest operand with ``digits`` digits (0 is a one-digit operand)."""
+    return (0 if digits == 1 else 10 ** (digits - 1)), 10**digits - 1
+
+
+def _max_operand_by_digits(schema: dict[str, Any]) -> None:
+    """The cross-field check in the JSON Schema: for each ``digits`` (1 when absent),
+    ``max_operand`` is null or within that many digits' operand range."""
+
+    def bounded(digits: int) -> dict[str, Any]:
+        low, high = operand_range(digits)
+        allowed = {"anyOf": [{"type": "integer", "minimum": low, "maximum": high}, {"type": "null"}]}
+        return {"properties": {"max_operand": allowed}}
+
+    cases = [
+        {"if": {"required": ["digits"], "properties": {"digits": {"const": d}}}, "then": bounded(d)}
+        for d in range(1, MAX_DIGITS + 1)
+    ]
+    cases.append({"if": {"not": {"required": ["digits"]}}, "then": bounded(1)})
+    schema["allOf"] = cases
+
+
 class ArithOptions(BaseModel):
-    """Reset options: the difficulty of the episode's problems."""
+    """Reset options: the difficulty of the episode's problems.
 
-    model_config = ConfigDict(extra="forbid")
+    JSON types are strict (``partial_credit`` is a boolean, not ``0``; the integers are
+    not ``true``), and the schema states the cross-field check: ``max_operand`` lies in
+    the operand range of ``digits``. A server started with other defaults
+    (``--env-kwargs``) merges a reset's options over them, then checks the result.
+    """
 
-    digits: int = Field(default=1, ge=1, le=6, description="digits per operand")
-    max_operand: int | None = Field(
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_max_operand_by_digits)
+
+    digits: Annotated[int, Field(ge=1, le=MAX_DIGITS), JSON_INTEGER] = Field(
+        default=1, description="digits per operand"
+    )
+    max_operand: Annotated[int, Field(ge=0), JSON_INTEGER] | None = Field(
         default=None,
-        ge=0,
         description="the largest operand (default: the largest with `digits` digits); "
         "operands are drawn from [smallest with `digits` digits, max_operand]",
     )
     ops: str = Field(default="+-", pattern=r"^[+\-*]{1,3}$", description="operators to draw from")
-    rounds: int = Field(default=1, ge=1, le=8, description="problems per episode (one per step)")
-    partial_credit: bool = Field(
+    rounds: Annotated[int, Field(ge=1, le=8), JSON_INTEGER] = Field(
+        default=1, description="problems per episode (one per step)"
+    )
+    partial_credit: StrictBool = Field(
         default=False,
         description="reward the breakdown's weighted score (0.1 format + 0.4 digits + 0.5 exact) "
         "instead of exact match only",
@@ -52,22 +87,22 @@ class ArithOptions(BaseModel):
 
     @model_validator(mode="after")
     def _operand_range(self) -> ArithOptions:
-        largest = 10**self.digits - 1
-        if self.max_operand is not None and not self.low <= self.max_operand <= largest:
+        low, largest = operand_range(self.digits)
+        if self.max_operand is not None and not low <= self.max_operand <= largest:
             raise ValueError(
-                f"max_operand must be between {self.low} and {largest} for {self.digits}-digit operands"
+                f"max_operand must be between {low} and {largest} for {self.digits}-digit operands"
             )
         return self
 
     @property
     def low(self) -> int:
         """The smallest operand: 0 for one digit, else the smallest ``digits``-digit number."""
-        return 0 if self.digits == 1 else 10 ** (self.digits - 1)
+        return operand_range(self.digits)[0]
 
     @property
     def high(self) -> int:
         """The largest operand: ``max_operand``, else the largest ``digits``-digit number."""
-        return 10**self.digits - 1 if self.max_operand is None else self.max_operand
+        return operand_range(self.digits)[1] if self.max_operand is None else self.max_operand
 
 
 EASY = ArithOptions(ops="+", max_operand=3, partial_credit=True)

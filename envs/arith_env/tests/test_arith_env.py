@@ -150,6 +150,32 @@ def test_max_operand_outside_the_digits_range_is_rejected(bad: dict[str, object]
         ArithOptions.model_validate(bad)
 
 
+@pytest.mark.parametrize(
+    "bad",
+    [{"partial_credit": 0}, {"partial_credit": "true"}, {"digits": True}, {"rounds": "2"},
+     {"max_operand": False}],
+)
+def test_reset_options_take_json_types_only(bad: dict[str, object]) -> None:
+    with pytest.raises(ValidationError):
+        ArithOptions.model_validate(bad)
+    assert ArithOptions.model_validate({"digits": 2.0, "partial_credit": True}).digits == 2
+
+
+@pytest.mark.parametrize("digits", [None, 1, 2, 3, 6])
+@pytest.mark.parametrize("max_operand", [None, 0, 9, 10, 99, 100, 999, 1000, 999_999, 1_000_000])
+def test_the_schema_states_the_cross_field_check(digits: int | None, max_operand: int | None) -> None:
+    options: dict[str, int | None] = {} if digits is None else {"digits": digits}
+    options["max_operand"] = max_operand  # null is allowed, and checked as absent
+    try:
+        ArithOptions.model_validate(options)
+        accepted = True
+    except ValidationError:
+        accepted = False
+    jsonschema = pytest.importorskip("jsonschema", reason="jsonschema comes with the 'authoring' extra")
+    valid = jsonschema.Draft202012Validator(ArithOptions.model_json_schema()).is_valid(options)
+    assert valid == accepted
+
+
 def test_easy_level_as_server_defaults_over_the_protocol() -> None:
     app = create_app(ArithEnv, env_kwargs=EASY.model_dump(exclude_unset=True))
     with ASGITransport(app) as transport, EnvClient("http://env", MODELS, transport=transport) as env:

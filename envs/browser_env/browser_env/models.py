@@ -15,15 +15,29 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, RootModel
+from pydantic import ConfigDict, Field, RootModel, StrictBool
 
-from openenv import Action, EnvModels, Observation, State
+from openenv import JSON_INTEGER, Action, EnvModels, Observation, State
 from openenv.tasks import TaskOptions
 
-ElementId = Annotated[int, Field(ge=1, description="an element id shown as [id] in the observation")]
+ElementId = Annotated[
+    int, Field(ge=1, description="an element id shown as [id] in the observation"), JSON_INTEGER
+]
+#: A number as JSON Schema means it: ``1`` or ``1.5``, never ``true``.
+Number = Annotated[float, Field(strict=True)]
+
+
+def _tag_required(schema: dict[str, Any]) -> None:
+    # The server parses an action by its ``type`` tag, and the JSON Schema says so: a
+    # tagless object fits no member (the Python models still default it).
+    required = schema.setdefault("required", [])
+    if "type" not in required:
+        required.insert(0, "type")
 
 
 class _BrowserAction(Action):
+    model_config = ConfigDict(json_schema_extra=_tag_required)
+
     def model_post_init(self, context: Any, /) -> None:
         # The tag counts as set, so a client's exclude_unset dump still carries it.
         self.__pydantic_fields_set__.add("type")
@@ -65,8 +79,8 @@ class ScrollAction(_BrowserAction):
 
     type: Literal["scroll"] = "scroll"
     id: ElementId | None = None
-    dx: int = Field(default=0, ge=-100_000, le=100_000)
-    dy: int = Field(default=0, ge=-100_000, le=100_000)
+    dx: Annotated[int, Field(ge=-100_000, le=100_000), JSON_INTEGER] = 0
+    dy: Annotated[int, Field(ge=-100_000, le=100_000), JSON_INTEGER] = 0
 
 
 class HoverAction(_BrowserAction):
@@ -87,7 +101,7 @@ class NoopAction(_BrowserAction):
     """Do nothing (optionally wait ``wait_ms`` first), then observe."""
 
     type: Literal["noop"] = "noop"
-    wait_ms: int = Field(default=0, ge=0, le=10_000)
+    wait_ms: Annotated[int, Field(ge=0, le=10_000), JSON_INTEGER] = 0
 
 
 AnyBrowserAction = Annotated[
@@ -138,10 +152,10 @@ class BrowserResetOptions(TaskOptions):
     without either, it is drawn from the seed out of ``split``.
     """
 
-    max_steps: int = Field(default=50, ge=1, le=10_000)
-    screenshot: bool = Field(default=False, description="attach a PNG screenshot to every observation")
-    time_limit_s: float = Field(
-        default=600.0, gt=0, le=86_400, description="the task's own clock (MiniWoB ends the episode after it)"
+    max_steps: Annotated[int, Field(ge=1, le=10_000), JSON_INTEGER] = 50
+    screenshot: StrictBool = Field(default=False, description="attach a PNG screenshot to every observation")
+    time_limit_s: Annotated[Number, Field(gt=0, le=86_400)] = Field(
+        default=600.0, description="the task's own clock (MiniWoB ends the episode after it)"
     )
 
 

@@ -54,6 +54,30 @@ def test_bad_actions_fail_validation(wire: dict[str, object]) -> None:
         BrowserAction.model_validate(wire)
 
 
+@pytest.mark.parametrize(
+    "wire",
+    [{"type": "click", "id": True}, {"type": "scroll", "dy": "5"}, {"type": "noop", "wait_ms": False}],
+)
+def test_actions_take_json_types_only(wire: dict[str, object]) -> None:
+    with pytest.raises(ValidationError):
+        BrowserAction.model_validate(wire)
+    assert BrowserAction.model_validate({"type": "click", "id": 3.0}).root == ClickAction(id=3)
+
+
+@pytest.mark.parametrize("bad", [{"screenshot": 0}, {"max_steps": True}, {"time_limit_s": True}])
+def test_reset_options_take_json_types_only(bad: dict[str, object]) -> None:
+    with pytest.raises(ValidationError):
+        BrowserResetOptions.model_validate(bad)
+
+
+def test_the_schema_requires_the_tag_the_server_parses_by() -> None:
+    for member in BrowserAction.model_json_schema()["$defs"].values():
+        assert "type" in member["required"]
+    with pytest.raises(ValidationError):
+        BrowserAction.model_validate({"url": "http://x"})  # schema-invalid, and refused
+    assert GotoAction(url="http://x").type == "goto"  # the Python model still defaults it
+
+
 def test_screenshot_is_png_bytes_base64_in_json() -> None:
     obs = BrowserObservation(screenshot=b"\x89PNG")
     assert '"screenshot":"iVBORw=="' in obs.model_dump_json()

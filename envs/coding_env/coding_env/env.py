@@ -7,11 +7,11 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 from pydantic import Field
 
-from openenv import Environment, EnvironmentMetadata, Execution
+from openenv import JSON_INTEGER, Environment, EnvironmentMetadata, Execution
 from openenv.tasks import Task, TaskOptions, TaskSet
 
 from ._grader import Grade
@@ -33,7 +33,7 @@ class CodingResetOptions(TaskOptions):
     """Reset options: which problem (``task_id``, ``index``, ``split``; else the seed
     picks one) and an optional lower ``max_steps`` for this episode."""
 
-    max_steps: int | None = Field(default=None, ge=1)
+    max_steps: Annotated[int, Field(ge=1), JSON_INTEGER] | None = None
 
 
 class CodingMetadata(EnvironmentMetadata):

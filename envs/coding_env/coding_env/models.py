@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StrictBool
 
 from openenv import Action, EnvModels, Observation, State
 
@@ -16,7 +16,7 @@ class CodeAction(Action):
     """
 
     code: str = Field(default="", max_length=1_000_000)
-    submit: bool = False
+    submit: StrictBool = False
 
 
 class ExceptionInfo(BaseModel):

@@ -14,17 +14,21 @@ member from keywords (``TerminalAction(command="ls")``, ``TerminalAction(type="s
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, RootModel, model_validator
+from pydantic import ConfigDict, Field, RootModel, StrictBool, model_validator
 
-from openenv import Action, EnvModels, Observation, State
+from openenv import JSON_INTEGER, Action, EnvModels, Observation, State
 from openenv.tasks import TaskOptions
 
 #: The member a step's action is parsed as when it carries no ``type``.
 DEFAULT_TYPE = "run"
 
-Timeout = Annotated[float, Field(gt=0, description="seconds; capped by the server's max_timeout_s")]
+#: strict: a JSON number, never ``true``
+Timeout = Annotated[
+    float, Field(strict=True, gt=0, description="seconds; capped by the server's max_timeout_s")
+]
 FilePath = Annotated[str, Field(min_length=1, max_length=4096, description="relative to the shell's cwd")]
 Encoding = Literal["utf-8", "base64"]
 
@@ -67,7 +71,7 @@ class SendKeysAction(_TerminalAction):
 
     type: Literal["send_keys"] = "send_keys"
     keys: str = Field(max_length=1 << 16)
-    enter: bool = False
+    enter: StrictBool = False
     timeout_s: Timeout | None = None
 
 
@@ -90,14 +94,37 @@ class RestartAction(_TerminalAction):
     type: Literal["restart"] = "restart"
 
 
+#: Padded base64 (RFC 4648), as ``base64.b64decode(..., validate=True)`` takes it.
+BASE64 = r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?"
+
+
+def _write_file_schema(schema: dict[str, Any]) -> None:
+    _tag_required(schema)
+    base64 = {"properties": {"encoding": {"const": "base64"}}, "required": ["encoding"]}
+    schema["if"] = base64
+    # "not" a newline: Python's "$" (jsonschema, hypothesis) also matches before a final one
+    schema["then"] = {"properties": {"content": {"pattern": f"^{BASE64}$", "not": {"pattern": "\n"}}}}
+
+
 class WriteFileAction(_TerminalAction):
-    """Write a file, with no shell quoting involved (``content`` as ``utf-8`` or ``base64``)."""
+    """Write a file, with no shell quoting involved (``content`` as ``utf-8`` or ``base64``:
+    then padded base64, checked here and stated in the JSON Schema)."""
+
+    model_config = ConfigDict(json_schema_extra=_write_file_schema)
 
     type: Literal["write_file"] = "write_file"
     path: FilePath
     content: str = Field(max_length=16 << 20)
     encoding: Encoding = "utf-8"
-    mode: int | None = Field(default=None, ge=0, le=0o7777, description="permission bits, e.g. 420 (0o644)")
+    mode: Annotated[int, Field(ge=0, le=0o7777), JSON_INTEGER] | None = Field(
+        default=None, description="permission bits, e.g. 420 (0o644)"
+    )
+
+    @model_validator(mode="after")
+    def _base64_content(self) -> WriteFileAction:
+        if self.encoding == "base64" and not re.fullmatch(BASE64, self.content):
+            raise ValueError("content is not padded base64 (encoding is base64)")
+        return self
 
 
 class ReadFileAction(_TerminalAction):
@@ -172,8 +199,8 @@ class TerminalResetOptions(TaskOptions):
     """Reset options: which task (``task_id``, ``index``, ``split``; else from the seed),
     or ``free_shell`` for a shell with no task (``submit`` then scores 0)."""
 
-    free_shell: bool = False
-    max_steps: int | None = Field(default=None, ge=1)
+    free_shell: StrictBool = False
+    max_steps: Annotated[int, Field(ge=1), JSON_INTEGER] | None = None
 
 
 MODELS = EnvModels(TerminalAction, TerminalObservation, TerminalState)
