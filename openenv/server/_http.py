@@ -90,6 +90,11 @@ _SESSION_LINKS = {
 }
 
 
+#: On ``/sessions/{sid}/reset`` options that name no task are 400, code ``TASK_NOT_FOUND``
+#: (as upstream's Task API answers an index past the end): there, 404 says the session is gone.
+_NO_TASK_400 = {400: [TaskNotFound.code.value]}
+
+
 def _ref_schema(name: str) -> dict[str, Any]:
     return {"$ref": f"#/components/schemas/{name}"}
 
@@ -148,9 +153,9 @@ def json_response(content: Any, status: int = 200) -> Response:
     return Response(orjson.dumps(content), status_code=status, media_type="application/json")
 
 
-def wire_error_response(err: WireError) -> Response:
+def wire_error_response(err: WireError, status: int | None = None) -> Response:
     detail = err.details.get("errors", err.message)
-    return json_response({"detail": detail, "error": err.to_wire()}, err.http_status)
+    return json_response({"detail": detail, "error": err.to_wire()}, status or err.http_status)
 
 
 def _upstream_shape(obs: Any) -> dict[str, Any]:
@@ -230,7 +235,7 @@ class HttpApi:
             ("/sessions/{sid}", "session_close", {"DELETE": (self.session_close, Operation(
                 "Close a session", _SESSION_CLOSED, errors=(SessionNotFound,)))}),
             ("/sessions/{sid}/reset", "session_reset", {"POST": (self.session_reset, Operation(
-                "Reset a session", extended, body=reset, errors=(*body, *held, *resets)))}),
+                "Reset a session", extended, body=reset, errors=(*body, *held), also=_NO_TASK_400))}),
             ("/sessions/{sid}/step", "session_step", {"POST": (self.session_step, Operation(
                 f"Step ({act}) a session", extended, body=step, errors=(*body, *held, ResetRequired)))}),
             ("/sessions/{sid}/state", "session_state", {"GET": (self.session_state, Operation(
@@ -333,7 +338,10 @@ class HttpApi:
     async def session_reset(self, request: Request) -> Response:
         session = self.manager.get(request.path_params["sid"])
         data = await self._parse(request, self._reset_adapter)
-        obs = await session.reset(data)
+        try:
+            obs = await session.reset(data)
+        except TaskNotFound as err:  # on a session's path, 404 says the session is not there
+            return wire_error_response(err, 400)
         return json_response(observation_data(obs, binary=False, extended=True))
 
     async def session_step(self, request: Request) -> Response:

@@ -62,6 +62,9 @@ class Operation:
     html: bool = False
     #: OpenAPI links of the success response: ``{name: {"operationId", "parameters"}}``
     links: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: error codes this route answers with another status than their class's:
+    #: ``{status: [codes]}`` (``{422: ["TASK_NOT_FOUND"]}``)
+    also: Mapping[int, Sequence[str]] = field(default_factory=dict)
 
 
 def operation_id(method: str, route_name: str) -> str:
@@ -101,13 +104,17 @@ class ProtocolRoute(Route):
         super().__init__(path, app, methods=list(methods), name=name)
 
 
-def error_statuses(errors: Iterable[type[WireError]]) -> dict[int, list[str]]:
-    """``{http status: [codes]}`` for a set of error classes."""
+def error_statuses(
+    errors: Iterable[type[WireError]], also: Mapping[int, Sequence[str]] | None = None
+) -> dict[int, list[str]]:
+    """``{http status: [codes]}`` for a set of error classes, plus the ``also`` codes."""
+    pairs = [(err.http_status, err.code.value) for err in errors]
+    pairs += [(status, code) for status, codes in (also or {}).items() for code in codes]
     out: dict[int, list[str]] = {}
-    for err in errors:
-        codes = out.setdefault(err.http_status, [])
-        if err.code.value not in codes:
-            codes.append(err.code.value)
+    for status, code in pairs:
+        codes = out.setdefault(status, [])
+        if code not in codes:
+            codes.append(code)
     return dict(sorted(out.items()))
 
 
@@ -168,7 +175,7 @@ def _described(route: ApiRoute, method: str, op: Operation) -> dict[str, Any]:
     if op.html:
         ok.setdefault("content", {})["text/html"] = {"schema": {"type": "string"}}
     responses: dict[str, Any] = {str(op.status): ok}
-    errors = error_statuses(op.errors)
+    errors = error_statuses(op.errors, op.also)
     for status, codes in errors.items():
         responses[str(status)] = _error_response(status, codes)
     out: dict[str, Any] = {

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 from starlette.requests import Request
@@ -25,8 +25,10 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from .._env import EnvClass
-from .._exceptions import TaskNotFound, WireError
+from .._exceptions import InvalidJSON, TaskNotFound, ValidationFailed, WireError
+from .._types import JSON_INTEGER, JsonInt
 from ._http import body_error, json_response, wire_error_response
+from ._openapi import NOT_FOUND, ApiRoute, Operation
 
 _SPLIT_TYPES = ("train", "validation", "test")
 
@@ -36,12 +38,18 @@ class _SplitBody(BaseModel):
 
 
 class _TaskBody(_SplitBody):
-    index: int
+    index: Annotated[int, Field(ge=0), JSON_INTEGER]
 
 
 class _RangeBody(_SplitBody):
-    start: int | None = Field(default=None)
-    stop: int | None = Field(default=None)
+    start: JsonInt | None = None
+    stop: JsonInt | None = None
+
+
+_TASKS = {"type": "array", "items": {"type": "object"}}
+_BODY_ERRORS = (ValidationFailed, InvalidJSON, TaskNotFound)
+#: an unknown ``env_name`` in the path (``NOT_FOUND``)
+_UNKNOWN_ENV = {404: [NOT_FOUND]}
 
 
 def task_set_of(env_class: EnvClass) -> Any:
@@ -77,7 +85,8 @@ def task_routes(env_class: EnvClass) -> list[Route]:
         async def handle(request: Request) -> Response:
             asked = request.path_params.get("env_name", env_name)
             if asked.lower() != env_name.lower():
-                return json_response({"detail": f"unknown environment {asked!r}"}, 404)
+                msg = f"unknown environment {asked!r}"
+                return json_response({"detail": msg, "error": {"code": NOT_FOUND, "message": msg}}, 404)
             body = None
             if adapter is not None:
                 try:
@@ -102,29 +111,35 @@ def task_routes(env_class: EnvClass) -> list[Route]:
         tasks.num_tasks(body.split)  # an unknown split is TASK_NOT_FOUND before the index
         return {"task": tasks.get(body.index, body.split).to_json()}
 
+    def post(
+        path: str, name: str, body: type[BaseModel], answer: Callable[[Any], Any], summary: str, reply: Any,
+        also: dict[int, list[str]] = _UNKNOWN_ENV,
+    ) -> Route:
+        op = Operation(summary, reply, body=body, errors=_BODY_ERRORS, also=also)
+        return ApiRoute(path, {"POST": (endpoint(body, answer), op)}, name)
+
+    def obj(**properties: Any) -> dict[str, Any]:
+        return {"type": "object", "required": list(properties), "properties": properties}
+
+    splits = {"type": "array", "items": obj(name={"type": "string"}, type={"enum": list(_SPLIT_TYPES)})}
     return [
-        Route("/list_environments", endpoint(None, lambda _: [env_name]), methods=["GET"]),
-        Route(
-            "/{env_name}/splits",
+        ApiRoute("/list_environments", {"GET": (endpoint(None, lambda _: [env_name]), Operation(
+            "Names of the environments served (this one)", {"type": "array", "items": {"type": "string"}},
+        ))}, "list_environments"),
+        ApiRoute("/{env_name}/splits", {"GET": (
             endpoint(None, lambda _: [split_entry(s) for s in tasks.splits]),
-            methods=["GET"],
-        ),
-        Route(
-            "/{env_name}/tasks",
-            endpoint(_SplitBody, lambda b: {"tasks": tasks_of(b.split), "env_name": env_name}),
-            methods=["POST"],
-        ),
-        Route(
-            "/{env_name}/num_tasks",
-            endpoint(_SplitBody, lambda b: {"num_tasks": tasks.num_tasks(b.split)}),
-            methods=["POST"],
-        ),
-        Route("/{env_name}/task", endpoint(_TaskBody, one), methods=["POST"]),
-        Route(
-            "/{env_name}/task_range",
-            endpoint(
-                _RangeBody, lambda b: {"tasks": [t.to_json() for t in tasks.range(b.split, b.start, b.stop)]}
-            ),
-            methods=["POST"],
-        ),
+            Operation("The task set's splits", splits, also=_UNKNOWN_ENV),
+        )}, "task_splits"),
+        post("/{env_name}/tasks", "tasks", _SplitBody,
+             lambda b: {"tasks": tasks_of(b.split), "env_name": env_name},
+             "Every task of a split", obj(tasks=_TASKS, env_name={"type": "string"})),
+        post("/{env_name}/num_tasks", "num_tasks", _SplitBody,
+             lambda b: {"num_tasks": tasks.num_tasks(b.split)},
+             "How many tasks a split holds", obj(num_tasks={"type": "integer", "minimum": 0})),
+        post("/{env_name}/task", "task", _TaskBody, one,
+             "One task of a split by index (400 past the end, as upstream)", obj(task={"type": "object"}),
+             also={**_UNKNOWN_ENV, 400: [TaskNotFound.code.value]}),
+        post("/{env_name}/task_range", "task_range", _RangeBody,
+             lambda b: {"tasks": [t.to_json() for t in tasks.range(b.split, b.start, b.stop)]},
+             "The tasks of a split from start to stop (Python slice bounds)", obj(tasks=_TASKS)),
     ]

@@ -98,6 +98,15 @@ def test_openapi_documents_error_statuses_with_the_error_body(http):
     assert doc["paths"]["/sessions/{sid}/state"]["get"]["parameters"][0]["name"] == "sid"
 
 
+def test_error_statuses_merge_the_codes_a_route_answers_with_another_status():
+    from openenv._exceptions import SessionNotFound, TaskNotFound, ValidationFailed
+    from openenv.server._openapi import error_statuses
+
+    got = error_statuses([SessionNotFound, ValidationFailed], {422: ["TASK_NOT_FOUND", "VALIDATION_ERROR"]})
+    assert got == {404: ["SESSION_NOT_FOUND"], 422: ["VALIDATION_ERROR", "TASK_NOT_FOUND"]}
+    assert error_statuses([TaskNotFound]) == {404: ["TASK_NOT_FOUND"]}
+
+
 def test_error_answers_match_their_documented_schema(http):
     doc = http.get("/openapi.json").json()
     error_body = doc["components"]["schemas"]["ErrorBody"]

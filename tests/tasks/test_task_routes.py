@@ -104,3 +104,35 @@ def test_env_without_task_set_has_no_task_routes(serve):
     server = serve()
     with httpx.Client(base_url=server.url, timeout=10) as http:
         assert http.get("/list_environments").status_code == 404
+
+
+def test_session_reset_naming_no_task_is_400_not_the_sessions_404(http):
+    sid = http.post("/sessions").json()["session_id"]
+    r = http.post(f"/sessions/{sid}/reset", json={"split": "dev"})
+    assert r.status_code == 400  # 404 on a session's path means the session is not there
+    assert r.json()["error"]["code"] == "TASK_NOT_FOUND"
+    reset = http.post(f"/sessions/{sid}/reset", json={"index": 1}).json()
+    assert reset["observation"]["task_id"] == "train-1"  # the session lives on
+    doc = http.get("/openapi.json").json()
+    answers = doc["paths"]["/sessions/{sid}/reset"]["post"]["responses"]
+    assert "TASK_NOT_FOUND" in answers["400"]["description"]
+    assert "404" in doc["paths"]["/reset"]["post"]["responses"]  # the stateless route keeps 404
+
+
+def test_task_routes_document_their_bodies_and_errors(http):
+    paths = http.get("/openapi.json").json()["paths"]
+    task = paths["/{env_name}/task"]["post"]
+    assert task["operationId"] == "post_task"
+    assert task["requestBody"]["required"] is True
+    assert {"400", "404", "422"} <= set(task["responses"])
+    assert paths["/{env_name}/splits"]["get"]["responses"]["404"]
+    assert paths["/{env_name}/num_tasks"]["post"]["responses"]["200"]["content"]
+    r = http.post("/OtherEnv/num_tasks", json={"split": "train"})
+    assert r.status_code == 404
+    assert r.json()["error"]["code"] == "NOT_FOUND"  # the error body, as documented
+
+
+@pytest.mark.parametrize("body", [{"split": "test", "index": True}, {"split": "test", "index": "1"}])
+def test_task_index_is_a_json_integer(http, body):
+    assert http.post("/QuizEnv/task", json=body).status_code == 422
+    assert http.post("/QuizEnv/task", json={"split": "test", "index": 1.0}).json()["task"]["id"] == "test-1"
