@@ -1,7 +1,10 @@
 """Start env servers as containers or processes, alone or as a pool of replicas.
 
-Imported only when used: the Docker SDK loads on the first Docker call.
+Imported only when used: the Docker SDK loads on the first Docker call, Monarch on the
+first use of ``MonarchProvider`` or ``MonarchReplicaPool``.
 """
+
+from typing import Any
 
 from ._base import CONTAINER_PORT, Provider, Replica, ReplicaBase, wait_healthy
 from ._build import DEFAULT_BASE_IMAGE, build_base, build_env_image
@@ -16,6 +19,8 @@ __all__ = [
     "DockerProvider",
     "DockerReplica",
     "LocalProcessProvider",
+    "MonarchProvider",
+    "MonarchReplicaPool",
     "PoolLease",
     "ProcessReplica",
     "Provider",
@@ -29,3 +34,11 @@ __all__ = [
     "stop_container",
     "wait_healthy",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("MonarchProvider", "MonarchReplicaPool"):  # Monarch only when asked for
+        from . import _monarch
+
+        return getattr(_monarch, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,512 @@
+"""Env replicas on a Monarch host mesh: ``MonarchProvider`` and ``MonarchReplicaPool``.
+
+Each host of the mesh gets one process running a ``ReplicaHost`` actor; the actor starts
+``openenv serve`` replicas there as child processes, waits for their ``/health`` on the
+host and reports their URL. The controller (this process) sends every host a heartbeat
+each ``heartbeat_s``; a host whose heartbeat fails is lost with all its replicas.
+
+Nothing outlives the controller. Each replica runs under a host-side lease: a small
+guard in the replica's process watches a lease file that the actor touches on every
+heartbeat, and its parent (the actor's process). When the file is older than
+``lease_s`` or removed, or the actor's process is gone, the guard kills the replica's
+whole process group. The actor itself exits when no heartbeat came for ``lease_s``.
+So a Ctrl-C, an exception or a ``SIGKILL``ed controller all end with the replicas gone
+within ``lease_s`` plus a few seconds; ``close()`` ends them at once.
+
+Locally the hosts are Monarch's ``ProcessJob`` (``MonarchProvider(target, hosts=2)``);
+on a cluster pass the host mesh of a Slurm or Kubernetes job (``hosts=job.state().x``).
+Imported only when used: Monarch is the ``train`` extra.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections import deque
+from collections.abc import Mapping
+from typing import Any
+
+from .._exceptions import ProviderError
+from .._extras import require
+from ._base import ReplicaBase, wait_healthy
+from ._local import free_port
+from ._pool import ReplicaPool
+
+require("monarch.actor", extra="train", feature="env replicas on Monarch hosts")
+
+from monarch.actor import Actor, endpoint  # noqa: E402
+
+#: The guard that runs each replica: ``python -c GUARD LEASE_FILE LEASE_S serve ...``.
+#: It kills its own process group (the server and any workers of it) when the lease
+#: file goes stale or away, or its parent (the host actor's process) is gone.
+GUARD = r"""
+import os, signal, sys, threading, time
+lease, ttl, parent = sys.argv[1], float(sys.argv[2]), os.getppid()
+def watch():
+    while True:
+        time.sleep(0.25)
+        try:
+            age = time.time() - os.stat(lease).st_mtime
+        except OSError:
+            age = float("inf")
+        if age > ttl or os.getppid() != parent:
+            os.killpg(0, signal.SIGTERM)
+            time.sleep(3)
+            os.killpg(0, signal.SIGKILL)
+threading.Thread(target=watch, daemon=True).start()
+sys.argv = ["openenv", *sys.argv[3:]]
+from openenv.cli import main
+sys.exit(main())
+"""
+
+#: Seconds a ``/health`` answer (or its absence) is trusted before asking again.
+HEALTH_TTL_S = 0.5
+
+
+class _Served:
+    def __init__(self, proc: subprocess.Popen[bytes], lease: str, log: str) -> None:
+        self.proc, self.lease, self.log = proc, lease, log
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=5)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=5)
+
+
+class ReplicaHost(Actor):  # type: ignore[misc]
+    """One per host: starts, reports and stops the ``openenv serve`` replicas there."""
+
+    def __init__(self, lease_s: float, reap_host: bool) -> None:
+        self.lease_s = lease_s
+        self.host_pid = os.getppid() if reap_host else 0
+        self.dir = tempfile.mkdtemp(prefix="openenv-replicas-")
+        self.served: dict[int, _Served] = {}
+        self.next_id = 0
+        self.beat = time.monotonic()
+        self.lock = threading.Lock()
+        threading.Thread(target=self._watchdog, daemon=True, name="openenv-lease").start()
+
+    def _watchdog(self) -> None:
+        """No heartbeat for ``lease_s``: the controller is gone; stop every replica and
+        exit (killing the host's worker process too when the controller started it)."""
+        while True:
+            time.sleep(0.5)
+            if time.monotonic() - self.beat > self.lease_s:
+                self._stop_all()
+                if self.host_pid and os.getppid() == self.host_pid:
+                    with contextlib.suppress(OSError):  # a host of a job started for us
+                        os.kill(self.host_pid, signal.SIGKILL)
+                os._exit(0)
+
+    def _stop_all(self) -> None:
+        with self.lock:
+            served, self.served = self.served, {}
+        for s in served.values():
+            with contextlib.suppress(OSError):
+                os.unlink(s.lease)
+            _kill_group(s.proc)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    @endpoint  # type: ignore[untyped-decorator]
+    def start(
+        self, target: str, env: dict[str, str], python: str, workers: int, bind: str, advertise: str
+    ) -> tuple[int, str, int]:
+        """Start one replica; ``(id, base URL, pid)`` at once (the caller waits for health)."""
+        self.beat = time.monotonic()
+        with self.lock:
+            rid, self.next_id = self.next_id, self.next_id + 1
+        port = free_port(bind)
+        lease = os.path.join(self.dir, f"{rid}.lease")
+        log = os.path.join(self.dir, f"{rid}.log")
+        open(lease, "w").close()
+        argv = [python, "-c", GUARD, lease, str(self.lease_s), "serve", target]
+        argv += ["--host", bind, "--port", str(port), "--workers", str(workers)]
+        with open(log, "wb") as out:
+            proc = subprocess.Popen(
+                argv,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env={**os.environ, **env},
+                start_new_session=True,
+            )
+        with self.lock:
+            self.served[rid] = _Served(proc, lease, log)
+        return rid, f"http://{advertise or bind}:{port}", proc.pid
+
+    @endpoint  # type: ignore[untyped-decorator]
+    def heartbeat(self) -> dict[int, bool]:
+        """Renew every replica's lease; which replicas still run."""
+        self.beat = time.monotonic()
+        now = time.time()
+        with self.lock:
+            served = dict(self.served)
+        for s in served.values():
+            with contextlib.suppress(OSError):
+                os.utime(s.lease, (now, now))
+        return {rid: s.proc.poll() is None for rid, s in served.items()}
+
+    def _logs(self, rid: int, tail: int) -> str:
+        s = self.served.get(rid)
+        if s is None:
+            return ""
+        try:
+            with open(s.log, errors="replace") as f:
+                return "".join(deque(f, maxlen=tail))
+        except OSError:
+            return ""
+
+    @endpoint  # type: ignore[untyped-decorator]
+    def logs(self, rid: int, tail: int) -> str:
+        return self._logs(rid, tail)
+
+    def _stop(self, rid: int) -> None:
+        with self.lock:
+            s = self.served.pop(rid, None)
+        if s is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(s.lease)
+            _kill_group(s.proc)
+            with contextlib.suppress(OSError):
+                os.unlink(s.log)
+
+    @endpoint  # type: ignore[untyped-decorator]
+    def stop_one(self, rid: int) -> None:
+        self._stop(rid)
+
+    @endpoint  # type: ignore[untyped-decorator]
+    def pid(self) -> int:
+        return os.getpid()
+
+    @endpoint  # type: ignore[untyped-decorator]
+    def stop_all(self) -> None:
+        self._stop_all()
+
+
+class MonarchReplica(ReplicaBase):
+    """A replica on a Monarch host: alive while its host answers heartbeats, its
+    process runs and its ``/health`` answers (asked at most every ``HEALTH_TTL_S``)."""
+
+    def __init__(self, provider: MonarchProvider, host: int, rid: int, base_url: str, pid: int) -> None:
+        self.provider, self.host, self.rid, self.base_url, self.pid = provider, host, rid, base_url, pid
+        self.dead = False
+        self._checked_at = -HEALTH_TTL_S
+        self._healthy = True
+        self._lock = threading.Lock()
+
+    def running(self) -> bool:
+        """Whether its process runs, as its host last said (no ``/health`` asked)."""
+        return not self.dead and self.host not in self.provider.lost_hosts
+
+    def alive(self) -> bool:
+        if not self.running():
+            return False
+        with self._lock:
+            if time.monotonic() - self._checked_at >= HEALTH_TTL_S:
+                try:
+                    with urllib.request.urlopen(f"{self.base_url}/health", timeout=1.0) as r:
+                        self._healthy = r.status == 200
+                except (urllib.error.URLError, OSError):
+                    self._healthy = False
+                self._checked_at = time.monotonic()
+            return self._healthy
+
+    def suspect(self) -> None:
+        """Forget the last health answer: the next ``alive()`` asks the server."""
+        with self._lock:
+            self._checked_at = -HEALTH_TTL_S
+
+    def wait_ready(self, timeout_s: float, what: str) -> None:
+        try:
+            wait_healthy(self.base_url, timeout_s=timeout_s, alive=self.running, logs=self.logs, what=what)
+        except BaseException:
+            self.stop()
+            raise
+
+    def logs(self, tail: int = 50) -> str:
+        try:
+            text: str = self.provider.call(self.host, "logs", self.rid, tail)
+        except Exception as exc:
+            return f"(the logs of {self.base_url} are on its host, which did not answer: {exc})"
+        return text
+
+    def stop(self) -> None:
+        if self.dead:
+            return
+        self.dead = True
+        if self.host not in self.provider.lost_hosts:
+            with contextlib.suppress(Exception):
+                self.provider.call(self.host, "stop_one", self.rid, timeout_s=5)
+        self.provider.forget(self)
+
+
+class MonarchProvider:
+    """Starts ``openenv serve TARGET`` replicas on the hosts of a Monarch host mesh.
+
+    Args:
+        target: what ``openenv serve`` takes (an env folder, ``module:Class``, a name).
+        hosts: a number of local hosts (Monarch's ``ProcessJob``, started here and killed
+            on ``close()``) or a Monarch ``HostMesh`` (a Slurm or Kubernetes job's).
+        env: extra environment variables for the servers.
+        bind: the address the servers listen on (``0.0.0.0`` on a cluster).
+        advertise: the host name in the URLs reported (default: ``bind``).
+        lease_s: how long replicas outlive the controller's last heartbeat.
+        heartbeat_s: seconds between heartbeats.
+
+    Replicas go to the host with the fewest; ``start()`` opens the provider if needed.
+    """
+
+    def __init__(
+        self,
+        target: str,
+        *,
+        hosts: int | Any = 2,
+        env: Mapping[str, str] | None = None,
+        python: str = sys.executable,
+        workers: int = 1,
+        bind: str = "127.0.0.1",
+        advertise: str = "",
+        lease_s: float = 10.0,
+        heartbeat_s: float = 1.0,
+        start_timeout_s: float = 60.0,
+        call_timeout_s: float = 30.0,
+    ) -> None:
+        if lease_s <= 2 * heartbeat_s:
+            raise ValueError("lease_s must be more than two heartbeats")
+        self.target = target
+        self.hosts_arg = hosts
+        self.env = dict(env or {})
+        self.python, self.workers, self.bind, self.advertise = python, workers, bind, advertise
+        self.lease_s, self.heartbeat_s = lease_s, heartbeat_s
+        self.start_timeout_s, self.call_timeout_s = start_timeout_s, call_timeout_s
+        self.job: Any = None
+        self.procs: Any = None
+        self.actors: Any = None
+        self.size = 0
+        self.lost_hosts: set[int] = set()
+        self.replicas: list[MonarchReplica] = []
+        self._pending: dict[int, int] = {}
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._beat: threading.Thread | None = None
+
+    # --- the mesh ------------------------------------------------------------------------
+
+    def open(self) -> MonarchProvider:
+        """Spawn one ``ReplicaHost`` per host and start the heartbeat (idempotent)."""
+        with self._lock:
+            if self.actors is not None:
+                return self
+            if isinstance(self.hosts_arg, int):
+                if self.hosts_arg < 1:
+                    raise ValueError("a Monarch provider needs at least one host")
+                from monarch.job import ProcessJob
+
+                self.job = ProcessJob({"hosts": self.hosts_arg})
+                mesh = self.job.state(cached_path=None).hosts
+            else:
+                mesh = self.hosts_arg
+            try:
+                self.procs = mesh.spawn_procs(per_host={"replica_procs": 1})
+                reap = self.job is not None  # a ProcessJob of ours: its hosts go too
+                actors = self.procs.spawn("openenv_replicas", ReplicaHost, self.lease_s, reap)
+                self.actors = actors.flatten("replica_host")
+                self.size = len(self.actors)
+            except BaseException:
+                self._teardown()
+                raise
+            self._stopping.clear()
+            self._beat = threading.Thread(target=self._heartbeat, daemon=True, name="openenv-heartbeat")
+            self._beat.start()
+        return self
+
+    def call(self, host: int, name: str, *args: Any, timeout_s: float | None = None) -> Any:
+        """``ReplicaHost.name(*args)`` on ``host``, waiting at most ``timeout_s``."""
+        if self.actors is None:
+            raise ProviderError("the Monarch provider is closed")
+        one = self.actors.slice(replica_host=host)
+        return getattr(one, name).call_one(*args).get(timeout=timeout_s or self.call_timeout_s)
+
+    def check_host(self, host: int, timeout_s: float = 3.0) -> bool:
+        """Whether ``host`` answers within ``timeout_s``; if not, it is lost."""
+        if host in self.lost_hosts:
+            return False
+        try:
+            self.call(host, "pid", timeout_s=timeout_s)
+        except Exception:
+            self.lost_hosts.add(host)
+            return False
+        return True
+
+    def _heartbeat(self) -> None:
+        while not self._stopping.wait(self.heartbeat_s):
+            for host in range(self.size):
+                if host in self.lost_hosts or self._stopping.is_set():
+                    continue
+                try:
+                    running: dict[int, bool] = self.call(host, "heartbeat", timeout_s=self.lease_s / 2)
+                except Exception:
+                    self.lost_hosts.add(host)  # its replicas are dead to us; its lease reaps them
+                    continue
+                for r in list(self.replicas):
+                    if r.host == host and running.get(r.rid) is False:
+                        r.dead = True
+
+    # --- the Provider interface ------------------------------------------------------------
+
+    def start(self) -> MonarchReplica:
+        """One replica on the live host with the fewest; tries each live host once."""
+        self.open()
+        last: Exception | None = None
+        for _ in range(self.size):
+            with self._lock:
+                live = [h for h in range(self.size) if h not in self.lost_hosts]
+                if not live:
+                    break
+                count = {h: self._pending.get(h, 0) for h in live}
+                for r in self.replicas:
+                    if r.host in count and not r.dead:
+                        count[r.host] += 1
+                host = min(live, key=lambda h: (count[h], h))
+                self._pending[host] = self._pending.get(host, 0) + 1
+            try:
+                replica = self._start_on(host)
+            except ProviderError as exc:
+                last = exc
+                continue
+            finally:
+                with self._lock:
+                    self._pending[host] -= 1
+            replica.wait_ready(self.start_timeout_s, f"openenv serve {self.target} on Monarch host {host}")
+            return replica
+        raise ProviderError(f"no Monarch host could start a replica of {self.target} ({last})")
+
+    def _start_on(self, host: int) -> MonarchReplica:
+        """Ask ``host`` to start a replica (not yet healthy); a silent host is lost."""
+        args = (self.target, self.env, self.python, self.workers, self.bind, self.advertise)
+        try:
+            rid, url, pid = self.call(host, "start", *args)
+        except Exception as exc:  # the host does not answer: lost
+            self.lost_hosts.add(host)
+            raise ProviderError(f"Monarch host {host} did not start a replica: {exc}") from exc
+        replica = MonarchReplica(self, host, rid, url, pid)
+        with self._lock:
+            self.replicas.append(replica)
+        return replica
+
+    def forget(self, replica: MonarchReplica) -> None:
+        with self._lock, contextlib.suppress(ValueError):
+            self.replicas.remove(replica)
+
+    def close(self) -> None:
+        """Stop every replica, the host actors and (when started here) the job. Bounded."""
+        self._stopping.set()
+        if self._beat is not None:
+            self._beat.join(timeout=self.lease_s)
+            self._beat = None
+        with self._lock:
+            self._teardown()
+
+    def _teardown(self) -> None:
+        if self.actors is not None:
+            for host in range(self.size):
+                if host not in self.lost_hosts:
+                    with contextlib.suppress(Exception):
+                        self.call(host, "stop_all", timeout_s=15)
+        for r in self.replicas:
+            r.dead = True
+        self.replicas = []
+        self.actors = None
+        if self.procs is not None:
+            with contextlib.suppress(Exception):
+                self.procs.stop().get(timeout=15)
+            self.procs = None
+        if self.job is not None:
+            with contextlib.suppress(Exception):
+                self.job.kill()
+            self.job = None
+
+    def pids(self) -> dict[str, list[int]]:
+        """Process ids on the hosts (for tests and tools): ``hosts`` (a ``ProcessJob``
+        started here), ``actors`` (the ``ReplicaHost`` processes) and ``replicas``."""
+        hosts = [p.pid for p in self.job._host_to_pid.values()] if self.job is not None else []
+        actors = [int(self.call(h, "pid")) for h in range(self.size) if h not in self.lost_hosts]
+        return {"hosts": hosts, "actors": actors, "replicas": [r.pid for r in self.replicas]}
+
+
+class MonarchReplicaPool(ReplicaPool):
+    """A ``ReplicaPool`` on Monarch hosts that replaces lost replicas.
+
+    Each ``acquire()`` (a new session) first replaces the replicas found dead (a killed
+    process, a lost host) by new ones on the live hosts, so new sessions resume on a
+    full pool; the sessions of a lost replica fail (their client raises a transport
+    error; the pool's ``alive()`` says the replica is gone). ``stop()`` closes the
+    provider: nothing is left running.
+
+    >>> with MonarchReplicaPool(MonarchProvider("envs/echo_env", hosts=2), 2) as pool:  # doctest: +SKIP
+    ...     with EnvClient.from_provider(pool, MODELS) as env:
+    ...         env.reset()
+    """
+
+    provider: MonarchProvider
+
+    def __init__(self, provider: MonarchProvider, replicas: int) -> None:
+        super().__init__(provider, replicas)
+        self.replaced = 0
+        self._healing = threading.Lock()
+
+    def open(self) -> MonarchReplicaPool:
+        try:
+            self.provider.open()
+            super().open()
+        except BaseException:
+            self.provider.close()
+            raise
+        return self
+
+    def heal(self) -> int:
+        """Replace every dead replica (bounded: one try each); how many were replaced."""
+        with self._healing:
+            dead = [r for r in self.replicas if isinstance(r, MonarchReplica) and not r.alive()]
+            done = 0
+            for old in dead:
+                self.provider.check_host(old.host)
+                try:
+                    new = self.provider.start()
+                except Exception:
+                    continue
+                old.stop()
+                with self._lock:
+                    self.replicas = [new if r is old else r for r in self.replicas]
+                    self._leases.pop(old.base_url, None)
+                    self._leases[new.base_url] = 0
+                done += 1
+            self.replaced += done
+            return done
+
+    def acquire(self) -> str:
+        if self.replicas and not all(r.alive() for r in self.replicas):
+            self.heal()
+        return super().acquire()
+
+    def stop(self) -> None:
+        try:
+            super().stop()
+        finally:
+            self.provider.close()
