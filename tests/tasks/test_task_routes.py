@@ -136,3 +136,4 @@ def test_task_routes_document_their_bodies_and_errors(http):
 def test_task_index_is_a_json_integer(http, body):
     assert http.post("/QuizEnv/task", json=body).status_code == 422
     assert http.post("/QuizEnv/task", json={"split": "test", "index": 1.0}).json()["task"]["id"] == "test-1"
+    assert http.post("/QuizEnv/task", json={"split": "test", "index": -1}).status_code == 400  # as upstream
