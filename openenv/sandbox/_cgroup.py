@@ -157,6 +157,14 @@ class SessionCgroup:
             self.remove()
             raise
 
+    @classmethod
+    def attach(cls, host: CgroupHost, name: str) -> SessionCgroup:
+        """The existing session cgroup ``name`` (made by another process), to read its
+        counters; nothing is made or changed."""
+        self = cls.__new__(cls)
+        self.host, self.name, self.dirs = host, name, host.dirs(name)
+        return self
+
     def _path(self, controller: str) -> Path:
         return self.host.parents[controller] / self.name
 
