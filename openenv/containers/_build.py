@@ -28,6 +28,12 @@ from pathlib import Path
 from typing import Any
 
 from .._exceptions import ProviderError
+from ._build_upstream import (
+    is_upstream_folder,
+    upstream_requirements,
+    upstream_tag,
+    write_upstream_context,
+)
 from ._docker import docker_client
 
 DEFAULT_BASE_IMAGE = "python:3.11-slim"
@@ -226,8 +232,6 @@ def build_env_image(
     progress: Progress = print,
 ) -> str:
     """Build the image of one env folder on the shared base; returns its tag."""
-    from ._build_upstream import build_upstream_image, is_upstream_folder
-
     env_path = Path(env_dir).resolve()
     upstream = env_path.is_dir() and is_upstream_folder(env_path)
     project = None if upstream else read_env_project(env_path)
@@ -236,9 +240,7 @@ def build_env_image(
         base_image, rebuild=rebuild_base, no_cache=no_cache, client=client, progress=progress
     )
     if project is None:
-        return build_upstream_image(
-            env_path, base_tag=base_tag, tag=tag, no_cache=no_cache, client=client, progress=progress
-        )
+        return _build_upstream(env_path, base_tag, tag, no_cache, client, progress)
     tag = tag or f"openenv-{project['serve_name'].replace('_', '-')}"
     with tempfile.TemporaryDirectory(prefix="openenv-env-") as tmp:
         ctx = Path(tmp) / "ctx"
@@ -257,3 +259,21 @@ def build_env_image(
         _docker_build(client, ctx, tag, {"OPENENV_BASE": base_tag}, no_cache, progress)
     return tag
 
+
+
+def _build_upstream(
+    env_dir: Path, base_tag: str, tag: str | None, no_cache: bool, client: Any, progress: Progress
+) -> str:
+    """An upstream OpenEnv folder on the shared base (see ``_build_upstream``)."""
+    tag = tag or upstream_tag(env_dir)
+    progress(f"{env_dir.name}: an upstream OpenEnv folder; served by openenv.core on the openenv base "
+             "(its server/Dockerfile is upstream's and is not used)")
+    requirements = upstream_requirements(env_dir)
+    with tempfile.TemporaryDirectory(prefix="openenv-env-") as tmp:
+        ctx = Path(tmp) / "ctx"
+        (ctx / "wheels").mkdir(parents=True)
+        if requirements:
+            _pip_wheel(requirements, ctx / "wheels", progress)
+        write_upstream_context(env_dir, ctx, requirements)
+        _docker_build(client, ctx, tag, {"OPENENV_BASE": base_tag}, no_cache, progress)
+    return tag

@@ -18,10 +18,8 @@ from __future__ import annotations
 
 import re
 import shutil
-import tempfile
 import tomllib
 from pathlib import Path
-from typing import Any
 
 from .._exceptions import ProviderError
 
@@ -99,37 +97,25 @@ def upstream_name(env_dir: Path) -> str:
     return match.group(1) if match else env_dir.name
 
 
-def build_upstream_image(
-    env_dir: Path,
-    *,
-    base_tag: str,
-    tag: str | None,
-    no_cache: bool,
-    client: Any,
-    progress: Any,
-) -> str:
-    """Build the image of an upstream env folder on ``base_tag``; returns its tag."""
-    from ._build import _docker_build, _pip_wheel
-
+def upstream_tag(env_dir: Path) -> str:
+    """``openenv-<name>``; refuses a folder whose name is no Python package name (its
+    app is imported as ``<folder>.server.app``)."""
     if not env_dir.name.isidentifier():
         raise ProviderError(
             f"the upstream env folder's name {env_dir.name!r} is not a Python package name "
             "(its app is imported as <folder>.server.app)"
         )
-    tag = tag or f"openenv-{upstream_name(env_dir).replace('_', '-').lower()}"
-    progress(f"{env_dir.name}: an upstream OpenEnv folder; served by openenv.core on the openenv base "
-             "(its server/Dockerfile is upstream's and is not used)")
-    requirements = upstream_requirements(env_dir)
-    with tempfile.TemporaryDirectory(prefix="openenv-env-") as tmp:
-        ctx = Path(tmp) / "ctx"
-        (ctx / "wheels").mkdir(parents=True)
-        if requirements:
-            _pip_wheel(requirements, ctx / "wheels", progress)
-            for wheel in (ctx / "wheels").glob("*.whl"):
-                if _dist_name(wheel.name.split("-", 1)[0]) in OPENENV_NAMES:
-                    wheel.unlink()  # pulled in by a dependency: the base has ours
-        (ctx / "wheels" / "requirements.txt").write_text("".join(f"{r}\n" for r in requirements))
-        shutil.copytree(env_dir, ctx / "env" / env_dir.name, ignore=_SKIP)
-        (ctx / "Dockerfile").write_text(_DOCKERFILE.format(folder=env_dir.name))
-        _docker_build(client, ctx, tag, {"OPENENV_BASE": base_tag}, no_cache, progress)
-    return tag
+    return f"openenv-{upstream_name(env_dir).replace('_', '-').lower()}"
+
+
+def write_upstream_context(env_dir: Path, ctx: Path, requirements: list[str]) -> None:
+    """Fill the build context ``ctx`` (whose ``wheels/`` holds the host-built wheels of
+    ``requirements``): the requirements list, the folder as it is, the Dockerfile."""
+    wheels = ctx / "wheels"
+    wheels.mkdir(parents=True, exist_ok=True)
+    for wheel in wheels.glob("*.whl"):
+        if _dist_name(wheel.name.split("-", 1)[0]) in OPENENV_NAMES:
+            wheel.unlink()  # pulled in by a dependency: the base has ours
+    (wheels / "requirements.txt").write_text("".join(f"{r}\n" for r in requirements))
+    shutil.copytree(env_dir, ctx / "env" / env_dir.name, ignore=_SKIP)
+    (ctx / "Dockerfile").write_text(_DOCKERFILE.format(folder=env_dir.name))

@@ -11,10 +11,10 @@ import pytest
 from openenv import ProviderError
 from openenv.containers._build_upstream import (
     UPSTREAM_RUNTIME,
-    build_upstream_image,
     is_upstream_folder,
     upstream_name,
     upstream_requirements,
+    upstream_tag,
 )
 
 REPO = Path(__file__).resolve().parents[2]
@@ -88,4 +88,4 @@ def test_name_from_the_manifest_else_the_folder(tmp_path: Path) -> None:
 def test_a_folder_name_that_is_no_package_is_refused_before_any_build(tmp_path: Path) -> None:
     folder = _folder(tmp_path, "my-env")
     with pytest.raises(ProviderError, match="not a Python package name"):
-        build_upstream_image(folder, base_tag="unused", tag=None, no_cache=False, client=None, progress=print)
+        upstream_tag(folder)
