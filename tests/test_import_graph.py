@@ -36,7 +36,7 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "k8s": frozenset({"base", "containers", "client"}),
     "server": frozenset({"base", "tasks", "gym"}),
     "mcp": frozenset({"base", "containers", "server"}),
-    "train": frozenset({"base", "client", "mcp"}),
+    "train": frozenset({"base", "client", "containers", "mcp"}),
     "cli": frozenset({"base", "authoring", "containers", "hub", "k8s", "mcp", "server", "train"}),
     "openenv": frozenset({"base", "client"}),
 }

@@ -24,6 +24,7 @@ import contextlib
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -148,7 +149,8 @@ class ReplicaHost(Actor):  # type: ignore[misc]
             )
         with self.lock:
             self.served[rid] = _Served(proc, lease, log)
-        return rid, f"http://{advertise or bind}:{port}", proc.pid
+        name = advertise or (socket.getfqdn() if bind in ("0.0.0.0", "") else bind)
+        return rid, f"http://{name}:{port}", proc.pid
 
     @endpoint  # type: ignore[untyped-decorator]
     def heartbeat(self) -> dict[int, bool]:
@@ -265,7 +267,8 @@ class MonarchProvider:
             on ``close()``) or a Monarch ``HostMesh`` (a Slurm or Kubernetes job's).
         env: extra environment variables for the servers.
         bind: the address the servers listen on (``0.0.0.0`` on a cluster).
-        advertise: the host name in the URLs reported (default: ``bind``).
+        advertise: the host name in the URLs reported (default: ``bind``, or each
+            host's own name when ``bind`` is ``0.0.0.0``).
         lease_s: how long replicas outlive the controller's last heartbeat.
         heartbeat_s: seconds between heartbeats.
 

@@ -25,6 +25,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--prompts-per-step", type=int, help="prompts (groups) per step (B)")
     p.add_argument("--max-turns", type=int, help="turns per episode at most")
     p.add_argument("--workers", type=int, help="rollout worker processes on Monarch; 0 = in this process")
+    p.add_argument(
+        "--env-replicas",
+        type=int,
+        metavar="N",
+        help="serve --env (a folder or name) as N replicas on Monarch, routed by load",
+    )
     p.add_argument("--device", choices=("cpu", "cuda"))
     p.add_argument("--out", metavar="DIR", help="where metrics.jsonl and checkpoint.pt go")
     p.add_argument("--lr", type=float, help="learning rate (AdamW)")
@@ -57,6 +63,7 @@ _FLAGS = (
     "prompts_per_step",
     "max_turns",
     "workers",
+    "env_replicas",
     "device",
     "out",
     "lr",

@@ -31,6 +31,10 @@ class TrainConfig:
     max_turns: int = 1
     workers: int = 0
     """Rollout worker processes on Monarch; 0 runs rollouts in the trainer's process."""
+    env_replicas: int = 0
+    """With N > 0, ``env`` names one env as ``openenv serve`` takes it (a folder, a name)
+    and the run starts N replicas of it on its Monarch host; each group goes to the
+    least-loaded live replica, a lost one is replaced and its episodes count as failed."""
     device: str = "cpu"
     out: str = "runs/train"
     seed: int = 0
@@ -83,6 +87,10 @@ class TrainConfig:
             raise ValueError(f"sampler must be 'auto', 'hf' or 'vllm', not {self.sampler!r}")
         if self.workers < 0:
             raise ValueError("workers must be 0 (in-process) or more")
+        if self.env_replicas < 0:
+            raise ValueError("env_replicas must be 0 (use the --env URLs) or more")
+        if self.env_replicas and len(self.env) != 1:
+            raise ValueError("with env_replicas, give one --env: the env to serve (a folder or name)")
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TrainConfig:

@@ -9,6 +9,7 @@ this process (``workers == 0``) or as Monarch actors.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import statistics
 import time
@@ -24,6 +25,7 @@ from ._pool import LocalPool, MonarchPool, Pool
 from ._preflight import check_envs, check_step
 from ._rollout import Episode, RolloutSettings
 from ._sampler import choose_sampler
+from ._workers import REPLICA_LOST
 
 __all__ = [  # the learner's functions stay importable from here
     "advantages",
@@ -85,6 +87,31 @@ def train(cfg: TrainConfig) -> list[dict[str, Any]]:
     if cfg.model != "tiny" and not Path(cfg.model).is_dir():  # before any process starts
         raise ValueError(f"model {cfg.model!r} is neither the preset 'tiny' nor a local model folder")
     sampler = choose_sampler(cfg.sampler, cfg.model, cfg.device)  # what was asked for can run
+    replicas = _env_replicas(cfg) if cfg.env_replicas > 0 else None
+    try:
+        if replicas is None:
+            return _train(cfg, sampler, None, cfg)
+        # the run plays on the replicas' URLs; DIR/config.json keeps what was asked for
+        return _train(dataclasses.replace(cfg, env=replicas.urls, env_replicas=0), sampler, replicas, cfg)
+    finally:
+        if replicas is not None:
+            replicas.stop()
+
+
+def _env_replicas(cfg: TrainConfig) -> Any:
+    """``env_replicas`` servers of ``env[0]`` on this Monarch host (the rollout workers' own)."""
+    from .._extras import require
+
+    require("monarch.actor", extra="train", feature="env replicas (--env-replicas)")
+    from monarch.actor import this_host
+
+    from ..containers._monarch import MonarchProvider, MonarchReplicaPool
+
+    provider = MonarchProvider(cfg.env[0], hosts=this_host(), start_timeout_s=max(60.0, cfg.env_timeout_s))
+    return MonarchReplicaPool(provider, cfg.env_replicas).open()
+
+
+def _train(cfg: TrainConfig, sampler: str, replicas: Any, asked: TrainConfig) -> list[dict[str, Any]]:
     check_envs(cfg)  # then: can the envs be reached
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -109,9 +136,9 @@ def train(cfg: TrainConfig) -> list[dict[str, Any]]:
                 if not cfg.resume:
                     (out / "metrics.jsonl").unlink(missing_ok=True)
                 keep_before(out, start)
-                (out / "config.json").write_text(json.dumps(cfg.to_dict(), indent=1, default=str))
+                (out / "config.json").write_text(json.dumps(asked.to_dict(), indent=1, default=str))
                 log = MetricsLog(out, cfg.steps, cfg.progress, tensorboard=cfg.tensorboard, start=start)
-                rollouts = _Rollouts(runner, pool, cfg)
+                rollouts = _Rollouts(runner, pool, cfg, replicas)
                 for step in range(start, cfg.steps):
                     row = _step(runner, pool, rollouts, cfg, step)
                     log.write(row)
@@ -166,15 +193,21 @@ class _Rollouts:
     runs each rollout when it is started.
     """
 
-    def __init__(self, runner: asyncio.Runner, pool: Pool, cfg: TrainConfig) -> None:
+    def __init__(self, runner: asyncio.Runner, pool: Pool, cfg: TrainConfig, replicas: Any = None) -> None:
         self.runner, self.pool, self.cfg = runner, pool, cfg
         self.pending: tuple[int, Any] | None = None
+        self.replicas = replicas  # a MonarchReplicaPool: each group leases a replica
+        self.leased: list[str] = []
 
     def _start(self, step: int, version: int) -> float:
         t0 = time.perf_counter()
         self.runner.run(self.pool.push(version))
         sync_s = time.perf_counter() - t0
-        groups = [(g, task_seed(self.cfg, step, g)) for g in range(self.cfg.prompts_per_step)]
+        groups: list[Any] = [(g, task_seed(self.cfg, step, g)) for g in range(self.cfg.prompts_per_step)]
+        if self.replicas is not None:  # the least-loaded live replica per group (lost ones replaced)
+            urls = [self.replicas.acquire() for _ in groups]
+            self.leased += urls
+            groups = [(g, seed, url) for (g, seed), url in zip(groups, urls, strict=True)]
         if isinstance(self.pool, LocalPool):
             self.pending = (step, self.runner.run(self.pool.rollout(step, groups)))
         else:
@@ -193,6 +226,13 @@ class _Rollouts:
         result = self.pending[1]
         self.pending = None
         episodes = result if isinstance(result, list) else self.runner.run(self._wait(result))
+        if self.replicas is not None:  # the step's groups are done with their replicas
+            done, self.leased = (
+                self.leased[: self.cfg.prompts_per_step],
+                self.leased[self.cfg.prompts_per_step :],
+            )
+            for url in done:
+                self.replicas.release(url)
         if self.cfg.max_staleness >= 1 and step + 1 < self.cfg.steps:
             sync_s += self._start(step + 1, step)
         return episodes, sync_s
@@ -213,6 +253,7 @@ def _score(cfg: TrainConfig, step: int, episodes: list[Episode]) -> dict[str, An
         "reward_std": statistics.pstdev(rewards) if rewards else float("nan"),
         "episodes": len(rewards),
         "failed": len(episodes) - len(rewards),
+        "replica_lost": sum(bool(e.error and e.error.startswith(REPLICA_LOST)) for e in episodes),
         "tokens": sum(sum(e.mask) for e in ok),
         "context_tokens": sum(len(e.tokens) for e in ok),
         "turns_mean": statistics.fmean(e.turns for e in ok) if ok else float("nan"),

@@ -12,6 +12,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
+import urllib.error
+import urllib.request
 import zlib
 from collections.abc import Sequence
 from typing import Any
@@ -93,11 +95,14 @@ class RolloutWorker:
             self._clients[url] = client
         return client, self._text[url]
 
-    async def rollout(self, step: int, groups: Sequence[tuple[int, int]]) -> list[Episode]:
-        """Play ``groups`` (``(group index, seed)``); group ``g`` goes to ``urls[g % len(urls)]``."""
+    async def rollout(self, step: int, groups: Sequence[Group]) -> list[Episode]:
+        """Play ``groups`` (``(group index, seed)``); group ``g`` goes to ``urls[g % len(urls)]``,
+        or to the URL a group carries as a third item (routed by a replica pool)."""
         by_url: dict[str, list[tuple[int, int]]] = {}
-        for g, seed in groups:
-            by_url.setdefault(self.urls[g % len(self.urls)], []).append((g, seed))
+        for group in groups:
+            g, seed = group[0], group[1]
+            url = group[2] if len(group) == 3 else self.urls[g % len(self.urls)]
+            by_url.setdefault(url, []).append((g, seed))
         results = await asyncio.gather(*(self._on_url(step, url, gs) for url, gs in by_url.items()))
         return [e for episodes in results for e in episodes]
 
@@ -105,7 +110,8 @@ class RolloutWorker:
         cfg = self.settings
         per_wave = max(1, cfg.max_sessions // cfg.group_size)
         # seeded by the run, the step, the URL's index and the first group: ports may differ
-        key = f"{self.seed}/{step}/{self.urls.index(url)}/{groups[0][0]}"
+        index = self.urls.index(url) if url in self.urls else -1  # -1: a routed replica
+        key = f"{self.seed}/{step}/{index}/{groups[0][0]}"
         gen = torch.Generator().manual_seed(zlib.crc32(key.encode()))
         out: list[Episode] = []
         for start in range(0, len(groups), per_wave):
@@ -120,6 +126,11 @@ class RolloutWorker:
             out += await run_wave(
                 client, text, self.policy, wave, cfg, version=self.version, generator=gen, device=self.device
             )
+        if any(e.error for e in out) and not await asyncio.to_thread(_healthy, url):
+            self._clients.pop(url, None)  # its replica is gone: the episodes were lost with it
+            for e in out:
+                if e.error and not e.error.startswith(REPLICA_LOST):
+                    e.error = f"{REPLICA_LOST}: {url} is gone ({e.error})"
         return out
 
     async def close(self) -> None:
@@ -127,6 +138,22 @@ class RolloutWorker:
         for client in clients.values():
             with contextlib.suppress(OpenEnvError, OSError):
                 await client.close()
+
+
+#: How the error of an episode lost with its env replica begins (counted per step).
+REPLICA_LOST = "ReplicaLost"
+
+#: A group: ``(index, seed)``, or ``(index, seed, url)`` when a replica pool routes it.
+Group = tuple[int, int] | tuple[int, int, str]
+
+
+def _healthy(url: str) -> bool:
+    """Whether ``url``'s ``/health`` answers 200 within 2 s."""
+    try:
+        with urllib.request.urlopen(f"{url}/health", timeout=2.0) as response:
+            return bool(response.status == 200)
+    except (urllib.error.URLError, OSError):
+        return False
 
 
 def failed_episodes(groups: Sequence[tuple[int, int]], group_size: int, error: str) -> list[Episode]:

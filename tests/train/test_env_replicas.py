@@ -1,0 +1,100 @@
+"""``train(env_replicas=2)``: the env served as two replicas on the Monarch host, groups
+routed by load; a replica killed mid-episode fails only its episodes (counted as
+``replica_lost``), the pool replaces it, the run finishes and no replica survives it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from openenv.train import TrainConfig, read_metrics, train
+
+from ._count_env import CountAction, CountObservation
+from ._count_fixtures import SlowCountEnv, small_config
+
+pytest.importorskip("monarch.actor", reason="env replicas run on Monarch (the 'train' extra)")
+
+TARGET = "tests.train.test_env_replicas:MarkedSlowEnv"
+
+
+class MarkedSlowEnv(SlowCountEnv):
+    """``SlowCountEnv`` (steps take 3 s) that marks each step's start with a file named
+    by its server's pid in ``$OPENENV_TEST_MARKS``: the test knows which replica is busy."""
+
+    def step(self, action: CountAction) -> CountObservation:
+        marks = os.environ.get("OPENENV_TEST_MARKS")
+        if marks:
+            Path(marks, str(os.getpid())).touch()
+        return super().step(action)
+
+
+def _replica_pids() -> list[int]:
+    """Live processes started by a ``ReplicaHost`` (their argv holds the lease file)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                argv = Path(f"/proc/{entry}/cmdline").read_bytes()
+                state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if b"openenv-replicas-" in argv and TARGET.encode() in argv and state not in ("Z", "X"):
+                found.append(int(entry))
+    return found
+
+
+def _kill_a_busy_replica(out: Path, marks: Path, killed: list[int], stop: threading.Event) -> None:
+    """After step 0 is logged: SIGKILL the first replica that starts a step (mid-episode)."""
+    deadline = time.monotonic() + 240
+    while not stop.is_set() and time.monotonic() < deadline and not read_metrics(out):
+        time.sleep(0.05)
+    for f in marks.iterdir():
+        f.unlink()
+    while not stop.is_set() and time.monotonic() < deadline:
+        busy = [int(f.name) for f in marks.iterdir()]
+        if busy:
+            os.kill(busy[0], signal.SIGKILL)
+            killed.append(busy[0])
+            return
+        time.sleep(0.02)
+
+
+@pytest.mark.timeout(400)
+def test_a_replica_killed_mid_episode_fails_only_its_episodes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    monkeypatch.setenv("OPENENV_TEST_MARKS", str(marks))  # the replicas inherit it
+    out = tmp_path / "run"
+    cfg = small_config([TARGET], str(out), steps=3, env_replicas=2, episode_timeout_s=60.0)
+    killed: list[int] = []
+    stop = threading.Event()
+    killer = threading.Thread(target=_kill_a_busy_replica, args=(out, marks, killed, stop), daemon=True)
+    killer.start()
+    try:
+        rows = train(cfg)
+    finally:
+        stop.set()
+        killer.join(timeout=30)
+    assert len(killed) == 1
+    assert [r["step"] for r in rows] == [0, 1, 2]  # the run finished
+    first, hit, after = rows
+    assert first["failed"] == 0
+    assert first["replica_lost"] == 0
+    # two groups per replica (routed by load): the killed one's episodes fail, typed
+    assert hit["replica_lost"] == hit["failed"] == 8
+    assert hit["episodes"] == 8
+    assert any("ReplicaLost" in e for e in hit["errors"])
+    assert after["failed"] == 0  # its replacement serves the next step
+    assert after["episodes"] == 16
+    assert TrainConfig.from_file(out / "config.json").env_replicas == 2
+    deadline = time.monotonic() + 30
+    while _replica_pids() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _replica_pids() == []  # nothing outlives the run
