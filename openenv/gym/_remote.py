@@ -23,7 +23,7 @@ from gymnasium import spaces
 from .._models import StepResult
 from ._arrays import to_wire
 from ._served import GYM_MARK
-from ._spaces import BASE_FIELDS, TaggedUnion, from_wire, schema_space
+from ._spaces import BASE_FIELDS, TaggedUnion, from_wire, json_booleans, schema_space
 
 #: Observation fields that measure the run rather than the episode (wall time).
 VOLATILE_FIELDS = frozenset({"duration_s"})
@@ -78,6 +78,8 @@ class RemoteSpec:
             return {"action": to_wire(action, binary=False)}
         if isinstance(self.action_space, TaggedUnion):
             action = self.action_space.wire(action)
+        else:
+            action = json_booleans(action, self.action_space)
         wire = to_wire(action, binary=False)
         if not isinstance(wire, dict):
             raise TypeError(f"this env's action is an object; got {action!r}")

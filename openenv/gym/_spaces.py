@@ -60,6 +60,23 @@ class AnyText(spaces.Text):
     __hash__ = None  # type: ignore[assignment]
 
 
+class Boolean(spaces.Discrete):
+    """``Discrete(2)`` for a JSON ``boolean`` field: ``json_booleans`` sends its values
+    as ``false``/``true`` (a strict model refuses ``0``/``1``)."""
+
+    def __init__(self, seed: Any = None) -> None:
+        super().__init__(2, seed=seed)
+
+
+def json_booleans(value: Any, space: gymnasium.Space[Any]) -> Any:
+    """``value`` with the values of the ``Boolean`` spaces in it as Python bools."""
+    if isinstance(space, Boolean):
+        return bool(value)
+    if isinstance(space, spaces.Dict) and isinstance(value, dict):
+        return {k: json_booleans(v, space.spaces[k]) if k in space.spaces else v for k, v in value.items()}
+    return value
+
+
 class TaggedUnion(spaces.OneOf):  # type: ignore[type-arg]
     """A tagged-union action (``oneOf`` members told apart by a ``const`` field such as
     ``type``): a sample is ``(i, fields)``, sent as ``{tag_key: tags[i], **fields}``."""
@@ -71,7 +88,7 @@ class TaggedUnion(spaces.OneOf):  # type: ignore[type-arg]
 
     def wire(self, value: Any) -> dict[str, Any]:
         index, fields = value
-        return {self.tag_key: self.tags[int(index)], **fields}
+        return {self.tag_key: self.tags[int(index)], **json_booleans(fields, self.spaces[int(index)])}
 
 
 # --- space -> schema ------------------------------------------------------------------
@@ -193,7 +210,7 @@ def schema_space(
             lo, hi = node.get("minimum", info64.min), node.get("maximum", info64.max)
             return spaces.Box(float(lo), float(hi), (), np.float64)
         if kind == "boolean":
-            return spaces.Discrete(2)
+            return Boolean()
         if kind == "string":
             if "enum" in node or "const" in node:
                 return None  # a closed set of strings: no space describes it here

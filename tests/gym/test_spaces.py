@@ -98,3 +98,22 @@ def test_missing_gymnasium_names_the_extra():
     assert proc.returncode != 0
     assert "needs the 'gym' extra" in proc.stderr
     assert "pip install 'openenv[gym]'" in proc.stderr
+
+
+def test_boolean_fields_go_on_the_wire_as_json_booleans():
+    from pydantic import BaseModel, StrictBool
+
+    from openenv.gym._spaces import Boolean, json_booleans
+
+    class Act(BaseModel):
+        submit: StrictBool = False
+        n: int = 0
+
+    space, _ = schema_space(Act.model_json_schema(), skip=frozenset())
+    assert isinstance(space, spaces.Dict)
+    assert isinstance(space["submit"], Boolean)
+    sample = space.sample()
+    wire = to_wire(json_booleans(sample, space), binary=False)
+    assert type(wire["submit"]) is bool
+    assert type(wire["n"]) is int
+    assert Act.model_validate(wire).submit is bool(sample["submit"])  # a strict model takes it
