@@ -50,7 +50,7 @@ def _serve(args: argparse.Namespace) -> int:
         settings = replace(settings, env_kwargs={**settings.env_kwargs, "sandbox": args.sandbox})
     if args.session_limits is not None:
         from ._exceptions import SandboxError
-        from .sandbox._config import SessionLimits
+        from .sandbox import SessionLimits
 
         try:
             SessionLimits.parse(args.session_limits)  # refuse a bad spec here, not per session

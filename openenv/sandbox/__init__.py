@@ -20,7 +20,7 @@ to rlimits, and ``describe()`` says so. See ``docs/sandbox.md``.
 
 from .._exceptions import SandboxError, SandboxUnavailable
 from ._buffer import HeadTail
-from ._config import Isolation, Limits, SandboxConfig, SandboxLevel, parse_level
+from ._config import Isolation, Limits, SandboxConfig, SandboxLevel, SessionLimits, parse_level
 from ._run import Completed
 from ._sandbox import Sandbox, resolve_isolation
 
@@ -34,6 +34,7 @@ __all__ = [
     "SandboxError",
     "SandboxLevel",
     "SandboxUnavailable",
+    "SessionLimits",
     "parse_level",
     "resolve_isolation",
 ]

@@ -13,6 +13,9 @@ child named ``openenv-sandbox``), so whatever bounds the server bounds them too.
   ``memory.limit_in_bytes`` (and ``memory.memsw.limit_in_bytes``, so no swap
   either), ``cpu.shares``, ``cpu.cfs_quota_us``, ``pids.max``.
 
+Where the cpuset controller is there too, a session with a ``cpus`` limit is also
+pinned to that many whole cores, the least used (``_cpuset``).
+
 Either way the OOM killer, when the tree goes past its memory, picks a process of
 that tree only. A process joins before it ``exec``s its command (``stage_prefix``
 in ``_sandbox``), so all it starts are in too.
@@ -29,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ._config import SessionLimits
+from ._cpuset import CorePicker, parse_cpu_list, prepare_parent
 
 #: The controllers a session's cgroup needs; cpuacct (v1) is joined where mounted.
 NEEDED = ("memory", "cpu", "pids")
@@ -43,6 +47,10 @@ class CgroupHost:
 
     version: int
     parents: dict[str, Path]
+    #: Where sessions' cpusets go (v1: its own hierarchy; v2: the same directory), and
+    #: the cores to pin them to; None where the cpuset controller is not available.
+    cpuset: Path | None = None
+    picker: CorePicker | None = None
 
     @property
     def label(self) -> str:
@@ -103,7 +111,21 @@ def _setup_v2(mount: str, root: str, own: str) -> CgroupHost:
     parent = base / PARENT_NAME
     parent.mkdir(exist_ok=True)
     _enable(parent, NEEDED)
-    return CgroupHost(2, {c: parent for c in NEEDED})
+    picker = None
+    if "cpuset" in available:
+        try:
+            _enable(base, ("cpuset",))
+            _enable(parent, ("cpuset",))
+            picker = _picker((parent / "cpuset.cpus.effective").read_text())
+        except OSError:
+            picker = None
+    return CgroupHost(2, {c: parent for c in NEEDED}, parent if picker else None, picker)
+
+
+def _picker(cpu_list: str) -> CorePicker | None:
+    """The cores sessions may be pinned to: the cgroup's, that this process may use."""
+    cores = [c for c in parse_cpu_list(cpu_list) if c in os.sched_getaffinity(0)]
+    return CorePicker(cores) if len(cores) > 1 else None
 
 
 def _setup_v1(v1: dict[str, tuple[str, str]], own: dict[str, str]) -> CgroupHost:
@@ -115,7 +137,17 @@ def _setup_v1(v1: dict[str, tuple[str, str]], own: dict[str, str]) -> CgroupHost
         parent = _under(mount, root, own.get(controller, "/")) / PARENT_NAME
         parent.mkdir(exist_ok=True)
         parents[controller] = parent
-    return CgroupHost(1, parents)
+    cpuset, picker = None, None
+    if "cpuset" in v1:
+        mount, root = v1["cpuset"]
+        try:
+            cpuset = _under(mount, root, own.get("cpuset", "/")) / PARENT_NAME
+            cpuset.mkdir(exist_ok=True)
+            prepare_parent(cpuset)
+            picker = _picker((cpuset / "cpuset.cpus").read_text())
+        except OSError:
+            picker = None
+    return CgroupHost(1, parents, cpuset if picker else None, picker)
 
 
 @functools.cache
@@ -127,7 +159,7 @@ def cgroup_host() -> tuple[CgroupHost | None, str]:
         v1: dict[str, tuple[str, str]] = {}
         for fstype, point, root, opts in mounts:
             if fstype == "cgroup":
-                for controller in opts & {*NEEDED, "cpuacct"}:
+                for controller in opts & {*NEEDED, "cpuacct", "cpuset"}:
                     v1.setdefault(controller, (point, root))
         if all(c in v1 for c in NEEDED):
             return _setup_v1(v1, own), ""
@@ -149,20 +181,36 @@ class SessionCgroup:
         self.host = host
         self.name = name
         self.dirs = host.dirs(name)
+        self.cores: list[int] = []
         try:
             for path in self.dirs:
                 path.mkdir()
             self._apply(limits)
+            self._pin(limits)
         except OSError:
             self.remove()
             raise
+
+    def _pin(self, limits: SessionLimits) -> None:
+        """Pin to ``ceil(cpus)`` of the least used cores (see ``_cpuset``)."""
+        if self.host.picker is None or self.host.cpuset is None:
+            return
+        self.cores = self.host.picker.take(limits.cpus)
+        if not self.cores:
+            return
+        where = self.host.cpuset / self.name
+        if self.host.version == 1:
+            where.mkdir()
+            self.dirs.append(where)
+            (where / "cpuset.mems").write_text((self.host.cpuset / "cpuset.mems").read_text().strip())
+        (where / "cpuset.cpus").write_text(",".join(map(str, self.cores)))
 
     @classmethod
     def attach(cls, host: CgroupHost, name: str) -> SessionCgroup:
         """The existing session cgroup ``name`` (made by another process), to read its
         counters; nothing is made or changed."""
         self = cls.__new__(cls)
-        self.host, self.name, self.dirs = host, name, host.dirs(name)
+        self.host, self.name, self.dirs, self.cores = host, name, host.dirs(name), []
         return self
 
     def _path(self, controller: str) -> Path:
@@ -205,10 +253,15 @@ class SessionCgroup:
 
     def remove(self) -> None:
         """Kill what is left and remove the directories. Idempotent."""
-        for path in self.dirs:
-            if path.exists():
-                kill_tree(path)
-                _rmdir(path)
+        cores, self.cores = getattr(self, "cores", []), []
+        try:
+            for path in self.dirs:
+                if path.exists():
+                    kill_tree(path)
+                    _rmdir(path)
+        finally:  # the cores are free even when a directory could not be removed
+            if cores and self.host.picker is not None:
+                self.host.picker.give(cores)
 
     def stats(self) -> dict[str, int]:
         """The kernel's own counters: memory peak and limit hits, CPU use and
@@ -256,7 +309,7 @@ def kill_tree(cgroup: Path) -> None:
 def sweep(host: CgroupHost, prefix: str) -> None:
     """Remove the cgroups named ``prefix*`` that a crashed server left (killing their
     processes first)."""
-    for parent in dict.fromkeys(host.parents.values()):
+    for parent in dict.fromkeys([*host.parents.values(), *([host.cpuset] if host.cpuset else [])]):
         with contextlib.suppress(OSError):
             for entry in os.scandir(parent):
                 if entry.is_dir() and entry.name.startswith(prefix):

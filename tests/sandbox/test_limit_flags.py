@@ -72,7 +72,10 @@ def test_metadata_reports_the_limits_set_by_the_flag(level: str, tmp_path: Path)
     assert meta["level"] in ("bwrap", "rlimits")
     limits = meta["session_limits"]
     assert (limits["memory_bytes"], limits["cpus"], limits["pids"], limits["disk_bytes"]) == (
-        300 * MiB, 0.5, 64, 64 * MiB,
+        300 * MiB,
+        0.5,
+        64,
+        64 * MiB,
     )
     assert limits["cpu_weight"] == 100  # not named in the flag: the default
     assert limits["enforced"] is (MISSING == "")
@@ -90,8 +93,17 @@ def test_off_turns_them_off(tmp_path: Path) -> None:
 
 
 def test_a_bad_spec_is_refused_before_serving() -> None:
-    cmd = [sys.executable, "-m", "openenv", "serve", "terminal", "--port", str(free_port()),
-           "--session-limits", "memory=lots"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "openenv",
+        "serve",
+        "terminal",
+        "--port",
+        str(free_port()),
+        "--session-limits",
+        "memory=lots",
+    ]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     assert "--session-limits" in done.stderr

@@ -1,0 +1,63 @@
+"""Sessions with a ``cpus`` limit are pinned to whole cores, the least used first
+(``openenv.sandbox._cpuset``), so a session's busy processes leave other cores free."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from openenv.sandbox import Sandbox, SandboxConfig
+from openenv.sandbox._cgroup import cgroup_host
+from openenv.sandbox._config import SessionLimits
+from openenv.sandbox._cpuset import CorePicker, parse_cpu_list
+
+HOST, WHY = cgroup_host()
+needs_cpuset = pytest.mark.skipif(
+    HOST is None or HOST.picker is None,
+    reason=f"no cpuset controller with two or more cores for this process ({WHY or 'cpuset not mounted'})",
+)
+
+
+def test_cpu_lists_in_the_kernels_format() -> None:
+    assert parse_cpu_list("0-2,5\n") == [0, 1, 2, 5]
+    assert parse_cpu_list("3") == [3]
+    assert parse_cpu_list("") == []
+
+
+def test_the_least_used_cores_are_taken_and_given_back() -> None:
+    picker = CorePicker([0, 1, 2, 3])
+    first, second = picker.take(1), picker.take(2)
+    assert first == [0]
+    assert second == [1, 2]
+    assert picker.take(0.5) == [3]
+    assert picker.take(1) == [0]  # every core has one: the lowest again
+    picker.give(second)
+    assert picker.take(2) == [1, 2]
+    assert picker.load() == {0: 2, 1: 1, 2: 1, 3: 1}
+
+
+def test_no_pinning_without_a_limit_or_when_it_would_take_every_core() -> None:
+    picker = CorePicker([0, 1])
+    assert picker.take(None) == []
+    assert picker.take(2) == []
+    assert picker.take(1.5) == []  # two cores: all of them
+    assert picker.load() == {0: 0, 1: 0}
+
+
+@needs_cpuset
+def test_two_sessions_get_a_core_each_and_their_processes_stay_on_it() -> None:
+    assert HOST is not None
+    assert HOST.picker is not None
+    config = SandboxConfig(level="auto", session_limits=SessionLimits(cpus=1))  # type: ignore[arg-type]
+    before = HOST.picker.load()
+    with Sandbox(config) as a, Sandbox(config) as b:
+        assert a._cgroup is not None
+        assert b._cgroup is not None
+        assert len(a._cgroup.cores) == 1
+        assert len(b._cgroup.cores) == 1
+        assert a._cgroup.cores != b._cgroup.cores
+        shown = a.run(["sh", "-c", "grep Cpus_allowed_list /proc/self/status"], timeout_s=10)
+        assert shown.stdout.decode().split()[-1] == str(a._cgroup.cores[0])
+    assert HOST.picker.load() == before
+    assert not any(n.startswith("u") for n in os.listdir(HOST.cpuset or "/nonexistent"))
