@@ -1,0 +1,12 @@
+"""Env clients and action classes by env name (upstream OpenEnv's ``openenv.auto``).
+
+``AutoEnv.from_hub("echo")`` gives a client of the installed ``openenv-echo*`` package,
+``AutoEnv.from_hub("org/name")`` one of a Hugging Face Space (its package installed
+first, with consent); ``AutoAction.from_hub(...)`` gives the env's action class.
+Imported on demand only: ``import openenv`` does not load it.
+"""
+
+from .auto_action import AutoAction
+from .auto_env import AutoEnv
+
+__all__ = ["AutoAction", "AutoEnv"]

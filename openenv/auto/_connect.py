@@ -1,0 +1,46 @@
+"""Reaching env servers for ``AutoEnv``: health probes and starting containers."""
+
+from __future__ import annotations
+
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..core.utils import run_async_safely
+
+
+def is_healthy(base_url: str, timeout: float) -> bool:
+    """Whether ``GET {base_url}/health`` answers 200 within ``timeout`` seconds."""
+    if not base_url.startswith(("http://", "https://")):
+        return False
+    try:
+        with urllib.request.urlopen(base_url.rstrip("/") + "/health", timeout=timeout) as reply:
+            return bool(reply.status == 200)
+    except (urllib.error.URLError, OSError, ValueError):
+        return False
+
+
+@dataclass
+class Launcher:
+    """How to start an env here: the container provider (Docker when None), how long
+    the default provider may take, the env vars and extra options to pass on."""
+
+    provider: Any = None
+    wait_timeout: float = 30.0
+    env_vars: dict[str, str] | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def image(self, client_cls: Any, image: str) -> Any:
+        """Run ``image`` and return a connected ``client_cls`` on it (``wait_timeout``
+        bounds the default Docker provider's start; a given provider keeps its own)."""
+        options: dict[str, Any] = {"env_vars": self.env_vars or {}, **self.options}
+        if self.provider is None:
+            options.setdefault("start_timeout_s", self.wait_timeout)
+        return run_async_safely(client_cls.from_docker_image(image, provider=self.provider, **options))
+
+    def space(self, client_cls: Any, repo_id: str) -> Any:
+        """Run Space ``repo_id``'s image here and return a connected ``client_cls`` on it."""
+        options: dict[str, Any] = {"env_vars": self.env_vars or {}, **self.options}
+        handle = client_cls.from_env(repo_id, use_docker=True, provider=self.provider, **options)
+        return run_async_safely(handle)
