@@ -69,6 +69,34 @@ from openenv.cli import main
 sys.exit(main())
 """
 
+#: The names of the meshes a provider spawns: hosts, processes, actors.
+MESH = "openenv_replica_hosts"
+OUR_MESHES = (MESH, "openenv_replica_procs", "openenv_replicas")
+
+
+def _ignore_our_faults() -> None:
+    """Let a lost replica host be the pool's business, not the controller's end.
+
+    Monarch ends the controller (a ``KeyboardInterrupt`` in its main thread) on a
+    supervision failure no one handles, such as a host of ours dying. The pool handles
+    those (the heartbeat marks the host lost; its replicas are replaced), so Monarch's
+    ``unhandled_fault_hook`` is wrapped to drop failures of our meshes and pass on the rest.
+    """
+    import monarch.actor as monarch_actor
+
+    previous = monarch_actor.unhandled_fault_hook
+    if getattr(previous, "openenv_replicas", False):
+        return
+
+    def hook(failure: Any) -> None:
+        name = str(getattr(failure, "mesh_name", ""))
+        if not any(ours in name for ours in OUR_MESHES):
+            previous(failure)
+
+    hook.openenv_replicas = True  # type: ignore[attr-defined]
+    monarch_actor.unhandled_fault_hook = hook
+
+
 #: Seconds a ``/health`` answer (or its absence) is trusted before asking again.
 HEALTH_TTL_S = 0.5
 
@@ -321,12 +349,13 @@ class MonarchProvider:
                     raise ValueError("a Monarch provider needs at least one host")
                 from monarch.job import ProcessJob
 
-                self.job = ProcessJob({"hosts": self.hosts_arg})
-                mesh = self.job.state(cached_path=None).hosts
+                self.job = ProcessJob({MESH: self.hosts_arg})
+                mesh = getattr(self.job.state(cached_path=None), MESH)
             else:
                 mesh = self.hosts_arg
+            _ignore_our_faults()
             try:
-                self.procs = mesh.spawn_procs(per_host={"replica_procs": 1})
+                self.procs = mesh.spawn_procs(per_host={"replica_procs": 1}, name="openenv_replica_procs")
                 reap = self.job is not None  # a ProcessJob of ours: its hosts go too
                 actors = self.procs.spawn("openenv_replicas", ReplicaHost, self.lease_s, reap)
                 self.actors = actors.flatten("replica_host")
