@@ -45,6 +45,9 @@ class AutoAction:
         """The same as :meth:`from_hub` (upstream's two names for one factory)."""
         return cls.from_hub(name, trust_remote_code=trust_remote_code, skip_install=skip_install)
 
+    #: Another of upstream's names for the same factory.
+    from_name = from_hub
+
     @classmethod
     def get_action_info(cls, name: str) -> dict[str, Any]:
         """The names of installed env ``name``'s action and observation classes."""

@@ -216,6 +216,9 @@ class AutoEnv:
             **kwargs,
         )
 
+    #: Another of upstream's names for the same factory.
+    from_name = from_env
+
     # --- what is installed -----------------------------------------------------------
 
     @classmethod
@@ -245,3 +248,29 @@ class AutoEnv:
     def list_environments(cls) -> None:
         """Print the installed envs."""
         get_discovery().list_environments()
+
+    @classmethod
+    def list_hub_environments(
+        cls,
+        search: str | None = None,
+        author: str | None = None,
+        limit: int | None = 50,
+        *,
+        endpoint: str | None = None,
+        token: str | None = None,
+    ) -> list[Any]:
+        """Print and return the env Spaces on the Hub (tagged ``openenv``, the most liked
+        first): ``openenv.hub.list_envs``. Needs the ``hub`` extra."""
+        from ..hub import list_envs
+
+        found = list_envs(search, author, limit, endpoint=endpoint, token=token)
+        rule = "-" * 70
+        print("OpenEnv environments on the Hugging Face Hub:")
+        print(rule)
+        for env in found:
+            print(f"  {env.repo_id:<40} {env.likes:>5} likes   AutoEnv.from_hub({env.repo_id!r})")
+        if not found:
+            print("  none found")
+        print(rule)
+        print(f"Total: {len(found)} env Spaces")
+        return found

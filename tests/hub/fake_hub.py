@@ -2,7 +2,7 @@
 
 A small Starlette app serving only the routes ``huggingface_hub`` 2.x calls for
 ``whoami``, ``create_repo`` (Spaces), ``upload_folder`` (regular, non-LFS uploads),
-``space_info`` and ``snapshot_download``. Repos live in memory; every request is
+``space_info``, ``list_spaces`` and ``snapshot_download``. Repos live in memory; every request is
 recorded in ``FakeHub.calls`` so tests can check what arrived. Run with
 ``FakeHub.start()`` on 127.0.0.1; ``HfApi(endpoint=hub.url, token=hub.token)`` talks to it.
 """
@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import re
 import socket
 import threading
 import time
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import uvicorn
+import yaml
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -35,6 +37,14 @@ class FakeRepo:
     sdk: str | None
     files: dict[str, bytes] = field(default_factory=dict)
     commits: list[str] = field(default_factory=list)
+    likes: int = 0
+
+    @property
+    def tags(self) -> list[str]:
+        """The ``tags`` of the README's front-matter, as the Hub reads them."""
+        match = re.match(rb"^---\n(.*?)\n---", self.files.get("README.md", b""), re.S)
+        meta = yaml.safe_load(match.group(1)) if match else None
+        return [str(t) for t in meta.get("tags") or []] if isinstance(meta, dict) else []
 
     @property
     def sha(self) -> str:
@@ -140,6 +150,28 @@ class FakeHub:
             }
         )
 
+    async def list_spaces(self, request: Request) -> Response:
+        """``GET /api/spaces``: ``filter`` (a tag), ``author``, ``search``, ``sort=likes``, ``limit``."""
+        query = request.query_params
+        tag, author, search = query.get("filter"), query.get("author"), query.get("search")
+        found = [
+            {
+                "id": repo.repo_id,
+                "likes": repo.likes,
+                "tags": repo.tags,
+                "sdk": repo.sdk,
+                "private": repo.private,
+            }
+            for repo in self.repos.values()
+            if (not repo.private or self._authed(request))
+            and (not tag or tag in repo.tags)
+            and (not author or repo.repo_id.startswith(f"{author}/"))
+            and (not search or search.lower() in repo.repo_id.lower())
+        ]
+        if query.get("sort") == "likes":
+            found.sort(key=lambda space: -int(space["likes"]))
+        return JSONResponse(found[: int(query["limit"])] if query.get("limit") else found)
+
     async def tree(self, request: Request) -> Response:
         repo = self._repo(request)
         if isinstance(repo, Response):
@@ -176,6 +208,7 @@ class FakeHub:
         inner = Starlette(
             routes=[
                 Route("/api/whoami-v2", self.whoami, methods=["GET"]),
+                Route("/api/spaces", self.list_spaces, methods=["GET"]),
                 Route("/api/repos/create", self.create, methods=["POST"]),
                 Route("/api/validate-yaml", self.validate_yaml, methods=["POST"]),
                 Route(space + "/preupload/{rev}", self.preupload, methods=["POST"]),
