@@ -10,6 +10,23 @@ from dataclasses import replace
 from ._extras import MissingExtra, require
 
 
+def _sandbox_kwargs_problem(env_kwargs: dict[str, object]) -> str | None:
+    """What is wrong with the sandbox arguments that the envs that run commands take
+    (``sandbox``, ``session_limits``), checked here so a bad one stops ``serve`` with
+    one line, not a traceback from the server's startup; None when nothing is."""
+    from ._exceptions import SandboxError
+    from .sandbox import SessionLimits, parse_level
+
+    try:
+        if env_kwargs.get("sandbox") is not None:
+            parse_level(env_kwargs["sandbox"])
+        if env_kwargs.get("session_limits") is not None:
+            SessionLimits.parse(str(env_kwargs["session_limits"]))
+    except SandboxError as exc:
+        return str(exc)
+    return None
+
+
 def _serve(args: argparse.Namespace) -> int:
     require("starlette", extra="server", feature="openenv serve")
     require("uvicorn", extra="server", feature="openenv serve")
@@ -28,6 +45,10 @@ def _serve(args: argparse.Namespace) -> int:
             return 2
         if not isinstance(env_kwargs, dict):
             print("openenv serve: --env-kwargs must be a JSON object, e.g. '{\"size\": 3}'", file=sys.stderr)
+            return 2
+        problem = _sandbox_kwargs_problem(env_kwargs)
+        if problem:
+            print(f"openenv serve: --env-kwargs: {problem}", file=sys.stderr)
             return 2
     try:
         settings = ServerSettings.from_env(
@@ -227,11 +248,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, help="port (default 8000; OPENENV_PORT)")
     p.add_argument("--workers", type=int, help="server processes (default 1)")
     p.add_argument("--max-sessions", type=int, help="concurrent sessions per process (default 1024)")
-    p.add_argument("--max-sessions-per-client", type=int, metavar="N",
-                   help="sessions one client address may hold per process (default 0: no quota)")
-    p.add_argument("--auth-token", metavar="TOKEN",
-                   help="require 'Authorization: Bearer TOKEN' on HTTP, WebSocket and MCP "
-                        "(OPENENV_AUTH_TOKEN keeps it out of the process list; default: none)")
+    p.add_argument(
+        "--max-sessions-per-client",
+        type=int,
+        metavar="N",
+        help="sessions one client address may hold per process (default 0: no quota)",
+    )
+    p.add_argument(
+        "--auth-token",
+        metavar="TOKEN",
+        help="require 'Authorization: Bearer TOKEN' on HTTP, WebSocket and MCP "
+        "(OPENENV_AUTH_TOKEN keeps it out of the process list; default: none)",
+    )
     p.add_argument("--idle-timeout", type=float, help="seconds before an idle session is closed; 0 = never")
     p.add_argument("--log-level", help="debug, info, warning (default), error")
     p.add_argument("--no-web", action="store_true", help="do not serve the web playground at /web")

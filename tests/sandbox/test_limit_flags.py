@@ -27,10 +27,10 @@ MISSING = session_limits_support(SandboxConfig().with_session_limits(disk_bytes=
 
 
 @contextmanager
-def serve(*args: str, log: Path) -> Iterator[str]:
-    """``openenv serve terminal ARGS`` as a real process on loopback; yields its URL."""
+def serve(*args: str, log: Path, env_name: str = "terminal") -> Iterator[str]:
+    """``openenv serve ENV ARGS`` as a real process on loopback; yields its URL."""
     port = free_port()
-    cmd = [sys.executable, "-m", "openenv", "serve", "terminal", "--host", "127.0.0.1", "--port", str(port)]
+    cmd = [sys.executable, "-m", "openenv", "serve", env_name, "--host", "127.0.0.1", "--port", str(port)]
     cmd += args
     env = {k: v for k, v in os.environ.items() if k not in ("OPENENV_SANDBOX", "OPENENV_SANDBOX_LIMITS")}
     with log.open("wb") as out:
@@ -108,3 +108,25 @@ def test_a_bad_spec_is_refused_before_serving() -> None:
     assert done.returncode == 2
     assert "--session-limits" in done.stderr
     assert "cannot read 'memory=lots'" in done.stderr
+
+
+@pytest.mark.parametrize("env_name", ["terminal", "coding"])
+def test_an_envs_own_limits_go_over_the_servers(env_name: str, tmp_path: Path) -> None:
+    """``session_limits`` as the env's argument (per env) wins over ``--session-limits``
+    (per server); the limits it does not name keep the server's."""
+    own = '{"session_limits": "memory=200M,pids=32"}'
+    args = ("--sandbox", "none", "--session-limits", SPEC, "--env-kwargs", own)
+    with serve(*args, log=tmp_path / "serve.log", env_name=env_name) as url:
+        limits = httpx.get(f"{url}/metadata", timeout=10).json()["sandbox"]["session_limits"]
+    assert (limits["memory_bytes"], limits["pids"]) == (200 * MiB, 32)
+    assert (limits["cpus"], limits["disk_bytes"]) == (1.0, 1024 * MiB)  # the env's spec names neither
+
+
+@pytest.mark.parametrize("env_name", ["terminal", "coding"])
+def test_an_envs_bad_limits_stop_the_server_with_a_message(env_name: str) -> None:
+    cmd = [sys.executable, "-m", "openenv", "serve", env_name, "--port", str(free_port())]
+    cmd += ["--env-kwargs", '{"session_limits": "memory=lots"}']
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0
+    assert "memory=lots" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -11,7 +11,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from openenv.sandbox import Isolation, Limits, SandboxConfig, SandboxLevel, parse_level, resolve_isolation
+from openenv.sandbox import (
+    Isolation,
+    Limits,
+    SandboxConfig,
+    SandboxLevel,
+    SessionLimits,
+    parse_level,
+    resolve_isolation,
+)
 from openenv.sandbox._sandbox import describe
 
 from ._grader import Grader
@@ -40,6 +48,10 @@ class CodingSettings:
         output_limit: bytes kept of each of stdout and stderr per cell (head + tail).
         test_timeout_s: wall clock of each hidden test; grade_timeout_s: of a grading.
         python: the interpreter in the sandbox (default: one every sandbox can run).
+        session_limits: each session's memory, CPU, processes and disk (the worker and
+            the grader's processes together), as ``openenv serve --session-limits``
+            takes them, ``"memory=512M,cpus=0.5"``; default ``OPENENV_SANDBOX_LIMITS``
+            or the sandbox's defaults.
     """
 
     cell_timeout_s: float = 10.0
@@ -56,6 +68,7 @@ class CodingSettings:
     test_timeout_s: float = 5.0
     grade_timeout_s: float = 60.0
     python: str | None = None
+    session_limits: str | None = None
 
     @classmethod
     def from_kwargs(cls, **kwargs: Any) -> CodingSettings:
@@ -78,6 +91,8 @@ class CodingRuntime:
         python, ro_paths = default_python()
         self.python = settings.python or python
         base = SandboxConfig.from_env()
+        if settings.session_limits is not None:  # this env's own, over OPENENV_SANDBOX_LIMITS
+            base = dataclasses.replace(base, session_limits=SessionLimits.parse(settings.session_limits))
         level = parse_level(settings.sandbox) if settings.sandbox else base.level
         limits = Limits(
             cpu_s=settings.cpu_s,

@@ -17,7 +17,14 @@ from typing import Any, ClassVar
 
 from openenv import AsyncEnvironment, EnvironmentMetadata
 from openenv._exceptions import ValidationFailed
-from openenv.sandbox import Isolation, Sandbox, SandboxConfig, SandboxUnavailable, resolve_isolation
+from openenv.sandbox import (
+    Isolation,
+    Sandbox,
+    SandboxConfig,
+    SandboxUnavailable,
+    SessionLimits,
+    resolve_isolation,
+)
 from openenv.sandbox._sandbox import describe
 
 from ._pool import ShellPool, close_shell
@@ -62,9 +69,17 @@ class TerminalResources:
 
     @classmethod
     def build(
-        cls, sandbox: str | None = None, tasks_dir: str | None = None, pool_size: int = 2, **_: Any
+        cls,
+        sandbox: str | None = None,
+        tasks_dir: str | None = None,
+        pool_size: int = 2,
+        session_limits: str | None = None,
+        **_: Any,
     ) -> TerminalResources:
-        config = SandboxConfig.from_env(**({"level": sandbox} if sandbox else {}))
+        overrides: dict[str, Any] = {"level": sandbox} if sandbox else {}
+        if session_limits is not None:  # this env's own, over OPENENV_SANDBOX_LIMITS
+            overrides["session_limits"] = SessionLimits.parse(session_limits)
+        config = SandboxConfig.from_env(**overrides)
         isolation = resolve_isolation(config)  # strict without bubblewrap: refuse to start
         task_set = HarborTaskSet(tasks_dir) if tasks_dir else TerminalEnv.task_set
         task_set.load()
@@ -77,7 +92,10 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
     Constructor arguments (``--env-kwargs``): ``sandbox`` (``strict``/``auto``/``none``;
     default ``OPENENV_SANDBOX`` or ``auto``), ``tasks_dir`` (a folder of Harbor-layout
     tasks; default the shipped ones), ``default_timeout_s`` (30), ``max_timeout_s``
-    (120), ``output_limit`` (characters per observation, 16000), ``max_steps`` (None).
+    (120), ``output_limit`` (characters per observation, 16000), ``max_steps`` (None),
+    ``session_limits`` (each session's memory, CPU, processes and disk, as
+    ``openenv serve --session-limits`` takes them: ``"memory=512M,cpus=0.5"``; default
+    ``OPENENV_SANDBOX_LIMITS`` or the sandbox's defaults).
     """
 
     env_name = "terminal_env"
@@ -135,9 +153,10 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
         output_limit: int = 16_000,
         max_steps: int | None = None,
         pool_size: int = 2,
+        session_limits: str | None = None,
     ) -> None:
         self._owns_resources = resources is None
-        self.resources = resources or TerminalResources.build(sandbox, tasks_dir, pool_size)
+        self.resources = resources or TerminalResources.build(sandbox, tasks_dir, pool_size, session_limits)
         self.default_timeout_s = default_timeout_s
         self.max_timeout_s = max_timeout_s
         self.output_limit = output_limit
