@@ -89,12 +89,24 @@ def _ignore_our_faults() -> None:
         return
 
     def hook(failure: Any) -> None:
-        name = str(getattr(failure, "mesh_name", ""))
-        if not any(ours in name for ours in OUR_MESHES):
+        if not _is_ours(failure):
             previous(failure)
 
     hook.openenv_replicas = True  # type: ignore[attr-defined]
     monarch_actor.unhandled_fault_hook = hook
+
+
+def _is_ours(failure: Any) -> bool:
+    """Whether a Monarch failure is of a mesh of ours: by its mesh's name, or by its
+    report, which names the failed actor (a proc mesh's controller failing to stop a
+    lost host's processes reports under the controller's name, not the mesh's)."""
+    text = str(getattr(failure, "mesh_name", ""))
+    for describe in (lambda: str(failure), lambda: failure.report()):
+        try:
+            text += " " + describe()
+        except Exception:  # a report that cannot be made: judge by the rest
+            continue
+    return any(ours in text for ours in OUR_MESHES)
 
 
 #: Seconds a ``/health`` answer (or its absence) is trusted before asking again.

@@ -131,3 +131,39 @@ def test_a_killed_controller_leaves_nothing_running() -> None:
         proc.wait(timeout=30)
     # the lease (4 s without a heartbeat) reaps the replicas, the actors and the hosts
     assert _wait_gone(everything, 60) == []
+
+
+class _Failure:
+    """The two things the fault hook reads of Monarch's ``MeshFailure``."""
+
+    def __init__(self, mesh_name: str, text: str) -> None:
+        self.mesh_name, self.text = mesh_name, text
+
+    def __str__(self) -> str:
+        return self.text
+
+    def report(self) -> str:
+        return self.text
+
+
+def test_the_fault_hook_keeps_our_meshes_failures_and_passes_on_the_rest(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import monarch.actor as monarch_actor
+
+    from openenv.containers import _monarch
+
+    passed_on: list[object] = []
+    monkeypatch.setattr(monarch_actor, "unhandled_fault_hook", passed_on.append)
+    _monarch._ignore_our_faults()
+    hook = monarch_actor.unhandled_fault_hook
+    stopping = _Failure(
+        "client", "actor proc_mesh_controller_openenv_replica_procs-bp3ab7 failed: error stopping"
+    )
+    lost_host = _Failure("openenv_replica_hosts", "host 1 is gone")
+    theirs = _Failure("trainer_workers", "actor trainer_workers failed")
+    for failure in (stopping, lost_host, theirs):
+        hook(failure)
+    assert passed_on == [theirs]
+    _monarch._ignore_our_faults()  # wrapping twice does not wrap the wrapper
+    assert monarch_actor.unhandled_fault_hook is hook
