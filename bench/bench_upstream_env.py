@@ -9,20 +9,28 @@ own child process on 127.0.0.1:
 * ``ours uvicorn``: the same command under this venv (our ``openenv.core`` adapters);
 * ``ours serve``: ``openenv serve bench/upstream_env/bench_counter_env``.
 
-One client for all (``websockets``, upstream's frames: ``reset`` then ``step``):
-sequential steps on one connection, and 64 sessions (one connection each, connected and
-reset before the clock starts) stepping at once. Rounds alternate the servers; a figure
-is the median over rounds, a ratio the median of per-round ratios to upstream in the
-same round.
+One client for all, upstream's frames (``reset`` then ``step``): sequential steps on
+one connection, and 64 sessions (one connection each, connected and reset before the
+clock starts) stepping at once. Rounds alternate the servers; a figure is the median
+over rounds, a ratio the median of per-round ratios to upstream in the same round.
+
+``--client websockets`` (the default) is the ``websockets`` library's asyncio client;
+``--client raw`` is a minimal one written here (an HTTP upgrade, then fixed masked
+text frames out and plain frames in, over asyncio streams), whose own cost per step is
+a smaller share of each step, so the ratio shows more of the servers' difference.
 
     .venv/bin/python bench/bench_upstream_env.py [--steps 2000] [--sessions 64] [--conc-steps 50] [--rounds 3]
+        [--client websockets|raw]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import json
+import os
+import struct
 import sys
 import time
 from pathlib import Path
@@ -97,12 +105,90 @@ async def _session(url: str, steps: int, opened: asyncio.Queue[None], go: asynci
     return steps
 
 
-async def _rate(url: str, sessions: int, steps: int) -> float:
+def _frame(text: str) -> bytes:
+    """A client text frame: FIN, masked with the all-zero key (so the payload is as is)."""
+    payload = text.encode()
+    assert len(payload) < 126
+    return bytes([0x81, 0x80 | len(payload)]) + b"\0\0\0\0" + payload
+
+
+RAW_STEP, RAW_RESET = _frame(STEP), _frame(RESET)
+RAW_PONG = bytes([0x8A, 0x80]) + b"\0\0\0\0"
+
+
+class RawWebSocket:
+    """Just enough of a WebSocket client for this benchmark (RFC 6455, text frames)."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader, self.writer = reader, writer
+
+    @classmethod
+    async def connect(cls, url: str) -> RawWebSocket:
+        host_port, _, path = url.removeprefix("ws://").partition("/")
+        host, _, port = host_port.partition(":")
+        reader, writer = await asyncio.open_connection(host, int(port))
+        key = base64.b64encode(os.urandom(16)).decode()
+        writer.write(
+            f"GET /{path} HTTP/1.1\r\nHost: {host_port}\r\nUpgrade: websocket\r\n"
+            f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n".encode()
+        )
+        head = await reader.readuntil(b"\r\n\r\n")
+        if not head.startswith(b"HTTP/1.1 101"):
+            raise RuntimeError(f"no WebSocket upgrade: {head[:200]!r}")
+        return cls(reader, writer)
+
+    async def send(self, frame: bytes) -> None:
+        self.writer.write(frame)
+
+    async def recv(self) -> bytes:
+        while True:
+            first, second = await self.reader.readexactly(2)
+            size = second & 0x7F
+            if size == 126:
+                (size,) = struct.unpack("!H", await self.reader.readexactly(2))
+            elif size == 127:
+                (size,) = struct.unpack("!Q", await self.reader.readexactly(8))
+            payload = await self.reader.readexactly(size)
+            opcode = first & 0x0F
+            if opcode == 0x9:  # ping
+                self.writer.write(RAW_PONG)
+                continue
+            if opcode == 0x8:
+                raise RuntimeError(f"the server closed the connection: {payload[2:]!r}")
+            if not first & 0x80:
+                raise RuntimeError("fragmented frames are not expected here")
+            return payload
+
+    async def close(self) -> None:
+        self.writer.write(bytes([0x88, 0x82]) + b"\0\0\0\0" + struct.pack("!H", 1000))
+        self.writer.close()
+        await self.writer.wait_closed()
+
+
+async def _session_raw(url: str, steps: int, opened: asyncio.Queue[None], go: asyncio.Event) -> int:
+    ws = await RawWebSocket.connect(url)
+    try:
+        await ws.send(RAW_RESET)
+        json.loads(await ws.recv())
+        opened.put_nowait(None)
+        await go.wait()
+        for _ in range(steps):
+            await ws.send(RAW_STEP)
+            reply = json.loads(await ws.recv())
+            if reply.get("type") != "observation":
+                raise RuntimeError(f"step answered {reply}")
+    finally:
+        await ws.close()
+    return steps
+
+
+async def _rate(url: str, sessions: int, steps: int, client: str = "websockets") -> float:
     """Steps/s of ``sessions`` sessions stepping at once: every session is connected and
     reset first; the clock runs from the first step to the last reply."""
     opened: asyncio.Queue[None] = asyncio.Queue()
     go = asyncio.Event()
-    tasks = [asyncio.create_task(_session(url, steps, opened, go)) for _ in range(sessions)]
+    session = _session_raw if client == "raw" else _session
+    tasks = [asyncio.create_task(session(url, steps, opened, go)) for _ in range(sessions)]
     for _ in range(sessions):
         await asyncio.wait_for(opened.get(), timeout=60)
     t0 = time.perf_counter()
@@ -117,6 +203,7 @@ def main() -> int:
     ap.add_argument("--sessions", type=int, default=64)
     ap.add_argument("--conc-steps", type=int, default=50, help="steps per session at --sessions")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--client", choices=["websockets", "raw"], default="websockets")
     args = ap.parse_args()
     why = upstream_available()
     if why:
@@ -132,8 +219,9 @@ def main() -> int:
         per_session = max(1, args.conc_steps)
         for _ in range(args.rounds):
             for name, proc in procs.items():
-                rates[name]["seq"].append(asyncio.run(_rate(proc.url, 1, args.steps)))
-                rates[name]["conc"].append(asyncio.run(_rate(proc.url, args.sessions, per_session)))
+                rates[name]["seq"].append(asyncio.run(_rate(proc.url, 1, args.steps, args.client)))
+                conc = _rate(proc.url, args.sessions, per_session, args.client)
+                rates[name]["conc"].append(asyncio.run(conc))
     finally:
         stop_all()
     rows = []
@@ -144,7 +232,7 @@ def main() -> int:
             row += [f"{median(rates[name][kind]):.0f}", f"{median(ratios):.2f}x"]
         rows.append(row)
     print(f"load {loadavg()}; {args.rounds} rounds; {args.steps} sequential steps; "
-          f"{args.sessions} sessions x {args.conc_steps} steps")
+          f"{args.sessions} sessions x {args.conc_steps} steps; client {args.client}")
     print(
         table(
             ["server", "seq steps/s", "vs upstream", f"{args.sessions} sessions steps/s", "vs upstream"], rows
