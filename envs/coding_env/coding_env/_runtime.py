@@ -48,8 +48,8 @@ class CodingSettings:
         output_limit: bytes kept of each of stdout and stderr per cell (head + tail).
         test_timeout_s: wall clock of each hidden test; grade_timeout_s: of a grading.
         python: the interpreter in the sandbox (default: one every sandbox can run).
-        session_limits: each session's memory, CPU, processes and disk (the worker and
-            the grader's processes together), as ``openenv serve --session-limits``
+        session_limits: the memory, CPU, processes and disk of each sandbox (a
+            session's worker; each grading), as ``openenv serve --session-limits``
             takes them, ``"memory=512M,cpus=0.5"``; default ``OPENENV_SANDBOX_LIMITS``
             or the sandbox's defaults.
     """
