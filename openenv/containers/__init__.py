@@ -4,7 +4,9 @@ Imported only when used: the Docker SDK loads on the first Docker call, Monarch 
 first use of ``MonarchProvider`` or ``MonarchReplicaPool``.
 """
 
-from typing import Any
+from __future__ import annotations
+
+import typing as _typing
 
 from ._base import CONTAINER_PORT, Provider, Replica, ReplicaBase, wait_healthy
 from ._build import DEFAULT_BASE_IMAGE, build_base, build_env_image
@@ -36,7 +38,11 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
+if _typing.TYPE_CHECKING:
+    from ._monarch import MonarchProvider, MonarchReplicaPool
+
+
+def __getattr__(name: str) -> object:
     if name in ("MonarchProvider", "MonarchReplicaPool"):  # Monarch only when asked for
         from . import _monarch
 

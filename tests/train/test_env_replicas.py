@@ -72,7 +72,9 @@ def test_a_replica_killed_mid_episode_fails_only_its_episodes(
     marks.mkdir()
     monkeypatch.setenv("OPENENV_TEST_MARKS", str(marks))  # the replicas inherit it
     out = tmp_path / "run"
-    cfg = small_config([TARGET], str(out), steps=3, env_replicas=2, episode_timeout_s=60.0)
+    # 4 steps: the kill lands in step 1 (or, on a slow machine that logs step 0 late, in
+    # step 2), and a step after it shows the replacement serving
+    cfg = small_config([TARGET], str(out), steps=4, env_replicas=2, episode_timeout_s=60.0)
     killed: list[int] = []
     stop = threading.Event()
     killer = threading.Thread(target=_kill_a_busy_replica, args=(out, marks, killed, stop), daemon=True)
@@ -83,10 +85,15 @@ def test_a_replica_killed_mid_episode_fails_only_its_episodes(
         stop.set()
         killer.join(timeout=30)
     assert len(killed) == 1
-    assert [r["step"] for r in rows] == [0, 1, 2]  # the run finished
-    first, hit, after = rows
+    assert [r["step"] for r in rows] == [0, 1, 2, 3]  # the run finished
+    first, *rest = rows
     assert first["failed"] == 0
     assert first["replica_lost"] == 0
+    lost = [i for i, r in enumerate(rest) if r["replica_lost"]]
+    assert len(lost) == 1, [r["replica_lost"] for r in rest]  # one kill, one step hit
+    assert lost[0] < len(rest) - 1, "the kill landed in the last step: no step after it"
+    hit, after = rest[lost[0]], rest[lost[0] + 1]
+    assert all(r["failed"] == 0 for r in rest if r is not hit)
     # two groups per replica (routed by load): the killed one's episodes fail, typed
     assert hit["replica_lost"] == hit["failed"] == 8
     assert hit["episodes"] == 8
