@@ -205,6 +205,24 @@ class SessionCgroup:
             (where / "cpuset.mems").write_text((self.host.cpuset / "cpuset.mems").read_text().strip())
         (where / "cpuset.cpus").write_text(",".join(map(str, self.cores)))
 
+    def repin(self) -> None:
+        """Move to the least used cores now (a pooled sandbox handed to a session: the
+        cores it was given when it was made may have filled since). Its processes move
+        with it; nothing happens when it is not pinned."""
+        picker = self.host.picker
+        if not self.cores or picker is None or self.host.cpuset is None:
+            return
+        count = len(self.cores)
+        picker.give(self.cores)
+        chosen = picker.take_exactly(count)
+        try:
+            (self.host.cpuset / self.name / "cpuset.cpus").write_text(",".join(map(str, chosen)))
+        except OSError:  # keep the old pins (and their count)
+            picker.give(chosen)
+            picker.hold(self.cores)
+            return
+        self.cores = chosen
+
     @classmethod
     def attach(cls, host: CgroupHost, name: str) -> SessionCgroup:
         """The existing session cgroup ``name`` (made by another process), to read its

@@ -4,8 +4,10 @@ A CFS quota alone (``cpus=1``: 100 ms of CPU per 100 ms period) lets a session w
 busy processes run on every core at once for part of each period; on a small host that
 leaves no core free in those bursts, and every other session's step waits behind them.
 Pinned to ``ceil(cpus)`` cores (the cpuset controller), the same session only ever
-competes on its own cores, and new sessions go to the cores with the fewest sessions,
-so two sessions on a two-core host get a core each.
+competes on its own cores, and new sandboxes go to the cores with the fewest pinned
+sandboxes. A sandbox made ahead of time (an env's pool of ready shells or workers) is
+pinned again when a session takes it (``SessionCgroup.repin``), so sessions spread by
+the load when they start, not when their sandbox was made.
 
 Pinning applies only where it leaves cores to others: ``ceil(cpus)`` below the cores
 the server itself may use. The counts are per server process.
@@ -59,12 +61,19 @@ class CorePicker:
     def take(self, cpus: float | None) -> list[int]:
         """The cores for a new session (empty: not pinned); give them back with ``give``."""
         count = self.wanted(cpus)
-        if not count:
-            return []
+        return self.take_exactly(count) if count else []
+
+    def take_exactly(self, count: int) -> list[int]:
+        """The ``count`` least used cores, counted as used until given back."""
         with self._lock:
             chosen = sorted(self.cores, key=lambda core: (self._used[core], core))[:count]
             self._used.update(chosen)
         return sorted(chosen)
+
+    def hold(self, cores: list[int]) -> None:
+        """Count ``cores`` as used again (undoing a ``give``)."""
+        with self._lock:
+            self._used.update(cores)
 
     def give(self, cores: list[int]) -> None:
         with self._lock:

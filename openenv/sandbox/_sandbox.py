@@ -296,6 +296,12 @@ class Sandbox:
             _procs.kill_group(proc.pid)
             self._groups.discard(proc.pid)
 
+    def repin(self) -> None:
+        """Pin to the least used cores now: call it when a sandbox made ahead of time
+        (a pool's) is handed to a session. A no-op when the sandbox is not pinned."""
+        if self._cgroup is not None:
+            self._cgroup.repin()
+
     # ---- ending ----------------------------------------------------------------
     def kill(self) -> None:
         """SIGKILL every process this sandbox started and all they started.

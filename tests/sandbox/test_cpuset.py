@@ -61,3 +61,34 @@ def test_two_sessions_get_a_core_each_and_their_processes_stay_on_it() -> None:
         assert shown.stdout.decode().split()[-1] == str(a._cgroup.cores[0])
     assert HOST.picker.load() == before
     assert not any(n.startswith("u") for n in os.listdir(HOST.cpuset or "/nonexistent"))
+
+
+def test_take_exactly_and_hold() -> None:
+    picker = CorePicker([0, 1, 2])
+    assert picker.take_exactly(2) == [0, 1]
+    picker.give([0])
+    picker.hold([0])
+    assert picker.load() == {0: 1, 1: 1, 2: 0}
+
+
+@needs_cpuset
+def test_a_sandbox_made_ahead_is_pinned_again_by_the_load_when_taken() -> None:
+    """Sandboxes made ahead (an env's pool) keep the cores they got then; when a session
+    takes one, ``repin`` moves it to the least used cores, its processes with it."""
+    assert HOST is not None
+    assert HOST.picker is not None
+    picker = HOST.picker
+    config = SandboxConfig(level="auto", session_limits=SessionLimits(cpus=1))  # type: ignore[arg-type]
+    before = picker.load()
+    with Sandbox(config) as a, Sandbox(config) as b, Sandbox(config) as c:
+        assert a._cgroup is not None
+        assert c._cgroup is not None  # on 2 cores it shares a's core
+        b.close()  # b's core is free: a, made ahead, is now on the busier one
+        load, own = picker.load(), a._cgroup.cores
+        expected = sorted(load, key=lambda core: (load[core] - (core in own), core))[:1]
+        a.repin()
+        assert a._cgroup.cores == expected
+        assert sum(picker.load().values()) == sum(load.values())  # moved, not added
+        shown = a.run(["sh", "-c", "grep Cpus_allowed_list /proc/self/status"], timeout_s=10)
+        assert shown.stdout.decode().split()[-1] == str(expected[0])
+    assert picker.load() == before

@@ -303,12 +303,13 @@ def pinned_cores(cgroup: SessionCgroup) -> list[int]:
 async def test_four_spinners_leave_the_other_session_within_2x_its_idle_p99(terminal: Server) -> None:
     level, url = terminal
     # Up to three runs: another process of the host (not the spinners) can delay B's steps,
-    # and one run cannot tell which; and the sessions of the test before may still be
-    # closing, holding a core, when A and B are made (then both can get the other core).
+    # and one run cannot tell which; and A and B may share a core (the sessions of the test
+    # before may still be closing, holding the other), when another run is worth a try.
     for attempt in (1, 2, 3):
         async with shells(url, 2) as (a, b):
             cgroup = await session_cgroup(a)
-            pinned, pinned_b = pinned_cores(cgroup), pinned_cores(await session_cgroup(b))
+            b_cgroup = await session_cgroup(b)
+            pinned, pinned_b = pinned_cores(cgroup), pinned_cores(b_cgroup)
             bystander = terminal_bystander(b)
             await bystander.run("before", IDLE_S)
             assert (await sh(a, SPIN)).output.endswith("spinning\n")
@@ -327,6 +328,7 @@ async def test_four_spinners_leave_the_other_session_within_2x_its_idle_p99(term
             throttled_periods=throttled,
             cores=os.cpu_count(),
             pinned=pinned,
+            pinned_b=pinned_cores(b_cgroup),
             attempt=attempt,
         )
         assert cores_used <= 1.1  # four spinners, held to the session's one core by its quota
@@ -342,9 +344,8 @@ async def test_four_spinners_leave_the_other_session_within_2x_its_idle_p99(term
             )
         if figures["during"] <= 2 * figures["idle"]:
             break
-    if pinned:  # two sessions on a host of two or more cores: a core each
-        assert pinned_b
-        assert not shared
+    if pinned:
+        assert pinned_b  # both pinned; on one core or two, the bound below must hold
     assert figures["during"] <= 2 * figures["idle"]
 
 

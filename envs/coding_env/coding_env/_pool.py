@@ -55,6 +55,7 @@ class WorkerPool:
                 worker = self._ready.popleft()
                 self._cond.notify_all()
                 if worker.alive:
+                    worker.sandbox.repin()  # made ahead of time: spread by today's load
                     return worker
                 self._retired.append(worker)
         return self._factory()

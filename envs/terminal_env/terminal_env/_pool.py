@@ -58,6 +58,8 @@ class ShellPool:
                 shell = candidate
             else:
                 await close_shell(candidate)
+        if shell is not None:
+            shell.sandbox.repin()  # made ahead of time: spread by today's load
         self._refill()
         return shell if shell is not None else await new_shell(self.config)
 
