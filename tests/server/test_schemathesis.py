@@ -47,6 +47,11 @@ CLI = Path(sys.executable).with_name("schemathesis")
 EXAMPLES = 25
 #: Fewer for the browser env: each reset loads a page in a real Chromium.
 ENV_EXAMPLES = {"browser_env": 10}
+#: The terminal env waits up to a step's ``timeout_s`` (at most ``max_timeout_s``, 120 s
+#: by default) for a command or keys to finish: the fuzzer asks for the most, and three
+#: such steps outran the run's bound once in CI. 5 s keeps each step inside
+#: ``max_response_time``.
+ENV_KWARGS = {"terminal_env": '{"max_timeout_s": 5, "default_timeout_s": 5}'}
 CONFIG = """\
 [checks]
 max_response_time = 20.0
@@ -101,7 +106,8 @@ def cli_server(folder: Path, log: Path) -> Iterator[str]:
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     proc = subprocess.Popen(
         [sys.executable, "-m", "openenv", "serve", str(folder), "--host", "127.0.0.1", "--port", str(port),
-         "--max-sessions", "4096", "--idle-timeout", "0"],
+         "--max-sessions", "4096", "--idle-timeout", "0",
+         *(["--env-kwargs", ENV_KWARGS[folder.name]] if folder.name in ENV_KWARGS else [])],
         cwd=ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True,
     )
     url = f"http://127.0.0.1:{port}"
