@@ -40,12 +40,8 @@ class AutoAction:
         except ImportError as exc:
             raise import_failed("action class", env_name, info, exc) from exc
 
-    @classmethod
-    def from_env(cls, name: str, trust_remote_code: bool = False, skip_install: bool = False) -> type[Any]:
-        """The same as :meth:`from_hub` (upstream's two names for one factory)."""
-        return cls.from_hub(name, trust_remote_code=trust_remote_code, skip_install=skip_install)
-
-    #: Another of upstream's names for the same factory.
+    #: Upstream's other names for the same factory.
+    from_env = from_hub
     from_name = from_hub
 
     @classmethod

@@ -190,33 +190,8 @@ class AutoEnv:
             "server) or docker_image (an image to run); or leave skip_install False"
         )
 
-    @classmethod
-    def from_hub(
-        cls,
-        name: str,
-        base_url: str | None = None,
-        docker_image: str | None = None,
-        container_provider: Any = None,
-        wait_timeout: float = 30.0,
-        env_vars: dict[str, str] | None = None,
-        trust_remote_code: bool = False,
-        skip_install: bool = False,
-        **kwargs: Any,
-    ) -> Any:
-        """The same as :meth:`from_env` (upstream's two names for one factory)."""
-        return cls.from_env(
-            name,
-            base_url=base_url,
-            docker_image=docker_image,
-            container_provider=container_provider,
-            wait_timeout=wait_timeout,
-            env_vars=env_vars,
-            trust_remote_code=trust_remote_code,
-            skip_install=skip_install,
-            **kwargs,
-        )
-
-    #: Another of upstream's names for the same factory.
+    #: Upstream's other names for the same factory.
+    from_hub = from_env
     from_name = from_env
 
     # --- what is installed -----------------------------------------------------------

@@ -39,21 +39,6 @@ def counter_installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterat
     discovery_module.reset_discovery()
 
 
-@pytest.fixture(scope="module")
-def counter_server() -> Iterator[str]:
-    cmd = [
-        sys.executable,
-        "-m",
-        "uvicorn",
-        "counter_env.server.app:app",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        "PORT",
-    ]
-    yield from _start(cmd)
-
-
 def test_the_installed_package_is_found_by_any_spelling_of_its_name() -> None:
     from counter_env import CounterAction, CounterEnv, CounterObservation
 
@@ -85,10 +70,10 @@ def test_env_info_names_the_package_module_classes_and_image() -> None:
     assert action["package"] == "openenv-counter_env"
 
 
-def test_the_client_from_auto_env_drives_an_episode_on_our_server(counter_server: str) -> None:
+def test_the_client_from_auto_env_drives_an_episode_on_our_server(uvicorn_counter: str) -> None:
     from counter_env import CounterAction, CounterEnv
 
-    client: Any = AutoEnv.from_env("counter", base_url=counter_server)
+    client: Any = AutoEnv.from_env("counter", base_url=uvicorn_counter)
     assert isinstance(client, CounterEnv)
     with client.sync() as env:
         assert env.reset().observation.total == 0
