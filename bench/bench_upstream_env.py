@@ -18,9 +18,11 @@ over rounds, a ratio the median of per-round ratios to upstream in the same roun
 ``--client raw`` is a minimal one written here (an HTTP upgrade, then fixed masked
 text frames out and plain frames in, over asyncio streams), whose own cost per step is
 a smaller share of each step, so the ratio shows more of the servers' difference.
+``--client-loop uvloop`` runs the client on uvloop (the servers pick their own loop:
+upstream's uvicorn has no uvloop in its venv, ours does), for the same reason.
 
     .venv/bin/python bench/bench_upstream_env.py [--steps 2000] [--sessions 64] [--conc-steps 50] [--rounds 3]
-        [--client websockets|raw]
+        [--client websockets|raw] [--client-loop asyncio|uvloop]
 """
 
 from __future__ import annotations
@@ -204,6 +206,12 @@ def main() -> int:
     ap.add_argument("--conc-steps", type=int, default=50, help="steps per session at --sessions")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--client", choices=["websockets", "raw"], default="websockets")
+    ap.add_argument(
+        "--client-loop",
+        choices=["asyncio", "uvloop"],
+        default="asyncio",
+        help="the client's event loop (the servers pick their own)",
+    )
     args = ap.parse_args()
     why = upstream_available()
     if why:
@@ -217,11 +225,17 @@ def main() -> int:
         for proc in procs.values():
             proc.wait_ready()
         per_session = max(1, args.conc_steps)
+        loop_factory = None
+        if args.client_loop == "uvloop":
+            import uvloop
+
+            loop_factory = uvloop.new_event_loop
         for _ in range(args.rounds):
             for name, proc in procs.items():
-                rates[name]["seq"].append(asyncio.run(_rate(proc.url, 1, args.steps, args.client)))
-                conc = _rate(proc.url, args.sessions, per_session, args.client)
-                rates[name]["conc"].append(asyncio.run(conc))
+                with asyncio.Runner(loop_factory=loop_factory) as runner:
+                    rates[name]["seq"].append(runner.run(_rate(proc.url, 1, args.steps, args.client)))
+                    conc = _rate(proc.url, args.sessions, per_session, args.client)
+                    rates[name]["conc"].append(runner.run(conc))
     finally:
         stop_all()
     rows = []
@@ -231,8 +245,10 @@ def main() -> int:
             ratios = [o / u for o, u in zip(rates[name][kind], rates["upstream"][kind], strict=True)]
             row += [f"{median(rates[name][kind]):.0f}", f"{median(ratios):.2f}x"]
         rows.append(row)
-    print(f"load {loadavg()}; {args.rounds} rounds; {args.steps} sequential steps; "
-          f"{args.sessions} sessions x {args.conc_steps} steps; client {args.client}")
+    print(
+        f"load {loadavg()}; {args.rounds} rounds; {args.steps} sequential steps; "
+        f"{args.sessions} sessions x {args.conc_steps} steps; client {args.client} on {args.client_loop}"
+    )
     print(
         table(
             ["server", "seq steps/s", "vs upstream", f"{args.sessions} sessions steps/s", "vs upstream"], rows

@@ -32,8 +32,9 @@ class Execution(Enum):
     """Where the server runs a sync env's ``reset``/``step``/``state``/``close``.
 
     Attributes:
-        AUTO: on the event loop while calls stay fast; after one call takes longer than
-            the server's ``slow_call_s``, that env class moves to worker threads.
+        AUTO: measured on worker threads, then on the event loop once proven faster
+            than the server's ``slow_call_s``; back to threads when calls on the loop
+            are slow again (three close together, or one far slower).
         INLINE: always on the event loop. For envs whose calls never block.
         THREAD: on a shared pool of worker threads. For blocking or slow envs.
         DEDICATED_THREAD: one thread per session that also constructs the env and

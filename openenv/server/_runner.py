@@ -29,6 +29,18 @@ log = logging.getLogger("openenv.server")
 
 #: An AUTO env method runs on the loop after this many fast calls in a row off it.
 PROMOTE_AFTER = 8
+#: A method promoted before needs this many times more fast calls to be promoted again
+#: (8, 32, 128, ... after each demotion, up to ``MAX_PROMOTE_AFTER``).
+PROMOTE_BACKOFF = 4
+MAX_PROMOTE_AFTER = 8192
+#: A method on the loop goes back to threads at its third slow call ("strike") close
+#: together (more than ``DEMOTE_STRIKES - 1`` outstanding)...
+DEMOTE_STRIKES = 3
+#: ...of which each fast call on the loop forgives this much, so that a rare stall (the
+#: process was preempted, a garbage collection ran) never demotes a fast method...
+STRIKE_FORGIVEN = 1 / 256
+#: ...or at once after one call this many times slower than ``slow_call_s``.
+DEMOTE_AT_ONCE = 25
 
 
 class EnvRunner:
@@ -58,11 +70,12 @@ class EnvRunner:
         self.interrupt_grace_s = interrupt_grace_s
         self._thread_workers = thread_workers
         self._pool: ThreadPoolExecutor | None = None
-        # AUTO: methods proven fast (run on the loop), counts of fast calls in a row, and
-        # methods that were slow on the loop once (never promoted again).
+        # AUTO: methods proven fast (run on the loop), counts of fast calls in a row off
+        # it, strikes of methods on it, and how often each was sent back to threads.
         self._on_loop: set[str] = set()
         self._fast_runs: dict[str, int] = {}
-        self._slow: set[str] = set()
+        self._strikes: dict[str, float] = {}
+        self._demotions: dict[str, int] = {}
         self._resources_cm: Any = None
         self._has_resources = False
         self._resources: Any = None
@@ -116,25 +129,53 @@ class EnvRunner:
     # --- AUTO placement -----------------------------------------------------------
 
     def _record(self, name: str, seconds: float, on_loop: bool) -> None:
-        """Promote a method proven fast off the loop; demote one that was slow on it."""
-        if seconds > self.slow_call_s:
-            self._fast_runs[name] = 0
-            if on_loop:
-                self._on_loop.discard(name)
-                self._slow.add(name)
-                log.warning(
-                    "%s.%s took %.1f ms on the event loop; it runs on worker threads from now on "
-                    "(declare execution = Execution.THREAD or INLINE to choose)",
-                    self.env_class.__name__,
-                    name,
-                    seconds * 1e3,
-                )
+        """Promote a method proven fast off the loop; demote one that is slow on it.
+
+        One slow call on the loop is a strike, not a verdict: on a busy machine a fast
+        call is sometimes slow by the clock because the process was not running.
+        ``DEMOTE_STRIKES`` strikes (each fast call forgiving ``STRIKE_FORGIVEN`` of one),
+        or one call ``DEMOTE_AT_ONCE`` times over ``slow_call_s``, send the method back
+        to threads, from where it is promoted again after more fast calls each time.
+        """
+        slow = seconds > self.slow_call_s
+        if on_loop:
+            strikes = self._strikes
+            if not slow:
+                if strikes and name in strikes:
+                    left = strikes[name] - STRIKE_FORGIVEN
+                    if left > 0:
+                        strikes[name] = left
+                    else:
+                        del strikes[name]
+                return
+            struck = strikes[name] = strikes.get(name, 0.0) + 1.0
+            if struck > DEMOTE_STRIKES - 1 or seconds > DEMOTE_AT_ONCE * self.slow_call_s:
+                self._demote(name, seconds)
             return
-        if not on_loop and name not in self._slow:
-            runs = self._fast_runs.get(name, 0) + 1
-            self._fast_runs[name] = runs
-            if runs >= PROMOTE_AFTER:
-                self._on_loop.add(name)
+        if slow:
+            self._fast_runs[name] = 0
+            return
+        runs = self._fast_runs.get(name, 0) + 1
+        self._fast_runs[name] = runs
+        needed = min(PROMOTE_AFTER * PROMOTE_BACKOFF ** self._demotions.get(name, 0), MAX_PROMOTE_AFTER)
+        if runs >= needed:
+            self._on_loop.add(name)
+            self._fast_runs[name] = 0
+
+    def _demote(self, name: str, seconds: float) -> None:
+        self._on_loop.discard(name)
+        self._strikes.pop(name, None)
+        demotions = self._demotions[name] = self._demotions.get(name, 0) + 1
+        again = min(PROMOTE_AFTER * PROMOTE_BACKOFF**demotions, MAX_PROMOTE_AFTER)
+        log.log(
+            logging.WARNING if demotions == 1 else logging.INFO,
+            "%s.%s took %.1f ms on the event loop; it runs on worker threads again, and back on the "
+            "loop after %d fast calls in a row (declare execution = Execution.THREAD or INLINE to choose)",
+            self.env_class.__name__,
+            name,
+            seconds * 1e3,
+            again,
+        )
 
     def runs_on_loop(self, name: str) -> bool:
         """Whether a call of ``name`` runs on the event loop (no hop, no deadline)."""

@@ -54,8 +54,9 @@ class ServerSettings:
         ping_interval_s / ping_timeout_s: WebSocket keepalive that finds half-open
             sockets. ``0`` disables it.
         slow_call_s: an ``Execution.AUTO`` env call proven faster than this (off the
-            loop, several times in a row) runs on the event loop from then on; one slower
-            than this on the loop sends that method back to worker threads.
+            loop, several times in a row) runs on the event loop; slower calls on the
+            loop (three close together, or one 25 times slower) send that method back
+            to worker threads (see RFC 0001, section 8).
         thread_workers: size of the shared pool for ``Execution.THREAD`` envs.
         call_timeout_s: default deadline of every env call (reset, step, state, tool
             call); an env's ``call_timeout_s`` or a request's ``timeout_s`` overrides it.

@@ -10,7 +10,14 @@ import pytest
 
 from openenv import EnvClient
 from openenv._env import Execution
-from openenv.server._runner import PROMOTE_AFTER, EnvRunner
+from openenv.server._runner import (
+    DEMOTE_AT_ONCE,
+    DEMOTE_STRIKES,
+    PROMOTE_AFTER,
+    PROMOTE_BACKOFF,
+    STRIKE_FORGIVEN,
+    EnvRunner,
+)
 
 from .._envs import MODELS, TAction, make_env
 from .._wire import call, connect
@@ -133,15 +140,17 @@ def test_auto_env_slow_first_call_never_blocks_the_loop(serve):
 
 
 def test_auto_env_method_slow_on_the_loop_goes_back_to_threads(serve, caplog):
-    server = serve(make_env(execution=Execution.AUTO), slow_call_s=0.05)
+    server = serve(make_env(execution=Execution.AUTO), slow_call_s=0.02)
     with caplog.at_level(logging.WARNING, logger="openenv.server"), EnvClient(server.url, MODELS) as env:
         env.reset()
         for _ in range(PROMOTE_AFTER):
             env.step(TAction())
         assert env.step(TAction()).observation.thread == server.loop_thread
-        env.step(TAction(sleep_s=0.1))  # slow on the loop: step is demoted for good
-        after = [env.step(TAction()).observation.thread for _ in range(PROMOTE_AFTER + 1)]
-    assert server.loop_thread not in after
+        # Slow on the loop, but not so slow as to be demoted at once: one strike each.
+        slow = [env.step(TAction(sleep_s=0.1)).observation.thread for _ in range(int(DEMOTE_STRIKES))]
+        assert slow == [server.loop_thread] * int(DEMOTE_STRIKES)
+        after = [env.step(TAction()).observation.thread for _ in range(PROMOTE_AFTER * PROMOTE_BACKOFF - 1)]
+    assert server.loop_thread not in after  # demoted, and not yet proven fast again
     assert server.tracker.names[after[-1]].startswith("openenv-env")
     assert any("worker threads" in r.getMessage() for r in caplog.records)
 
@@ -209,11 +218,13 @@ def test_runner_policy_flags():
         sync_auto._record("step", 0.001, on_loop=False)
     assert sync_auto.runs_on_loop("step")
     assert not sync_auto.runs_on_loop("reset")
-    sync_auto._record("step", 5.0, on_loop=True)
+    sync_auto._record("step", DEMOTE_AT_ONCE + 1.0, on_loop=True)  # demoted at once
     assert not sync_auto.runs_on_loop("step")
-    for _ in range(PROMOTE_AFTER * 2):
+    for _ in range(PROMOTE_AFTER * PROMOTE_BACKOFF - 1):
         sync_auto._record("step", 0.001, on_loop=False)
-    assert not sync_auto.runs_on_loop("step")  # slow on the loop once: never promoted again
+    assert not sync_auto.runs_on_loop("step")  # demoted once: promoted after 4x as many
+    sync_auto._record("step", 0.001, on_loop=False)
+    assert sync_auto.runs_on_loop("step")
     sync_thread = EnvRunner(make_env(), lambda: None, slow_call_s=1, thread_workers=1)
     for _ in range(PROMOTE_AFTER):
         sync_thread._record("step", 0.001, on_loop=False)
@@ -221,6 +232,63 @@ def test_runner_policy_flags():
     async_runner = EnvRunner(make_env("async"), lambda: None, slow_call_s=1, thread_workers=1)
     assert async_runner.is_async
     assert async_runner.execution is Execution.INLINE
+
+
+def _promoted(slow_call_s: float = 0.01) -> EnvRunner:
+    runner = EnvRunner(
+        make_env(execution=Execution.AUTO), lambda: None, slow_call_s=slow_call_s, thread_workers=1
+    )
+    for _ in range(PROMOTE_AFTER):
+        runner._record("step", 0.001, on_loop=False)
+    assert runner.runs_on_loop("step")
+    return runner
+
+
+def test_one_stall_on_the_loop_is_a_strike_not_a_demotion():
+    # A fast method slow once by the clock (the process was preempted, a GC ran) stays on
+    # the loop; strikes wear off with fast calls, so rare stalls never add up.
+    runner = _promoted()
+    for _ in range(int(DEMOTE_STRIKES) * 4):
+        runner._record("step", 0.05, on_loop=True)  # 5x over slow_call_s: a strike
+        for _ in range(int(1 / STRIKE_FORGIVEN)):
+            runner._record("step", 0.001, on_loop=True)
+        assert runner.runs_on_loop("step")
+    assert "step" not in runner._strikes  # every strike forgiven
+
+
+def test_strikes_close_together_demote():
+    runner = _promoted()
+    for _ in range(int(DEMOTE_STRIKES) - 1):
+        runner._record("step", 0.05, on_loop=True)
+        runner._record("step", 0.001, on_loop=True)
+        assert runner.runs_on_loop("step")
+    runner._record("step", 0.05, on_loop=True)
+    assert not runner.runs_on_loop("step")
+
+
+def test_one_very_slow_call_on_the_loop_demotes_at_once(caplog):
+    runner = _promoted(slow_call_s=0.01)
+    runner._record("step", 0.01 * DEMOTE_AT_ONCE * 0.9, on_loop=True)
+    assert runner.runs_on_loop("step")
+    with caplog.at_level(logging.WARNING, logger="openenv.server"):
+        runner._record("step", 0.01 * DEMOTE_AT_ONCE * 1.1, on_loop=True)
+    assert not runner.runs_on_loop("step")
+    assert "runs on worker threads again" in caplog.text
+
+
+def test_each_demotion_asks_for_more_fast_calls_before_the_next_promotion():
+    runner = _promoted()
+    needed = PROMOTE_AFTER
+    for _ in range(3):
+        runner._record("step", 1.0, on_loop=True)  # demoted at once
+        needed *= PROMOTE_BACKOFF
+        for _ in range(needed - 1):
+            runner._record("step", 0.001, on_loop=False)
+        runner._record("step", 0.05, on_loop=False)  # slow off the loop: the count restarts
+        assert not runner.runs_on_loop("step")
+        for _ in range(needed):
+            runner._record("step", 0.001, on_loop=False)
+        assert runner.runs_on_loop("step")
 
 
 async def test_pool_is_created_lazily_and_shut_down():
