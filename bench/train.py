@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/train.py [--model tiny|small|smollm2] [--workers N] [--device cpu|cuda]
                                     [--steps 6] [--prompts 8] [--new-tokens 16] [--no-trl]
-                                    [--rounds 1] [--threads N] [--out results.json]
+                                    [--rounds 1] [--threads N] [--micro-batch N] [--out results.json]
 
 Serves the example text env (``examples/train_count.py``'s ``CountEnv``) on a loopback
 port in this process, then runs, one after the other and each in a child process of its
@@ -99,6 +99,7 @@ def run_ours(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         progress=False,
         checkpoint_every=10**9,
         lr=LR,
+        **({"micro_batch": args.micro_batch} if args.micro_batch else {}),
     )
     if cuda:
         torch.cuda.reset_peak_memory_stats()
@@ -169,6 +170,7 @@ def spawn(kind: str, args: argparse.Namespace, model_dir: str, url: str, workdir
         *("--child", kind, "--child-out", str(out), "--model-dir", model_dir, "--url", url),
         *("--steps", str(args.steps), "--prompts", str(args.prompts), "--new-tokens", str(args.new_tokens)),
         *("--device", args.device, "--workers", str(args.workers), "--threads", str(args.threads or 0)),
+        *("--micro-batch", str(args.micro_batch)),
     ]
     proc = subprocess.run(cmd, timeout=CHILD_DEADLINE_S, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
@@ -217,6 +219,7 @@ def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         "group_size": GROUP_SIZE,
         "prompts_per_step": args.prompts,
         "new_tokens": args.new_tokens,
+        "micro_batch": args.micro_batch or "default",
         "steps": args.steps,
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
         "loadavg_start": load_start,
@@ -242,6 +245,13 @@ def main() -> None:
         "--rounds", type=int, default=1, help="run the pair this many times, order swapped each round"
     )
     p.add_argument("--threads", type=int, default=0, help="torch threads per trainer; 0: default")
+    p.add_argument(
+        "--micro-batch",
+        type=int,
+        default=0,
+        help="our trainer's micro_batch (episodes per forward/backward); 0: TrainConfig's default. "
+        "TRL's batch here is the whole step",
+    )
     p.add_argument("--out")
     p.add_argument("--child", choices=["ours", "trl"], help=argparse.SUPPRESS)
     p.add_argument("--child-out", help=argparse.SUPPRESS)
