@@ -51,7 +51,8 @@ def _docker_engine() -> str | None:
     try:
         import docker
 
-        docker.from_env(timeout=10).ping()
+        with contextlib.closing(docker.from_env(timeout=10)) as client:
+            client.ping()
     except Exception as exc:
         return f"no Docker engine answers ({type(exc).__name__})"
     return None
@@ -62,7 +63,8 @@ def _local_base_image() -> str | None:
     try:
         import docker
 
-        docker.from_env(timeout=10).images.get(LOCAL_BASE_IMAGE)
+        with contextlib.closing(docker.from_env(timeout=10)) as client:
+            client.images.get(LOCAL_BASE_IMAGE)
     except Exception:
         return None
     return LOCAL_BASE_IMAGE
@@ -103,8 +105,12 @@ class PageRun:
             return self._background(block, code)
         try:
             done = subprocess.run(
-                ["bash", "-euo", "pipefail", "-c", code], cwd=self.dir, env=self.env,
-                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=block.timeout_s,
+                ["bash", "-euo", "pipefail", "-c", code],
+                cwd=self.dir,
+                env=self.env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                timeout=block.timeout_s,
             )
         except subprocess.TimeoutExpired as exc:
             pytest.fail(f"{block.where}: still running after {block.timeout_s:g} s:\n{_tail(exc.output)}")
@@ -127,15 +133,21 @@ class PageRun:
         self.stop_server()
         log = self.server_log.open("wb")
         self.server = subprocess.Popen(
-            ["bash", "-c", code], cwd=self.dir, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+            ["bash", "-c", code],
+            cwd=self.dir,
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
             start_new_session=True,
         )
         url = f"http://127.0.0.1:{self.port}/health"
         deadline = time.monotonic() + block.timeout_s
         while True:
             if self.server.poll() is not None:
-                pytest.fail(f"{block.where}: the server exited with {self.server.returncode}:\n"
-                            f"{_tail(self.server_log.read_bytes())}")
+                pytest.fail(
+                    f"{block.where}: the server exited with {self.server.returncode}:\n"
+                    f"{_tail(self.server_log.read_bytes())}"
+                )
             with contextlib.suppress(httpx.TransportError):
                 if httpx.get(url, timeout=2).status_code == 200:
                     break

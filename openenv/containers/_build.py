@@ -34,7 +34,7 @@ from ._build_upstream import (
     upstream_tag,
     write_upstream_context,
 )
-from ._docker import docker_client
+from ._docker import using_client
 
 DEFAULT_BASE_IMAGE = "python:3.11-slim"
 Progress = Callable[[str], None]
@@ -166,25 +166,25 @@ def build_base(
     """Build (or reuse) the shared base image; returns its tag."""
     import docker.errors
 
-    client = client or docker_client()
-    tag = base_image_tag(base_image)
-    if not rebuild:
-        try:
-            client.images.get(tag)
-            progress(f"reusing {tag} (base {base_image})")
-            return tag
-        except docker.errors.ImageNotFound:
-            pass
-    if not _have_image(client, base_image):
-        _pull(client, base_image, progress)
-    root = source_root()
-    with tempfile.TemporaryDirectory(prefix="openenv-base-") as tmp:
-        ctx = Path(tmp)
-        _pip_wheel([f"{root}[{BASE_EXTRAS}]", "dumb-init"], ctx, progress)
-        (ctx / "requirements.txt").write_text(f"openenv[{BASE_EXTRAS}]\ndumb-init\n")
-        shutil.copy(root / "docker" / "base.Dockerfile", ctx / "Dockerfile")
-        _docker_build(client, ctx, tag, {"BASE_IMAGE": base_image}, no_cache, progress)
-    return tag
+    with using_client(client) as client:
+        tag = base_image_tag(base_image)
+        if not rebuild:
+            try:
+                client.images.get(tag)
+                progress(f"reusing {tag} (base {base_image})")
+                return tag
+            except docker.errors.ImageNotFound:
+                pass
+        if not _have_image(client, base_image):
+            _pull(client, base_image, progress)
+        root = source_root()
+        with tempfile.TemporaryDirectory(prefix="openenv-base-") as tmp:
+            ctx = Path(tmp)
+            _pip_wheel([f"{root}[{BASE_EXTRAS}]", "dumb-init"], ctx, progress)
+            (ctx / "requirements.txt").write_text(f"openenv[{BASE_EXTRAS}]\ndumb-init\n")
+            shutil.copy(root / "docker" / "base.Dockerfile", ctx / "Dockerfile")
+            _docker_build(client, ctx, tag, {"BASE_IMAGE": base_image}, no_cache, progress)
+        return tag
 
 
 def _no_base_image(base_image: str, error: str) -> str:
@@ -235,30 +235,29 @@ def build_env_image(
     env_path = Path(env_dir).resolve()
     upstream = env_path.is_dir() and is_upstream_folder(env_path)
     project = None if upstream else read_env_project(env_path)
-    client = client or docker_client()
-    base_tag = build_base(
-        base_image, rebuild=rebuild_base, no_cache=no_cache, client=client, progress=progress
-    )
-    if project is None:
-        return _build_upstream(env_path, base_tag, tag, no_cache, client, progress)
-    tag = tag or f"openenv-{project['serve_name'].replace('_', '-')}"
-    with tempfile.TemporaryDirectory(prefix="openenv-env-") as tmp:
-        ctx = Path(tmp) / "ctx"
-        (ctx / "wheels").mkdir(parents=True)
-        _pip_wheel(["--no-deps", str(env_path)], ctx / "wheels", progress)
-        if project["dependencies"]:
-            _pip_wheel(project["dependencies"], ctx / "wheels", progress)
-        if project["no_deps"]:
-            _pip_wheel(["--no-deps", *project["no_deps"]], ctx / "wheels", progress)
-        if project["apt"]:
-            from ._debs import fetch_debs
+    with using_client(client) as client:
+        base_tag = build_base(
+            base_image, rebuild=rebuild_base, no_cache=no_cache, client=client, progress=progress
+        )
+        if project is None:
+            return _build_upstream(env_path, base_tag, tag, no_cache, client, progress)
+        tag = tag or f"openenv-{project['serve_name'].replace('_', '-')}"
+        with tempfile.TemporaryDirectory(prefix="openenv-env-") as tmp:
+            ctx = Path(tmp) / "ctx"
+            (ctx / "wheels").mkdir(parents=True)
+            _pip_wheel(["--no-deps", str(env_path)], ctx / "wheels", progress)
+            if project["dependencies"]:
+                _pip_wheel(project["dependencies"], ctx / "wheels", progress)
+            if project["no_deps"]:
+                _pip_wheel(["--no-deps", *project["no_deps"]], ctx / "wheels", progress)
+            if project["apt"]:
+                from ._debs import fetch_debs
 
-            count = fetch_debs(client, base_tag, project["apt"], ctx / "debs")
-            progress(f"{count} .deb files for {' '.join(project['apt'])}")
-        shutil.copy(env_path / "Dockerfile", ctx / "Dockerfile")
-        _docker_build(client, ctx, tag, {"OPENENV_BASE": base_tag}, no_cache, progress)
-    return tag
-
+                count = fetch_debs(client, base_tag, project["apt"], ctx / "debs")
+                progress(f"{count} .deb files for {' '.join(project['apt'])}")
+            shutil.copy(env_path / "Dockerfile", ctx / "Dockerfile")
+            _docker_build(client, ctx, tag, {"OPENENV_BASE": base_tag}, no_cache, progress)
+        return tag
 
 
 def _build_upstream(
@@ -266,8 +265,10 @@ def _build_upstream(
 ) -> str:
     """An upstream OpenEnv folder on the shared base (see ``_build_upstream``)."""
     tag = tag or upstream_tag(env_dir)
-    progress(f"{env_dir.name}: an upstream OpenEnv folder; served by openenv.core on the openenv base "
-             "(its server/Dockerfile is upstream's and is not used)")
+    progress(
+        f"{env_dir.name}: an upstream OpenEnv folder; served by openenv.core on the openenv base "
+        "(its server/Dockerfile is upstream's and is not used)"
+    )
     requirements = upstream_requirements(env_dir)
     with tempfile.TemporaryDirectory(prefix="openenv-env-") as tmp:
         ctx = Path(tmp) / "ctx"

@@ -18,7 +18,7 @@ import time
 import uuid
 import weakref
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from .._exceptions import ProviderError, StartupFailed
@@ -39,12 +39,30 @@ def _owner() -> str:
 def docker_client() -> Any:
     """A connected ``docker.DockerClient``; ``ProviderError`` if no engine answers."""
     docker = require("docker", extra="docker", feature="running env containers")
+    client = None
     try:
         client = docker.from_env()
         client.ping()
     except Exception as exc:
+        if client is not None:
+            client.close()
         raise ProviderError(f"no Docker engine answers ({exc}); is dockerd running?") from None
     return client
+
+
+@contextlib.contextmanager
+def using_client(client: Any = None) -> Iterator[Any]:
+    """``client`` as it is, or a new one (``docker_client()``) closed on the way out: a
+    client left to the garbage collector leaves its socket to the engine open until
+    then, and an unclosed-socket warning wherever that happens."""
+    if client is not None:
+        yield client
+        return
+    own = docker_client()
+    try:
+        yield own
+    finally:
+        own.close()
 
 
 class DockerReplica(ReplicaBase):
@@ -230,25 +248,27 @@ def gc(*, all_owners: bool = False, client: Any = None) -> list[str]:
 
     With ``all_owners`` every ``openenv.managed`` container is removed.
     """
-    client = client or docker_client()
-    host = socket.gethostname()
-    removed: list[str] = []
-    # ignore_removed: a container removed between the listing and its inspection
-    # (auto-removal of a stopped replica) is skipped instead of raising NotFound.
-    managed = client.containers.list(all=True, filters={"label": f"{LABEL_MANAGED}=1"}, ignore_removed=True)
-    for container in managed:
-        owner = container.labels.get(LABEL_OWNER, "")
-        owner_host, _, pid = owner.rpartition(":")
-        if not all_owners and owner_host == host and pid.isdigit() and _pid_alive(int(pid)):
-            continue
-        if not all_owners and owner_host != host:
-            continue  # another machine's client: not ours to judge
-        try:
-            container.remove(force=True)
-            removed.append(container.name)
-        except Exception:
-            pass
-    return removed
+    with using_client(client) as client:
+        host = socket.gethostname()
+        removed: list[str] = []
+        # ignore_removed: a container removed between the listing and its inspection
+        # (auto-removal of a stopped replica) is skipped instead of raising NotFound.
+        managed = client.containers.list(
+            all=True, filters={"label": f"{LABEL_MANAGED}=1"}, ignore_removed=True
+        )
+        for container in managed:
+            owner = container.labels.get(LABEL_OWNER, "")
+            owner_host, _, pid = owner.rpartition(":")
+            if not all_owners and owner_host == host and pid.isdigit() and _pid_alive(int(pid)):
+                continue
+            if not all_owners and owner_host != host:
+                continue  # another machine's client: not ours to judge
+            try:
+                container.remove(force=True)
+                removed.append(container.name)
+            except Exception:
+                pass
+        return removed
 
 
 @dataclasses.dataclass(frozen=True)
@@ -273,43 +293,45 @@ def _url_of(container: Any) -> str | None:
 
 def containers(*, client: Any = None) -> list[ContainerInfo]:
     """The project's containers (label ``openenv.managed=1``) on the engine, by name."""
-    client = client or docker_client()
-    managed = client.containers.list(all=True, filters={"label": f"{LABEL_MANAGED}=1"}, ignore_removed=True)
-    return sorted(
-        (
-            ContainerInfo(
-                name=c.name,
-                image=c.labels.get(LABEL_IMAGE) or (c.image.tags[0] if c.image and c.image.tags else "?"),
-                url=_url_of(c),
-                status=c.status,
-                owner=c.labels.get(LABEL_OWNER, ""),
-            )
-            for c in managed
-        ),
-        key=lambda info: info.name,
-    )
+    with using_client(client) as client:
+        managed = client.containers.list(
+            all=True, filters={"label": f"{LABEL_MANAGED}=1"}, ignore_removed=True
+        )
+        return sorted(
+            (
+                ContainerInfo(
+                    name=c.name,
+                    image=c.labels.get(LABEL_IMAGE) or (c.image.tags[0] if c.image and c.image.tags else "?"),
+                    url=_url_of(c),
+                    status=c.status,
+                    owner=c.labels.get(LABEL_OWNER, ""),
+                )
+                for c in managed
+            ),
+            key=lambda info: info.name,
+        )
 
 
 def stop_container(name: str, *, timeout_s: float = 10.0, client: Any = None) -> None:
     """Stop and remove one project container by name (or ID); ``ProviderError`` when no
     project container has that name (other containers on the engine are never touched)."""
-    client = client or docker_client()  # the docker SDK (or MissingExtra naming it) first
-    import docker.errors
+    with using_client(client) as client:  # the docker SDK (or MissingExtra naming it) first
+        import docker.errors
 
-    try:
-        container = client.containers.get(name)
-    except docker.errors.NotFound:
-        raise ProviderError(f"no container named {name!r}; `openenv ps` lists the project's") from None
-    if container.labels.get(LABEL_MANAGED) != "1":
-        raise ProviderError(f"container {name!r} is not an openenv container; not stopping it")
-    try:
-        container.stop(timeout=int(timeout_s))
-    except docker.errors.NotFound:
-        return  # it stopped and was auto-removed meanwhile
-    except docker.errors.APIError as exc:
-        raise ProviderError(f"docker could not stop {name!r}: {exc.explanation or exc}") from None
-    with contextlib.suppress(docker.errors.NotFound, docker.errors.APIError):
-        container.remove(force=True)  # not auto-removed (e.g. started by someone else's tool)
+        try:
+            container = client.containers.get(name)
+        except docker.errors.NotFound:
+            raise ProviderError(f"no container named {name!r}; `openenv ps` lists the project's") from None
+        if container.labels.get(LABEL_MANAGED) != "1":
+            raise ProviderError(f"container {name!r} is not an openenv container; not stopping it")
+        try:
+            container.stop(timeout=int(timeout_s))
+        except docker.errors.NotFound:
+            return  # it stopped and was auto-removed meanwhile
+        except docker.errors.APIError as exc:
+            raise ProviderError(f"docker could not stop {name!r}: {exc.explanation or exc}") from None
+        with contextlib.suppress(docker.errors.NotFound, docker.errors.APIError):
+            container.remove(force=True)  # not auto-removed (e.g. started by someone else's tool)
 
 
 def _pid_alive(pid: int) -> bool:

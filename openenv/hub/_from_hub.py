@@ -41,21 +41,19 @@ def image_tag(repo_id: str) -> str:
     return "openenv-hub-" + re.sub(r"[^a-z0-9_.-]", "-", repo_id.replace("/", "--").lower())
 
 
-def build_space_image(
-    folder: Path, tag: str, base_image: str | None = None, progress: Any = None
-) -> str:
+def build_space_image(folder: Path, tag: str, base_image: str | None = None, progress: Any = None) -> str:
     """Build a pulled Space's Dockerfile on the openenv base image, offline."""
     from ..containers import DEFAULT_BASE_IMAGE
     from ..containers._build import _docker_build, build_base
-    from ..containers._docker import docker_client
+    from ..containers._docker import using_client
 
     def say(line: str) -> None:
         if progress is not None:
             progress(line)
 
-    client = docker_client()
-    base = build_base(base_image or DEFAULT_BASE_IMAGE, client=client, progress=say)
-    _docker_build(client, folder, tag, {"BASE_IMAGE": base, "PIP_OPTIONS": "--no-index"}, False, say)
+    with using_client() as client:
+        base = build_base(base_image or DEFAULT_BASE_IMAGE, client=client, progress=say)
+        _docker_build(client, folder, tag, {"BASE_IMAGE": base, "PIP_OPTIONS": "--no-index"}, False, say)
     return tag
 
 

@@ -116,9 +116,15 @@ def _local_image(name: str) -> bool:
     try:
         import docker
 
-        docker.from_env(timeout=5).images.get(name)
+        client = docker.from_env(timeout=5)
     except Exception:
         return False
+    try:
+        client.images.get(name)
+    except Exception:
+        return False
+    finally:
+        client.close()
     return True
 
 

@@ -28,13 +28,15 @@ LOCAL_BASE_IMAGE = "openenv-local/python:3.11-bookworm"
 
 
 @pytest.fixture(scope="module")
-def engine() -> Any:
+def engine() -> Iterator[Any]:
     from openenv.containers._docker import docker_client
 
     try:
-        return docker_client()
+        client = docker_client()
     except ProviderError as exc:
         pytest.skip(f"needs a Docker engine: {exc}")
+    yield client
+    client.close()
 
 
 @pytest.fixture(scope="module")
@@ -64,9 +66,20 @@ def test_init_build_run_validate(tmp_path: Path, base_image: str, remove_images:
 
     folder = init_env("tiles", tmp_path)
     out = subprocess.run(
-        [sys.executable, "-m", "openenv", "build", str(folder), "--base-image", base_image,
-         "-t", "openenv-tiles-test"],
-        capture_output=True, text=True, timeout=280,
+        [
+            sys.executable,
+            "-m",
+            "openenv",
+            "build",
+            str(folder),
+            "--base-image",
+            base_image,
+            "-t",
+            "openenv-tiles-test",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=280,
     )
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.strip() == "openenv-tiles-test"
@@ -80,8 +93,7 @@ def test_init_build_run_validate(tmp_path: Path, base_image: str, remove_images:
     assert report.get("determinism").outcome.value == "pass"
 
 
-def test_from_hub_builds_and_runs_the_space_image(tmp_path: Path, base_image: str,
-                                                  remove_images: list[str]):
+def test_from_hub_builds_and_runs_the_space_image(tmp_path: Path, base_image: str, remove_images: list[str]):
     from openenv.hub import push
     from openenv.hub._from_hub import image_tag
     from tests.hub.fake_hub import FakeHub
@@ -96,8 +108,15 @@ def test_from_hub_builds_and_runs_the_space_image(tmp_path: Path, base_image: st
             from lights import MODELS, LightsAction
         finally:
             sys.path.remove(str(folder))
-        with EnvClient.from_hub("alice/lights", MODELS, use_docker=True, trust_remote_code=True,
-                                base_image=base_image, token=hub.token, endpoint=hub.url) as env:
+        with EnvClient.from_hub(
+            "alice/lights",
+            MODELS,
+            use_docker=True,
+            trust_remote_code=True,
+            base_image=base_image,
+            token=hub.token,
+            endpoint=hub.url,
+        ) as env:
             env.reset(seed=3)
             result = env.step(LightsAction(guess=4))
             assert result.observation.attempts == 1

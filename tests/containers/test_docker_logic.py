@@ -17,8 +17,8 @@ import docker.errors
 import pytest
 
 from openenv._exceptions import ProviderError
-from openenv.containers import DockerProvider, gc
-from openenv.containers._docker import LABEL_IMAGE, LABEL_MANAGED, LABEL_OWNER, docker_client
+from openenv.containers import DockerProvider, _docker, gc
+from openenv.containers._docker import LABEL_IMAGE, LABEL_MANAGED, LABEL_OWNER, docker_client, using_client
 
 
 class FakeContainer:
@@ -79,6 +79,10 @@ class FakeDockerClient:
     def __init__(self, containers: list[FakeContainer] | None = None, **errors: Any) -> None:
         self.containers = FakeContainers(containers or [], errors.get("create_error"))
         self.images = FakeImages(errors.get("pull_error"))
+        self.closed = False
+
+    def close(self) -> None:
+        self.closed = True
 
 
 HOST = socket.gethostname()
@@ -226,3 +230,26 @@ def test_base_tag_changes_with_openenvs_sources(tmp_path, monkeypatch):
     assert first != _build.base_image_tag("other:base")
     source.write_text("A = 2\n")
     assert _build.base_image_tag("python:3.11-slim") != first  # a stale base is never reused
+
+
+def test_a_client_made_for_one_call_is_closed_and_a_given_one_is_not(monkeypatch: pytest.MonkeyPatch) -> None:
+    # An unclosed client leaves its engine socket to the garbage collector, whose
+    # ResourceWarning then lands in whatever runs at that moment.
+    made: list[FakeDockerClient] = []
+
+    def fresh() -> FakeDockerClient:
+        made.append(FakeDockerClient([] if made else [labelled("orphan", f"{HOST}:{finished_pid()}")]))
+        return made[-1]
+
+    monkeypatch.setattr(_docker, "docker_client", fresh)
+    assert gc() == ["orphan"]
+    assert [c.closed for c in made] == [True]
+    assert _docker.containers() == []
+    assert [c.closed for c in made] == [True, True]
+    given = FakeDockerClient()
+    with using_client(given) as client:
+        assert client is given
+    assert not given.closed
+    with pytest.raises(RuntimeError), using_client() as client:
+        raise RuntimeError("the call failed")
+    assert made[-1].closed  # closed on the way out of a failure too

@@ -43,6 +43,8 @@ def image():
         return build_env_image(ENV_DIR, base_image=base, client=client, progress=lines.append)
     except ProviderError as exc:
         pytest.fail(f"building the coding image on {base} failed: {exc}\n" + "\n".join(lines[-30:]))
+    finally:
+        client.close()
 
 
 def test_an_episode_runs_in_the_image(image):

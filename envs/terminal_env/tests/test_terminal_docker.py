@@ -46,6 +46,8 @@ def image() -> str:
             )
     except ProviderError as exc:
         pytest.fail(f"building the terminal image on {base} failed: {exc}\n" + "\n".join(lines[-30:]))
+    finally:
+        client.close()
     return tag  # (not compared again: this tree may have changed meanwhile)
 
 
