@@ -76,6 +76,8 @@ class DockerReplica(ReplicaBase):
         self._lines: deque[str] = deque(maxlen=500)
         self._exited = threading.Event()
         self._stopped = False
+        #: Called once when this replica stops (its provider's client bookkeeping).
+        self._on_stop: Any = None
         self._follower = threading.Thread(
             target=self._follow, name=f"openenv-logs-{self.id[:12]}", daemon=True
         )
@@ -84,9 +86,9 @@ class DockerReplica(ReplicaBase):
 
     def _follow(self) -> None:
         # Logs are read as they come, so they survive auto-removal of a dead container.
+        output = self._output
         try:
             pending = ""
-            output = self._output
             if output is None:
                 output = self.container.logs(stream=True, follow=True)
             for chunk in output:
@@ -98,6 +100,9 @@ class DockerReplica(ReplicaBase):
         except Exception:
             pass
         finally:
+            # The stream's socket to the engine, closed here rather than by the GC.
+            with contextlib.suppress(Exception):
+                getattr(output, "close", lambda: None)()
             self._exited.set()
 
     def alive(self) -> bool:
@@ -127,6 +132,9 @@ class DockerReplica(ReplicaBase):
             self.container.stop(timeout=5)
         with contextlib.suppress(Exception):  # auto-remove normally does this; make sure
             self.container.remove(force=True)
+        on_stop, self._on_stop = self._on_stop, None
+        if on_stop is not None:
+            on_stop()
 
 
 def container_stem(image: str) -> str:
@@ -167,12 +175,30 @@ class DockerProvider(Provider):
         self.start_timeout_s = start_timeout_s
         self.labels = dict(labels or {})
         self._client = client
+        # A client this provider made is closed (its sockets released; it stays usable)
+        # whenever none of its replicas is running; one passed in is the caller's.
+        self._owns_client = client is None
+        self._running = 0
+        self._count_lock = threading.Lock()
 
     @property
     def client(self) -> Any:
         if self._client is None:
             self._client = docker_client()
         return self._client
+
+    def _track(self, replica: DockerReplica) -> None:
+        with self._count_lock:
+            self._running += 1
+        replica._on_stop = self._replica_stopped
+
+    def _replica_stopped(self) -> None:
+        with self._count_lock:
+            self._running -= 1
+            idle = self._running == 0
+        if idle and self._owns_client and self._client is not None:
+            with contextlib.suppress(Exception):
+                self._client.close()
 
     def start(self) -> DockerReplica:
         client = self.client  # the docker SDK (or MissingExtra naming it) first
@@ -209,6 +235,7 @@ class DockerProvider(Provider):
         except docker.errors.APIError as exc:
             raise ProviderError(f"docker could not start {self.image!r}: {exc.explanation or exc}") from None
         replica = DockerReplica(container, "", output)
+        self._track(replica)
         try:
             try:
                 container.start()

@@ -251,3 +251,38 @@ def test_replica_logs_follow_the_server_output(docker: Any, echo_image: str) -> 
     finally:
         replica.stop()
     assert wait_gone(docker, replica.id)
+
+
+def test_a_provider_releases_its_own_client_when_no_replica_of_it_runs(
+    docker: Any, echo_image: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A client left to the garbage collector leaves its engine socket open until then,
+    # and its ResourceWarning lands in whatever code runs at that moment.
+    provider = DockerProvider(echo_image, start_timeout_s=60)
+    closes: list[int] = []
+    client = provider.client
+    real_close = client.close
+    monkeypatch.setattr(client, "close", lambda: (closes.append(1), real_close()))
+    first, second = provider.start(), provider.start()
+    first.stop()
+    assert closes == []  # the second replica still uses it
+    second.stop()
+    assert closes == [1]
+    third = provider.start()  # a released client is still usable
+    try:
+        assert httpx.get(f"{third.base_url}/health", timeout=5).status_code == 200
+    finally:
+        third.stop()
+    assert closes == [1, 1]
+    third.stop()  # idempotent: not released twice
+    assert closes == [1, 1]
+
+
+def test_a_provider_never_closes_a_client_it_was_given(
+    docker: Any, echo_image: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    closes: list[int] = []
+    monkeypatch.setattr(docker, "close", lambda: closes.append(1))
+    replica = DockerProvider(echo_image, client=docker).start()
+    replica.stop()
+    assert closes == []
