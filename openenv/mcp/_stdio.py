@@ -116,15 +116,10 @@ def _local_image(name: str) -> bool:
     try:
         import docker
 
-        client = docker.from_env(timeout=5)
+        with contextlib.closing(docker.from_env(timeout=5)) as client:
+            client.images.get(name)
     except Exception:
         return False
-    try:
-        client.images.get(name)
-    except Exception:
-        return False
-    finally:
-        client.close()
     return True
 
 

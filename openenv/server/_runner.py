@@ -43,6 +43,11 @@ STRIKE_FORGIVEN = 1 / 256
 DEMOTE_AT_ONCE = 25
 
 
+def _promote_after(demotions: int) -> int:
+    """Fast calls in a row off the loop that promote a method demoted ``demotions`` times."""
+    return int(min(PROMOTE_AFTER * PROMOTE_BACKOFF**demotions, MAX_PROMOTE_AFTER))
+
+
 class EnvRunner:
     """Builds env instances for one env class and decides where their calls run."""
 
@@ -157,8 +162,7 @@ class EnvRunner:
             return
         runs = self._fast_runs.get(name, 0) + 1
         self._fast_runs[name] = runs
-        needed = min(PROMOTE_AFTER * PROMOTE_BACKOFF ** self._demotions.get(name, 0), MAX_PROMOTE_AFTER)
-        if runs >= needed:
+        if runs >= _promote_after(self._demotions.get(name, 0)):
             self._on_loop.add(name)
             self._fast_runs[name] = 0
 
@@ -166,7 +170,6 @@ class EnvRunner:
         self._on_loop.discard(name)
         self._strikes.pop(name, None)
         demotions = self._demotions[name] = self._demotions.get(name, 0) + 1
-        again = min(PROMOTE_AFTER * PROMOTE_BACKOFF**demotions, MAX_PROMOTE_AFTER)
         log.log(
             logging.WARNING if demotions == 1 else logging.INFO,
             "%s.%s took %.1f ms on the event loop; it runs on worker threads again, and back on the "
@@ -174,7 +177,7 @@ class EnvRunner:
             self.env_class.__name__,
             name,
             seconds * 1e3,
-            again,
+            _promote_after(demotions),
         )
 
     def runs_on_loop(self, name: str) -> bool:
