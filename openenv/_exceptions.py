@@ -37,6 +37,10 @@
     ├── ProbeError                    openenv validate: the server did not answer as a probe expected
     ├── EnvNotFound                   openenv serve: the target names no env; also a LookupError
     ├── UnknownTool                   openenv.mcp: no tool of that name; also a LookupError
+    ├── EvalError                     openenv eval: bad settings (k < 1, no such task), a run
+    │   │                             folder of another run; also a ValueError
+    │   └── PolicyError               openenv.policy: unknown policy spec, a model endpoint
+    │                                 that cannot be reached or refuses the key
     └── MissingExtra                  an optional dependency is absent (names the extra to
                                       install); also an ImportError
 
@@ -331,6 +335,15 @@ class EnvNotFound(OpenEnvError, LookupError):
 
 class UnknownTool(OpenEnvError, LookupError):
     """No tool of that name."""
+
+
+class EvalError(OpenEnvError, ValueError):
+    """``openenv eval`` cannot run as asked (k < 1, no such task, a folder of another run)."""
+
+
+class PolicyError(EvalError):
+    """A policy cannot be built or its model endpoint cannot be used (unknown spec,
+    unreachable endpoint, a refused key)."""
 
 
 class MissingExtra(OpenEnvError, ImportError):
