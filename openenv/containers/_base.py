@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import abc
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from types import TracebackType
 from typing import Protocol, Self, runtime_checkable
 
 from .._exceptions import StartupFailed
+from .._health import health_error
 
 #: The port env servers listen on inside containers (upstream's convention).
 CONTAINER_PORT = 8000
@@ -113,13 +112,10 @@ def wait_healthy(
     delay = 0.025
     last_error = "no answer yet"
     while True:
-        try:
-            with urllib.request.urlopen(f"{base_url}/health", timeout=2) as response:
-                if response.status == 200:
-                    return time.monotonic() - start
-                last_error = f"HTTP {response.status}"
-        except (urllib.error.URLError, OSError) as exc:
-            last_error = str(getattr(exc, "reason", exc))
+        error = health_error(base_url, timeout_s=2)
+        if error is None:
+            return time.monotonic() - start
+        last_error = error
         if not alive():
             raise StartupFailed(f"{what} exited before it became healthy", logs())
         if time.monotonic() + delay > deadline:
