@@ -30,14 +30,13 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections import deque
 from collections.abc import Mapping
 from typing import Any
 
 from .._exceptions import ProviderError
 from .._extras import require
+from .._health import CachedHealth
 from ._base import ReplicaBase, wait_healthy
 from ._local import free_port
 from ._pool import ReplicaPool
@@ -107,10 +106,6 @@ def _is_ours(failure: Any) -> bool:
         except Exception:  # a report that cannot be made: judge by the rest
             continue
     return any(ours in text for ours in OUR_MESHES)
-
-
-#: Seconds a ``/health`` answer (or its absence) is trusted before asking again.
-HEALTH_TTL_S = 0.5
 
 
 class _Served:
@@ -248,9 +243,7 @@ class MonarchReplica(ReplicaBase):
     def __init__(self, provider: MonarchProvider, host: int, rid: int, base_url: str, pid: int) -> None:
         self.provider, self.host, self.rid, self.base_url, self.pid = provider, host, rid, base_url, pid
         self.dead = False
-        self._checked_at = -HEALTH_TTL_S
-        self._healthy = True
-        self._lock = threading.Lock()
+        self._health = CachedHealth(base_url)
 
     def running(self) -> bool:
         """Whether its process runs, as its host last said (no ``/health`` asked)."""
@@ -259,20 +252,11 @@ class MonarchReplica(ReplicaBase):
     def alive(self) -> bool:
         if not self.running():
             return False
-        with self._lock:
-            if time.monotonic() - self._checked_at >= HEALTH_TTL_S:
-                try:
-                    with urllib.request.urlopen(f"{self.base_url}/health", timeout=1.0) as r:
-                        self._healthy = r.status == 200
-                except (urllib.error.URLError, OSError):
-                    self._healthy = False
-                self._checked_at = time.monotonic()
-            return self._healthy
+        return self._health()
 
     def suspect(self) -> None:
         """Forget the last health answer: the next ``alive()`` asks the server."""
-        with self._lock:
-            self._checked_at = -HEALTH_TTL_S
+        self._health.forget()
 
     def wait_ready(self, timeout_s: float, what: str) -> None:
         try:
