@@ -4,13 +4,8 @@
 from __future__ import annotations
 
 import socket
-import threading
-import time
-import urllib.error
-import urllib.request
 
-#: Seconds a ``/health`` answer (or its absence) is trusted before asking again.
-HEALTH_TTL_S = 1.0
+from .._health import CachedHealth
 
 
 class RemoteReplica:
@@ -19,27 +14,15 @@ class RemoteReplica:
     def __init__(self, base_url: str, health_timeout_s: float = 1.0) -> None:
         self.base_url = base_url.rstrip("/")
         self.health_timeout_s = health_timeout_s
-        self._checked_at = -HEALTH_TTL_S
-        self._healthy = False
-        self._lock = threading.Lock()
+        self._health = CachedHealth(self.base_url, health_timeout_s)
 
     def alive(self) -> bool:
         """Whether ``/health`` answered 200 (within the last ``HEALTH_TTL_S`` seconds)."""
-        with self._lock:
-            if time.monotonic() - self._checked_at < HEALTH_TTL_S:
-                return self._healthy
-            try:
-                with urllib.request.urlopen(f"{self.base_url}/health", timeout=self.health_timeout_s) as r:
-                    self._healthy = r.status == 200
-            except (urllib.error.URLError, OSError):
-                self._healthy = False
-            self._checked_at = time.monotonic()
-            return self._healthy
+        return self._health()
 
     def suspect(self) -> None:
         """Forget the last health answer: the next ``alive()`` asks the server."""
-        with self._lock:
-            self._checked_at = -HEALTH_TTL_S
+        self._health.forget()
 
     def logs(self, tail: int = 50) -> str:
         return f"(the logs of {self.base_url} are on its host)"
