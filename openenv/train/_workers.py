@@ -12,8 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
-import urllib.error
-import urllib.request
 import zlib
 from collections.abc import Sequence
 from typing import Any
@@ -21,6 +19,7 @@ from typing import Any
 import torch
 
 from .._exceptions import OpenEnvError
+from .._health import is_healthy
 from ._model import Policy, load_policy
 from ._rollout import Episode, RolloutSettings, run_wave
 from ._sampler import EnginePolicy
@@ -126,7 +125,7 @@ class RolloutWorker:
             out += await run_wave(
                 client, text, self.policy, wave, cfg, version=self.version, generator=gen, device=self.device
             )
-        if any(e.error for e in out) and not await asyncio.to_thread(_healthy, url):
+        if any(e.error for e in out) and not await asyncio.to_thread(is_healthy, url):
             self._clients.pop(url, None)  # its replica is gone: the episodes were lost with it
             for e in out:
                 if e.error and not e.error.startswith(REPLICA_LOST):
@@ -145,15 +144,6 @@ REPLICA_LOST = "ReplicaLost"
 
 #: A group: ``(index, seed)``, or ``(index, seed, url)`` when a replica pool routes it.
 Group = tuple[int, int] | tuple[int, int, str]
-
-
-def _healthy(url: str) -> bool:
-    """Whether ``url``'s ``/health`` answers 200 within 2 s."""
-    try:
-        with urllib.request.urlopen(f"{url}/health", timeout=2.0) as response:
-            return bool(response.status == 200)
-    except (urllib.error.URLError, OSError):
-        return False
 
 
 def failed_episodes(groups: Sequence[tuple[int, int]], group_size: int, error: str) -> list[Episode]:
