@@ -2,23 +2,11 @@
 
 from __future__ import annotations
 
-import urllib.error
-import urllib.request
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._health import is_healthy as is_healthy  # AutoEnv._check_server_availability asks it
 from ..core.utils import run_async_safely
-
-
-def is_healthy(base_url: str, timeout: float) -> bool:
-    """Whether ``GET {base_url}/health`` answers 200 within ``timeout`` seconds."""
-    if not base_url.startswith(("http://", "https://")):
-        return False
-    try:
-        with urllib.request.urlopen(base_url.rstrip("/") + "/health", timeout=timeout) as reply:
-            return bool(reply.status == 200)
-    except (urllib.error.URLError, OSError, ValueError):
-        return False
 
 
 @dataclass
