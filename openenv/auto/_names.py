@@ -6,7 +6,7 @@ import ipaddress
 import re
 from urllib.parse import urlsplit
 
-from ..core.utils import hf_space_subdomain
+from .._space import space_url
 
 _HUB_HOST = "huggingface.co"
 _SUFFIX = {"client": "Env", "action": "Action", "observation": "Observation"}
@@ -50,7 +50,7 @@ def repo_id_of(name: str) -> str:
 
 def space_url_of(name: str) -> str:
     """The live URL of the Space ``name`` points at (``org/my-env`` -> ``https://org-my-env.hf.space``)."""
-    return f"https://{hf_space_subdomain(repo_id_of(name))}.hf.space"
+    return space_url(repo_id_of(name))
 
 
 def git_url_of(name: str) -> str:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .._exceptions import HubError
+from .._space import space_url as _space_url
 from ._push import _api, _hub_call, check_repo_id, pull, resolve_token
 
 
@@ -33,8 +34,7 @@ class HubTarget:
 
 def space_url(repo_id: str) -> str:
     """The live URL of Space ``repo_id`` (``org/my_env`` -> ``https://org-my-env.hf.space``)."""
-    sub = re.sub(r"[^a-z0-9-]", "-", check_repo_id(repo_id).replace("/", "-").lower())
-    return f"https://{sub}.hf.space"
+    return _space_url(check_repo_id(repo_id))
 
 
 def image_tag(repo_id: str) -> str:
