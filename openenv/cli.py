@@ -58,6 +58,9 @@ def _serve(args: argparse.Namespace) -> int:
             max_sessions=args.max_sessions,
             max_sessions_per_client=args.max_sessions_per_client,
             auth_token=args.auth_token,
+            allowed_hosts=args.allowed_hosts,
+            allowed_origins=args.allowed_origins,
+            forwarded_allow_ips=args.forwarded_allow_ips,
             idle_timeout_s=args.idle_timeout,
             call_timeout_s=args.call_timeout,
             log_level=args.log_level,
@@ -252,13 +255,32 @@ def build_parser() -> argparse.ArgumentParser:
         "--max-sessions-per-client",
         type=int,
         metavar="N",
-        help="sessions one client address may hold per process (default 0: no quota)",
+        help="sessions one client address may hold per process (default -1: half of "
+        "--max-sessions; 0: no quota)",
     )
     p.add_argument(
         "--auth-token",
         metavar="TOKEN",
         help="require 'Authorization: Bearer TOKEN' on HTTP, WebSocket and MCP "
         "(OPENENV_AUTH_TOKEN keeps it out of the process list; default: none)",
+    )
+    p.add_argument(
+        "--allowed-origins",
+        metavar="LIST",
+        help="comma-separated origins (http://host:port) whose web pages may use the server "
+        "besides its own; '*': any (OPENENV_ALLOWED_ORIGINS; default: none)",
+    )
+    p.add_argument(
+        "--allowed-hosts",
+        metavar="LIST",
+        help="comma-separated Host names served besides loopback names and addresses; '*': any "
+        "(OPENENV_ALLOWED_HOSTS; default: those only on a loopback bind, any otherwise)",
+    )
+    p.add_argument(
+        "--forwarded-allow-ips",
+        metavar="LIST",
+        help="addresses of trusted proxies whose X-Forwarded-For names the client; '*': any "
+        "(OPENENV_FORWARDED_ALLOW_IPS; default: none)",
     )
     p.add_argument("--idle-timeout", type=float, help="seconds before an idle session is closed; 0 = never")
     p.add_argument("--log-level", help="debug, info, warning (default), error")
@@ -330,6 +352,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     # `openenv train ...` is parsed by openenv.train._cli (see main); listed here for --help.
     sub.add_parser("train", help="train a policy with GRPO against text envs (openenv train --help)")
+    # `openenv eval ...` / `openenv policy ...`: parsed by openenv.eval._cli / openenv.policy._cli (see main).
+    sub.add_parser("eval", help="evaluate a policy on an env: pass@k, trajectories, report (openenv eval --help)")
+    sub.add_parser("policy", help="serve a local checkpoint as an OpenAI-compatible endpoint (openenv policy --help)")
 
     p = sub.add_parser("gc", help="remove env containers left behind by crashed clients")
     p.add_argument("--all", action="store_true", help="remove every openenv-managed container")
@@ -349,10 +374,18 @@ def _import_from_cwd() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     rest = list(sys.argv[1:] if argv is None else argv)
-    if rest[:1] in (["serve"], ["mcp"], ["validate"]):  # the commands that import a target
+    if rest[:1] in (["serve"], ["mcp"], ["validate"], ["eval"]):  # the commands that import a target
         _import_from_cwd()
     if rest[:1] == ["train"]:
         return _train(rest[1:])
+    if rest[:1] == ["eval"]:
+        from .eval._cli import main as eval_main
+
+        return eval_main(rest[1:])
+    if rest[:1] == ["policy"]:
+        from .policy._cli import main as policy_main
+
+        return policy_main(rest[1:])
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))

@@ -1,0 +1,37 @@
+"""Evaluate a policy on an env: ``openenv eval`` and its Python API.
+
+    from openenv.eval import EvalConfig, run_eval
+    results = run_eval(EvalConfig(env="envs/echo_env", policy="random", out="runs/echo", samples=4))
+    print(results["pass_at_k"], results["mean_reward"], results["reward_ci95"])
+
+A run plays every (task, sample) pair of a task selection with a policy
+(``openenv.policy``), appends one ``Trajectory`` a line to ``OUT/trajectories.jsonl``
+as each episode ends, and writes ``OUT/results.json``: pass@k for every k up to the
+samples (Chen et al.'s unbiased estimator), avg@k, the mean reward with a bootstrap
+95% interval, per task and per category, tokens, and time split into policy and env.
+``report(dir)`` writes one static HTML page; ``rescore(dir, rubric)`` recomputes the
+rewards of a run without sampling again.
+"""
+
+from ._metrics import PassRule, bootstrap_ci, pass_at_k, summarize
+from ._trajectory import Trajectory, Turn, load_dataset, load_trajectories
+from ._runner import EvalConfig, episode_seed, run_eval, run_eval_async, write_results
+from ._tasks import TaskRef, TaskSelection
+
+__all__ = [
+    "EvalConfig",
+    "PassRule",
+    "TaskRef",
+    "TaskSelection",
+    "Trajectory",
+    "Turn",
+    "bootstrap_ci",
+    "episode_seed",
+    "load_dataset",
+    "load_trajectories",
+    "pass_at_k",
+    "run_eval",
+    "run_eval_async",
+    "summarize",
+    "write_results",
+]

@@ -1,0 +1,120 @@
+"""One episode: reset, then the policy and the env take turns until the episode ends,
+the policy stops, or the turn limit is reached (then it is ``truncated``).
+
+Time is split into the policy's (its ``act`` calls) and the env's (reset and steps).
+The return is the sum of the step rewards (RFC 0002); the breakdown and any success
+flag come from the last observation's ``metadata``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from ..client import AsyncEnvClient
+from ..policy import Episode, Policy
+from ._trajectory import Trajectory, Turn
+
+
+@dataclass
+class EpisodeSpec:
+    """What one episode plays: the task, its sample number and seed."""
+
+    run_id: str
+    env: str
+    env_version: str
+    task_id: str
+    split: str | None
+    category: str
+    sample: int
+    seed: int
+    reset_options: dict[str, Any]
+    reset_seed: int
+
+
+class Clock:
+    """Accumulates the policy's and the env's time of one episode."""
+
+    def __init__(self) -> None:
+        self.policy_s = 0.0
+        self.env_s = 0.0
+
+
+def _signals(result: Any) -> tuple[float | None, bool, bool]:
+    return result.reward, bool(result.terminated), bool(result.truncated)
+
+
+async def play(
+    client: AsyncEnvClient[Any, Any, Any],
+    policy: Policy,
+    episode: Episode,
+    spec: EpisodeSpec,
+    clock: Clock,
+) -> Trajectory:
+    """Play ``spec`` with ``policy`` on ``client``; errors propagate to the caller."""
+    started = time.time()
+    t0 = time.perf_counter()
+    result = await client.reset(seed=spec.reset_seed, **spec.reset_options)
+    clock.env_s += time.perf_counter() - t0
+    agent = policy.agent(episode)
+    observation: dict[str, Any] = dict(result.observation)
+    reward: float | None = None
+    turns: list[Turn] = []
+    total, status = 0.0, "truncated"
+    prompt_tokens = completion_tokens = 0
+    for index in range(episode.max_turns):
+        t0 = time.perf_counter()
+        decision = await agent.act(observation, reward)
+        policy_s = time.perf_counter() - t0
+        clock.policy_s += policy_s
+        prompt_tokens += decision.prompt_tokens
+        completion_tokens += decision.completion_tokens
+        turn = Turn(
+            index=index,
+            observation=observation,
+            messages=decision.messages,
+            action=decision.action,
+            tool_calls=decision.tool_calls,
+            token_ids=decision.token_ids,
+            logprobs=decision.logprobs,
+            policy_s=policy_s,
+        )
+        turns.append(turn)
+        if decision.action is None:
+            break  # the policy stopped: truncated
+        t0 = time.perf_counter()
+        result = await client.step(decision.action)
+        turn.env_s = time.perf_counter() - t0
+        clock.env_s += turn.env_s
+        reward, terminated, truncated = _signals(result)
+        turn.reward, turn.terminated, turn.truncated = reward, terminated, truncated
+        total += reward or 0.0
+        observation = dict(result.observation)
+        if terminated or truncated:
+            status = "done" if terminated else "truncated"
+            break
+    metadata = observation.get("metadata") or {}
+    success = metadata.get("success")
+    return Trajectory(
+        run_id=spec.run_id,
+        env=spec.env,
+        env_version=spec.env_version,
+        policy=policy.name,
+        task_id=spec.task_id,
+        split=spec.split,
+        category=spec.category,
+        sample=spec.sample,
+        seed=spec.seed,
+        status=status,  # type: ignore[arg-type]
+        reward=total,
+        reward_breakdown=dict(metadata.get("reward_breakdown") or {}),
+        success=success if isinstance(success, bool) else None,
+        turns=turns,
+        final_observation=observation,
+        prompt_tokens=prompt_tokens,
+        completion_tokens=completion_tokens,
+        policy_s=clock.policy_s,
+        env_s=clock.env_s,
+        started_at=started,
+    )

@@ -1,0 +1,51 @@
+"""``openenv policy serve CHECKPOINT``: a local checkpoint as an OpenAI-compatible server.
+
+    openenv policy serve runs/arith --port 8001      # POST /v1/chat/completions, GET /v1/models
+
+Bad input (no such checkpoint, a missing extra) is one line on stderr and exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from .._exceptions import MissingExtra, PolicyError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="openenv policy", description="Serve a policy.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("serve", help="an OpenAI-compatible server (chat completions) over a local checkpoint")
+    p.add_argument("checkpoint", help="'tiny', a Hugging Face model folder, or an `openenv train --out` folder")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8001)
+    p.add_argument("--model-name", help="the model id clients send (default: the checkpoint)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--max-batch", type=int, default=64, help="requests sampled together (default 64)")
+    p.add_argument("--api-key", help="require 'Authorization: Bearer KEY' (default: no key)")
+    return parser
+
+
+def main(argv: Sequence[str]) -> int:
+    args = build_parser().parse_args(list(argv))
+    try:
+        from ._local import LocalModel
+        from ._serve import run_server
+
+        model = LocalModel(args.checkpoint, seed=args.seed, device=args.device, max_batch=args.max_batch)
+        print(
+            f"openenv: serving {args.checkpoint} as an OpenAI-compatible endpoint on "
+            f"http://{args.host}:{args.port}/v1 (Ctrl-C stops it)",
+            file=sys.stderr,
+            flush=True,
+        )
+        run_server(model, host=args.host, port=args.port, model_name=args.model_name, api_key=args.api_key)
+    except (PolicyError, MissingExtra) as exc:
+        print(f"openenv policy: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        pass
+    return 0

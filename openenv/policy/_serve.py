@@ -1,0 +1,197 @@
+"""An OpenAI-compatible server over a local checkpoint (``openenv policy serve``).
+
+Routes: ``GET /v1/models`` and ``POST /v1/chat/completions`` (``stream`` as server-sent
+events, ``tools`` with tool calls parsed from ``<tool_call>{...}</tool_call>`` in the
+model's text, ``stop``, ``n``, ``max_tokens`` / ``max_completion_tokens``,
+``temperature``, ``logprobs``). Like vLLM, each choice also carries the sampled
+``token_ids`` and the response the ``prompt_token_ids`` when the request says
+``return_token_ids: true``; ``logprobs: true`` gives each sampled token's logprob.
+Concurrent requests are sampled in batches (``LocalModel``). With ``api_key`` a
+request without ``Authorization: Bearer <key>`` is answered 401 as OpenAI does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import uuid
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from ._chat import _TOOL_CALL, parse_tool_calls
+from ._local import LocalModel
+
+
+def _error(status: int, message: str, kind: str = "invalid_request_error", code: str | None = None) -> Response:
+    return JSONResponse({"error": {"message": message, "type": kind, "param": None, "code": code}}, status)
+
+
+class _Completion:
+    """One sampled choice, read into what the API returns."""
+
+    def __init__(self, model: LocalModel, ids: list[int], logps: list[float], stops: list[str], tools: bool):
+        stop_ids = set(model.renderer.stop_ids)
+        ended = bool(ids) and ids[-1] in stop_ids
+        self.ids, self.logps = ids, logps
+        body = ids[:-1] if ended else ids
+        text = model.decode(body)
+        self.finish = "stop" if ended else "length"
+        for stop in stops:
+            if stop and stop in text:
+                text, self.finish = text[: text.index(stop)], "stop"
+        self.tool_calls = [
+            {
+                "id": f"call_{uuid.uuid4().hex[:16]}",
+                "type": "function",
+                "function": {"name": c["name"], "arguments": json.dumps(c["arguments"])},
+            }
+            for c in (parse_tool_calls(text) if tools else [])
+        ]
+        if self.tool_calls:
+            text = _TOOL_CALL.sub("", text).strip()
+            self.finish = "tool_calls"
+        self.text = text
+        self.tokens = [model.token_text(i) for i in ids]
+
+    def logprobs(self) -> dict[str, Any]:
+        return {
+            "content": [
+                {"token": tok, "logprob": lp, "bytes": list(tok.encode()), "top_logprobs": []}
+                for tok, lp in zip(self.tokens, self.logps, strict=True)
+            ]
+        }
+
+
+class _Server:
+    def __init__(self, model: LocalModel, name: str, api_key: str | None) -> None:
+        self.model, self.name, self.api_key = model, name, api_key
+
+    def authorized(self, request: Request) -> bool:
+        return self.api_key is None or request.headers.get("authorization") == f"Bearer {self.api_key}"
+
+    async def models(self, request: Request) -> Response:
+        if not self.authorized(request):
+            return _error(401, "Incorrect API key provided.", code="invalid_api_key")
+        return JSONResponse(
+            {"object": "list", "data": [{"id": self.name, "object": "model", "created": 0, "owned_by": "openenv"}]}
+        )
+
+    async def chat(self, request: Request) -> Response:
+        if not self.authorized(request):
+            return _error(401, "Incorrect API key provided.", code="invalid_api_key")
+        try:
+            body = await request.json()
+        except ValueError:
+            return _error(400, "the body is not JSON")
+        messages = body.get("messages")
+        if not isinstance(messages, list) or not messages:
+            return _error(400, "'messages' must be a non-empty list")
+        n = int(body.get("n") or 1)
+        max_tokens = int(body.get("max_completion_tokens") or body.get("max_tokens") or 256)
+        temperature = float(body.get("temperature", 1.0) if body.get("temperature") is not None else 1.0)
+        stops = body.get("stop") or []
+        stops = [stops] if isinstance(stops, str) else list(stops)
+        tools = body.get("tools") or None
+        if n < 1 or max_tokens < 1:
+            return _error(400, "'n' and 'max_tokens' must be at least 1")
+        try:
+            prompt = self.model.render(messages, tools)
+        except Exception as exc:
+            return _error(400, f"cannot render the messages: {exc}")
+        outs = await asyncio.gather(
+            *(self.model.generate(prompt, max_new_tokens=max_tokens, temperature=temperature) for _ in range(n))
+        )
+        choices = [_Completion(self.model, list(i), list(lp), stops, bool(tools)) for i, lp in outs]
+        if body.get("stream"):
+            return StreamingResponse(self.stream(body, prompt, choices), media_type="text/event-stream")
+        return JSONResponse(self.response(body, prompt, choices))
+
+    def response(self, body: Mapping[str, Any], prompt: list[int], choices: list[_Completion]) -> dict[str, Any]:
+        want_ids, want_lp = bool(body.get("return_token_ids")), bool(body.get("logprobs"))
+        out: dict[str, Any] = {
+            "id": f"chatcmpl-{uuid.uuid4().hex}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": self.name,
+            "choices": [
+                {
+                    "index": i,
+                    "message": {
+                        "role": "assistant",
+                        "content": c.text if (c.text or not c.tool_calls) else None,
+                        **({"tool_calls": c.tool_calls} if c.tool_calls else {}),
+                    },
+                    "finish_reason": c.finish,
+                    "logprobs": c.logprobs() if want_lp else None,
+                    **({"token_ids": c.ids} if want_ids else {}),
+                }
+                for i, c in enumerate(choices)
+            ],
+            "usage": self.usage(prompt, choices),
+        }
+        if want_ids:
+            out["prompt_token_ids"] = prompt
+        return out
+
+    def usage(self, prompt: list[int], choices: list[_Completion]) -> dict[str, int]:
+        completion = sum(len(c.ids) for c in choices)
+        return {"prompt_tokens": len(prompt), "completion_tokens": completion, "total_tokens": len(prompt) + completion}
+
+    async def stream(self, body: Mapping[str, Any], prompt: list[int], choices: list[_Completion]) -> AsyncIterator[str]:
+        base = {"id": f"chatcmpl-{uuid.uuid4().hex}", "object": "chat.completion.chunk",
+                "created": int(time.time()), "model": self.name}
+
+        def chunk(index: int, delta: dict[str, Any], finish: str | None = None, **extra: Any) -> str:
+            choice = {"index": index, "delta": delta, "finish_reason": finish, "logprobs": None, **extra}
+            return "data: " + json.dumps({**base, "choices": [choice]}) + "\n\n"
+
+        want_ids, want_lp = bool(body.get("return_token_ids")), bool(body.get("logprobs"))
+        for i, c in enumerate(choices):
+            yield chunk(i, {"role": "assistant", "content": ""})
+            if c.text:
+                for piece in _pieces(c.text):
+                    yield chunk(i, {"content": piece})
+            for j, call in enumerate(c.tool_calls):
+                yield chunk(i, {"tool_calls": [{"index": j, **call}]})
+            extra: dict[str, Any] = {"token_ids": c.ids} if want_ids else {}
+            if want_lp:
+                extra["logprobs"] = c.logprobs()
+            last = chunk(i, {}, c.finish)
+            if extra:
+                payload = json.loads(last[len("data: "):])
+                payload["choices"][0].update(extra)
+                last = "data: " + json.dumps(payload) + "\n\n"
+            yield last
+        if (body.get("stream_options") or {}).get("include_usage"):
+            yield "data: " + json.dumps({**base, "choices": [], "usage": self.usage(prompt, choices)}) + "\n\n"
+        yield "data: [DONE]\n\n"
+
+
+def _pieces(text: str, size: int = 8) -> list[str]:
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def serve_app(model: LocalModel, *, model_name: str | None = None, api_key: str | None = None) -> Starlette:
+    """The ASGI app of ``openenv policy serve`` over a loaded ``LocalModel``."""
+    server = _Server(model, model_name or model.checkpoint, api_key)
+    return Starlette(
+        routes=[
+            Route("/v1/models", server.models, methods=["GET"]),
+            Route("/v1/chat/completions", server.chat, methods=["POST"]),
+        ]
+    )
+
+
+def run_server(
+    model: LocalModel, *, host: str, port: int, model_name: str | None = None, api_key: str | None = None
+) -> None:
+    """Serve until interrupted (uvicorn)."""
+    import uvicorn
+
+    uvicorn.run(serve_app(model, model_name=model_name, api_key=api_key), host=host, port=port, log_level="warning")
