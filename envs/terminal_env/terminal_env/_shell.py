@@ -58,6 +58,11 @@ class ShellDied(Exception):
     """The shell exited (``exit``, killed); it must be restarted."""
 
 
+class TerminalStalled(ShellDied):
+    """The terminal took no input until the deadline (a stopped shell, a program that
+    never reads): what was typed is cut short, so the shell must be restarted."""
+
+
 def quote(command: str) -> str:
     """``command`` as one bash ``$'...'`` word: safe to ``eval`` from a single line."""
     out = []
@@ -88,6 +93,7 @@ class PtyShell:
         self._eof = False
         self._exited = False
         self._watcher: asyncio.Future[None] | None = None
+        self._room: tuple[int, asyncio.Future[None]] | None = None  # a writer waiting for room
         self.cwd = sandbox.inner_workdir
 
     # ---- lifecycle -----------------------------------------------------------------
@@ -113,8 +119,8 @@ class PtyShell:
         self._watcher = asyncio.ensure_future(self._watch_exit(self.proc))
         self._resume()
         # Bash prompts (a marker) before it reads the setup line, then once after it.
-        self.write(b"stty -echo -icanon; set +o history\n")
         deadline = time.monotonic() + timeout_s
+        await self.write(b"stty -echo -icanon; set +o history\n", timeout_s)
         for _ in range(2):
             if await self.wait_finished(max(0.0, deadline - time.monotonic())) is None:
                 raise ShellDied("the shell did not start")
@@ -131,6 +137,7 @@ class PtyShell:
         if self._watcher is not None:
             self._watcher.cancel()
         self._pause()
+        self._stop_writer()  # before the fd closes; the writer then finds the shell gone
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
@@ -147,31 +154,70 @@ class PtyShell:
         return not self._eof and not self._exited
 
     # ---- input -----------------------------------------------------------------------
-    def write(self, data: bytes) -> None:
-        """Type ``data`` into the terminal (blocking writes are fine: it is a PTY)."""
+    async def write(self, data: bytes, timeout_s: float) -> None:
+        """Type ``data`` into the terminal, never blocking the event loop.
+
+        What the terminal takes now is written at once; the rest when it has room
+        again. ``TerminalStalled`` when some is still left at ``timeout_s`` (a stopped
+        shell, a program that never reads): the part written stays typed.
+        """
+        view = memoryview(data)
+        deadline = time.monotonic() + timeout_s
+        self._waiting += 1  # keep reading meanwhile: output must not wait on input
+        self._resume()
+        try:
+            while view := view[self._write_some(view) :]:
+                left = deadline - time.monotonic()
+                if left <= 0 or not await self._writable(left):
+                    raise TerminalStalled(
+                        f"the terminal took no input for {timeout_s:g}s "
+                        f"({len(data) - len(view)} of {len(data)} bytes typed)"
+                    )
+        finally:
+            self._waiting -= 1
+
+    def _write_some(self, view: memoryview) -> int:
+        """Bytes of ``view`` the terminal took now (0 when it has no room)."""
         if self._fd < 0 or self._eof:
             raise ShellDied("the shell is not running")
-        view = memoryview(data)
-        deadline = time.monotonic() + 5.0
-        while view:
-            try:
-                n = os.write(self._fd, view)
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    raise ShellDied("the terminal does not take input") from None
-                time.sleep(0.001)
-                continue
-            except OSError as exc:
-                raise ShellDied(f"the terminal is gone: {exc}") from exc
-            view = view[n:]
+        try:
+            return os.write(self._fd, view)
+        except BlockingIOError:
+            return 0
+        except OSError as exc:
+            raise ShellDied(f"the terminal is gone: {exc}") from exc
 
-    def send_command(self, command: str) -> None:
-        self.write(f"eval {quote(command)}\n".encode())
+    async def _writable(self, timeout_s: float) -> bool:
+        """Wait until the terminal has room for input (True) or ``timeout_s`` (False)."""
+        loop = asyncio.get_running_loop()
+        room: asyncio.Future[None] = loop.create_future()
+        self._room = (self._fd, room)
+        loop.add_writer(self._fd, self._stop_writer)
+        try:
+            await asyncio.wait_for(room, timeout_s)
+            return True
+        except TimeoutError:
+            return False
+        finally:
+            self._stop_writer()
+
+    def _stop_writer(self) -> None:
+        """Stop watching for room and wake the writer (room, a deadline, or close())."""
+        if self._room is not None:
+            fd, room = self._room
+            self._room = None
+            asyncio.get_running_loop().remove_writer(fd)
+            if not room.done():
+                room.set_result(None)
+
+    async def send_command(self, command: str, timeout_s: float) -> None:
+        await self.write(f"eval {quote(command)}\n".encode(), timeout_s)
 
     def interrupt(self) -> None:
-        """Ctrl-C: SIGINT to the foreground process group of the terminal."""
+        """Ctrl-C: SIGINT to the foreground process group of the terminal (if the
+        terminal has room for it now: this never waits)."""
         with contextlib.suppress(ShellDied):
-            self.write(b"\x03")
+            self._write_some(memoryview(b"\x03"))
 
     # ---- output ----------------------------------------------------------------------
     def take(self) -> Chunk:

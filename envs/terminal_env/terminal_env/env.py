@@ -28,7 +28,7 @@ from openenv.sandbox import (
 from openenv.sandbox._sandbox import describe
 
 from ._pool import ShellPool, close_shell
-from ._shell import Chunk, PtyShell, ShellDied
+from ._shell import Chunk, PtyShell, ShellDied, TerminalStalled
 from ._tasks import TASKS_DIR, HarborTaskSet, TerminalTask
 from ._text import clean, clip
 from ._verifier import Verdict, verify
@@ -283,9 +283,10 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
         shell = self._live_shell()
         timeout = min(action.timeout_s or self.default_timeout_s, self.max_timeout_s)
         earlier = shell.take()  # what background jobs printed since the last action
+        deadline = time.monotonic() + timeout
         try:
-            shell.send_command(action.command)
-            chunk = await shell.wait_finished(timeout)
+            await shell.send_command(action.command, timeout)
+            chunk = await shell.wait_finished(max(0.0, deadline - time.monotonic()))
             if chunk is not None:
                 return self._observe(_join(earlier, chunk), exit_code=chunk.status)
             shell.interrupt()
@@ -294,6 +295,8 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
                 return self._observe(_join(earlier, chunk), exit_code=chunk.status, timed_out=True)
             partial = _join(earlier, shell.take())
             note = f"[timed out after {timeout:g}s; Ctrl-C did not stop it: the shell was restarted]"
+        except TerminalStalled as exc:
+            partial, note = _join(earlier, shell.take()), f"[{exc}: the shell was restarted]"
         except ShellDied:
             partial, note = _join(earlier, shell.take()), "[the shell exited: a new one was started]"
             timeout = 0.0
@@ -303,8 +306,13 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
     async def _do_send_keys(self, action: SendKeysAction) -> TerminalObservation:
         shell = self._live_shell()
         keys = action.keys + ("\n" if action.enter else "")
-        shell.write(keys.encode())
-        await shell.wait_quiet(min(action.timeout_s or 1.0, self.max_timeout_s))
+        timeout = min(action.timeout_s or 1.0, self.max_timeout_s)
+        try:
+            await shell.write(keys.encode(), timeout)
+        except TerminalStalled as exc:
+            chunk = shell.take()
+            return self._observe(chunk, exit_code=chunk.status, timed_out=True, note=f"[{exc}]")
+        await shell.wait_quiet(timeout)
         chunk = shell.take()
         return self._observe(chunk, exit_code=chunk.status)
 
