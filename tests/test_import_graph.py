@@ -37,7 +37,11 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "server": frozenset({"base", "tasks", "gym"}),
     "mcp": frozenset({"base", "containers", "server"}),
     "train": frozenset({"base", "client", "containers", "mcp"}),
-    "cli": frozenset({"base", "authoring", "containers", "hub", "k8s", "mcp", "sandbox", "server", "train"}),
+    "policy": frozenset({"base", "train"}),
+    "eval": frozenset({"base", "client", "containers", "hub", "server", "policy"}),
+    "cli": frozenset(
+        {"base", "authoring", "containers", "eval", "hub", "k8s", "mcp", "policy", "sandbox", "server", "train"}
+    ),
     "openenv": frozenset({"base", "client"}),
 }
 #: Top-of-stack adapters: may import every part above, but not each other's private modules.
