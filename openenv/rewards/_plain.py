@@ -53,6 +53,13 @@ def encode(value: Any, opaque: Callable[[Any], int] | None = None) -> list[Any]:
     return out
 
 
+#: Tuples and frozensets nest at most this deep in a decoded value: hashing one is a
+#: C recursion with no guard (a million levels crash the interpreter).
+MAX_HASHABLE_DEPTH = 100
+#: At most this many members of one decoded set, frozenset or dict share one hash:
+#: more are a value built to make building it quadratic (ints ``k * (2**61 - 1)``).
+MAX_SHARED_HASH = 32
+
 _SCALARS: dict[str, Callable[[Any], Any]] = {
     "I": int,
     "R": float.fromhex,
@@ -67,7 +74,7 @@ def decode(tokens: Any, handle: Callable[[int], Any] | None = None) -> Any:
     if not isinstance(tokens, list):
         raise ValueError("an encoded value is a list")
     it = iter(tokens)
-    # Each open container: [kind, items still to read, items read].
+    # Each open container: [kind, items still to read, items read, tuple depth].
     stack: list[list[Any]] = []
     root: list[Any] = []
     try:
@@ -90,7 +97,10 @@ def decode(tokens: Any, handle: Callable[[int], Any] | None = None) -> Any:
                 n = next(it)
                 if type(n) is not int or n < 0 or n > len(tokens):
                     raise ValueError("bad container length")
-                stack.append([tag, n * 2 if tag == "D" else n, []])
+                depth = (stack[-1][3] if stack else 0) + (tag in ("U", "Z"))
+                if depth > MAX_HASHABLE_DEPTH:
+                    raise ValueError(f"tuples nested more than {MAX_HASHABLE_DEPTH} deep")
+                stack.append([tag, n * 2 if tag == "D" else n, [], depth])
                 if n:
                     continue
                 value = _build(stack.pop())
@@ -115,14 +125,28 @@ def decode(tokens: Any, handle: Callable[[int], Any] | None = None) -> Any:
 
 
 def _build(frame: list[Any]) -> Any:
-    tag, _n, items = frame
+    tag, _n, items, _depth = frame
     if tag == "L":
         return items
     if tag == "U":
         return tuple(items)
+    _check_hashes(items[::2] if tag == "D" else items)
     if tag == "D":
         return dict(zip(items[::2], items[1::2], strict=True))
     return set(items) if tag == "E" else frozenset(items)
+
+
+def _check_hashes(keys: list[Any]) -> None:
+    """``ValueError`` when more than ``MAX_SHARED_HASH`` of ``keys`` share one hash
+    (a Python loop: a thread running it lets the others run)."""
+    if len(keys) <= MAX_SHARED_HASH:
+        return
+    seen: dict[int, int] = {}
+    for key in keys:
+        h = hash(key)
+        seen[h] = n = seen.get(h, 0) + 1
+        if n > MAX_SHARED_HASH:
+            raise ValueError(f"more than {MAX_SHARED_HASH} members share one hash")
 
 
 def exact_equal(a: Any, b: Any) -> bool:

@@ -9,7 +9,11 @@ Rubrics assigned as attributes are children (``self.tests = PassesTests()``), as
 
 Containers (``WeightedSum``, ``Gate``, ``Sequential``) are written once, as a plan that
 yields the child to score next and receives its score; the sync and async drivers run
-the same plan.
+the same plan. Hooks (``register_forward_pre_hook`` / ``register_forward_hook``) run
+around every scoring; ``state_dict`` / ``load_state_dict`` carry the attributes named in
+``state_fields``. ``awaitable_call = True`` (upstream OpenEnv's convention, used by
+``openenv.core.rubrics``) makes ``rubric(action, obs)`` return an awaitable when the
+rubric or one under it is async, instead of running it to completion.
 """
 
 from __future__ import annotations
@@ -19,10 +23,14 @@ import copy
 import inspect
 import re
 from collections.abc import Awaitable, Callable, Generator, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
+
+from .._aio import run_sync
 
 Plan = Generator["Rubric", float, float]
 ScoreFn = Callable[[Any, Any], float | Awaitable[float]]
+PreHook = Callable[["Rubric", Any, Any], Any]
+Hook = Callable[["Rubric", Any, Any, float], Any]
 
 
 class Rubric:
@@ -31,6 +39,11 @@ class Rubric:
     #: True when scoring may block (network, subprocess): a sync env served with it is
     #: moved off the event loop. Async ``forward`` methods count as blocking in sync use.
     blocking: bool = False
+    #: ``rubric(action, obs)`` returns an awaitable when this rubric or one under it is
+    #: async (upstream's convention) rather than running it to completion.
+    awaitable_call: ClassVar[bool] = False
+    #: ``{state_dict key: attribute}``: what ``state_dict`` saves and ``load_state_dict`` restores.
+    state_fields: ClassVar[Mapping[str, str]] = {}
     _children: dict[str, Rubric]
 
     def __init__(self, name: str | None = None) -> None:
@@ -54,17 +67,30 @@ class Rubric:
     def named_children(self) -> Iterator[tuple[str, Rubric]]:
         yield from self._children.items()
 
+    def children(self) -> Iterator[Rubric]:
+        yield from self._children.values()
+
     def named_rubrics(self, prefix: str = "") -> Iterator[tuple[str, Rubric]]:
-        """Every descendant as ``(dotted.path, rubric)``, depth first."""
+        """Every descendant as ``(dotted.path, rubric)``, depth first; ``prefix`` (with
+        or without its trailing dot) goes before each path."""
+        if prefix and not prefix.endswith("."):
+            prefix += "."
         for name, child in self._children.items():
             path = f"{prefix}{name}"
             yield path, child
             yield from child.named_rubrics(path + ".")
 
+    def rubrics(self) -> Iterator[Rubric]:
+        for _, rubric in self.named_rubrics():
+            yield rubric
+
     def get_rubric(self, path: str) -> Rubric:
         node: Rubric = self
-        for part in path.split("."):
-            node = node._children[part]
+        try:
+            for part in path.split("."):
+                node = node._children[part]
+        except KeyError:
+            raise KeyError(f"Rubric path not found: {path}") from None
         return node
 
     @property
@@ -90,11 +116,18 @@ class Rubric:
     def _is_container(self) -> bool:
         return type(self).plan is not Rubric.plan
 
-    def __call__(self, action: Any, observation: Any) -> float:
+    def __call__(self, action: Any, observation: Any) -> Any:  # a float (see awaitable_call)
         """Score synchronously. An async ``forward`` runs in a fresh event loop, which is
         only possible off the event loop thread (a TypeError there: use ``acall``)."""
+        if self.awaitable_call and self.is_async:
+            return self.acall(action, observation)
         self._clear()
         return self._score_sync(action, observation)
+
+    @property
+    def is_async(self) -> bool:
+        """This rubric or a descendant has an async ``forward``."""
+        return self._async_forward() or any(r._async_forward() for _, r in self.named_rubrics())
 
     async def acall(self, action: Any, observation: Any) -> float:
         """Score on an event loop: async leaves are awaited, sync ones called."""
@@ -102,6 +135,22 @@ class Rubric:
         return await self._score_async(action, observation)
 
     def _score_sync(self, action: Any, observation: Any) -> float:
+        for pre in self._pre_hooks():
+            pre(self, action, observation)
+        score = self._record(self._compute_sync(action, observation))
+        for post in self._post_hooks():
+            post(self, action, observation, score)
+        return score
+
+    async def _score_async(self, action: Any, observation: Any) -> float:
+        for pre in self._pre_hooks():
+            await _maybe_await(pre(self, action, observation))
+        score = self._record(await self._compute_async(action, observation))
+        for post in self._post_hooks():
+            await _maybe_await(post(self, action, observation, score))
+        return score
+
+    def _compute_sync(self, action: Any, observation: Any) -> Any:
         if self._is_container():
             plan = self.plan(action, observation)
             try:
@@ -109,13 +158,14 @@ class Rubric:
                 while True:
                     child = plan.send(child._score_sync(action, observation))
             except StopIteration as stop:
-                return self._record(stop.value)
+                return stop.value
         result = self.forward(action, observation)
         if inspect.isawaitable(result):
-            result = _run_coroutine(result, self)
-        return self._record(result)
+            refusal = f"{type(self).__name__} is async and was called synchronously on an event loop"
+            result = run_sync(result, refusal + ": use `await rubric.acall(...)`")
+        return result
 
-    async def _score_async(self, action: Any, observation: Any) -> float:
+    async def _compute_async(self, action: Any, observation: Any) -> Any:
         if self._is_container():
             plan = self.plan(action, observation)
             try:
@@ -123,14 +173,39 @@ class Rubric:
                 while True:
                     child = plan.send(await child._score_async(action, observation))
             except StopIteration as stop:
-                return self._record(stop.value)
+                return stop.value
         if self.blocking and not self._async_forward():
-            result = await asyncio.to_thread(self.forward, action, observation)
-        else:
-            result = self.forward(action, observation)
-            if inspect.isawaitable(result):
-                result = await result
-        return self._record(result)
+            return await asyncio.to_thread(self.forward, action, observation)
+        result = self.forward(action, observation)
+        if inspect.isawaitable(result):
+            result = await result
+        return result
+
+    # --- hooks and checkpoints --------------------------------------------------------
+
+    def register_forward_pre_hook(self, hook: PreHook) -> None:
+        """``hook(rubric, action, observation)`` before every scoring (may be async)."""
+        self.__dict__.setdefault("_forward_pre_hooks", []).append(hook)
+
+    def register_forward_hook(self, hook: Hook) -> None:
+        """``hook(rubric, action, observation, score)`` after every scoring (may be async)."""
+        self.__dict__.setdefault("_forward_hooks", []).append(hook)
+
+    def _pre_hooks(self) -> list[PreHook]:
+        return self.__dict__.get("_forward_pre_hooks", [])  # type: ignore[no-any-return]
+
+    def _post_hooks(self) -> list[Hook]:
+        return self.__dict__.get("_forward_hooks", [])  # type: ignore[no-any-return]
+
+    def state_dict(self) -> dict[str, Any]:
+        """Configuration to checkpoint: the attributes ``state_fields`` names."""
+        return {key: getattr(self, attr) for key, attr in self.state_fields.items()}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Restore what ``state_dict`` returned (keys it does not know are ignored)."""
+        for key, attr in self.state_fields.items():
+            if key in state:
+                setattr(self, attr, state[key])
 
     def _async_forward(self) -> bool:
         return _is_async(self.forward)
@@ -252,19 +327,7 @@ def _is_async(fn: Any) -> bool:
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(call)
 
 
-def _run_coroutine(awaitable: Awaitable[Any], rubric: Rubric) -> Any:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(_await(awaitable))
-    close = getattr(awaitable, "close", None)
-    if close is not None:
-        close()
-    raise TypeError(
-        f"{type(rubric).__name__} is async and was called synchronously on an event loop: "
-        "use `await rubric.acall(...)`"
-    )
-
-
-async def _await(awaitable: Awaitable[Any]) -> Any:
-    return await awaitable
+async def _maybe_await(value: Any) -> Any:
+    if inspect.isawaitable(value):
+        return await value
+    return value

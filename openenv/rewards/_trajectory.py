@@ -29,14 +29,19 @@ class TrajectoryRubric(Rubric):
         super().__init__(name or getattr(score, "__name__", None))
         self._score = score
         self.intermediate = intermediate
-        self.trajectory: Trajectory = []
+        self._trajectory: Trajectory = []
         self.final_score: float | None = None
 
+    @property
+    def trajectory(self) -> Trajectory:
+        """The ``(action, observation)`` steps recorded so far (a copy)."""
+        return list(self._trajectory)
+
     def forward(self, action: Any, observation: Any) -> float:
-        self.trajectory.append((action, observation))
+        self._trajectory.append((action, observation))
         if not getattr(observation, "done", False):
             return self.intermediate
-        self.final_score = float(self.score_trajectory(self.trajectory))
+        self.final_score = float(self.score_trajectory(self._trajectory))
         return self.final_score
 
     def score_trajectory(self, trajectory: Trajectory) -> float:
@@ -49,10 +54,10 @@ class TrajectoryRubric(Rubric):
         """Credit per step once the episode ended: all of it on the last step."""
         if self.final_score is None:
             return []
-        return [0.0] * (len(self.trajectory) - 1) + [self.final_score]
+        return [0.0] * (len(self._trajectory) - 1) + [self.final_score]
 
     def reset_self(self) -> None:
-        self.trajectory = []
+        self._trajectory = []
         self.final_score = None
 
 
@@ -75,5 +80,5 @@ class DiscountedTrajectoryRubric(TrajectoryRubric):
     def step_rewards(self) -> list[float]:
         if self.final_score is None:
             return []
-        n = len(self.trajectory)
+        n = len(self._trajectory)
         return [self.final_score * self.gamma ** (n - 1 - t) for t in range(n)]

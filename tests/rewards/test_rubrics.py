@@ -159,3 +159,43 @@ def test_bad_children_and_missing_forward():
         as_rubric(3)  # type: ignore[arg-type]
     with pytest.raises(NotImplementedError):
         Rubric()("a", SimpleNamespace())
+
+
+def test_empty_sequential_scores_one_as_upstream():
+    """Nothing failed: 1.0, as upstream 0.10 (ours said 0.0 while openenv.core said 1.0)."""
+    from openenv.core.rubrics import Sequential as UpstreamSequential
+
+    assert Sequential()("a", obs()) == 1.0
+    assert UpstreamSequential()("a", obs()) == 1.0
+
+
+def test_hooks_state_dict_and_awaitable_call_are_options_of_ours():
+    seen = []
+    rubric = WeightedSum({"len": Length(), "fixed": lambda a, o: 0.5})
+    rubric.register_forward_pre_hook(lambda r, a, o: seen.append(("pre", a)))
+    rubric.register_forward_hook(lambda r, a, o, score: seen.append(("post", score)))
+    assert rubric("x" * 5, obs()) == 1.0
+    assert seen == [("pre", "x" * 5), ("post", 1.0)]
+    assert asyncio.run(rubric.acall("x" * 10, obs())) == 1.5
+    assert seen[-1] == ("post", 1.5)
+
+    class Slow(Rubric):
+        awaitable_call = True
+        state_fields = {"weight": "w"}
+
+        def __init__(self):
+            super().__init__()
+            self.w = 2.0
+
+        async def forward(self, action, observation):
+            return self.w
+
+    slow = Slow()
+    pending = slow("a", obs())
+    assert asyncio.iscoroutine(pending)
+    assert asyncio.run(pending) == 2.0
+    assert slow.state_dict() == {"weight": 2.0}
+    slow.load_state_dict({"weight": 3.0, "other": 1})
+    assert slow.w == 3.0
+    with pytest.raises(ValueError, match=r"sum to 1\.0"):
+        WeightedSum([Length()], weights=[0.5], normalized=True)
