@@ -59,16 +59,19 @@ ResetSpec = Mapping[str, Any]
 """One item of ``reset_batch``: ``seed``, ``episode_id`` and any reset options."""
 
 
-def ws_url(base_url: str) -> str:
-    """``http(s)://host[:port][/prefix]`` or ``ws(s)://...`` -> the ``/ws`` endpoint."""
+def ws_url(base_url: str, path: str = "/ws") -> str:
+    """``http(s)://host[:port][/prefix]`` or ``ws(s)://...`` -> the ``path`` endpoint
+    (``""``: the URL itself); no scheme means ``ws://`` (as upstream 0.10)."""
     url = base_url.rstrip("/")
     if url.startswith("http://"):
         url = "ws://" + url[7:]
     elif url.startswith("https://"):
         url = "wss://" + url[8:]
+    elif "://" not in url:
+        url = "ws://" + url
     elif not url.startswith(("ws://", "wss://")):
         raise ValueError(f"base_url must start with http://, https://, ws:// or wss://: {base_url!r}")
-    return url if url.endswith("/ws") else url + "/ws"
+    return url if url.endswith(path) else url + path
 
 
 class BaseEnvClient(Generic[ActT, ObsT, StateT]):
