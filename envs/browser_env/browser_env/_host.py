@@ -9,50 +9,18 @@ server's event loop, so no thread ever touches Playwright objects but that loop'
 from __future__ import annotations
 
 import asyncio
-import functools
-import http.server
 import logging
 import os
-import threading
 from types import TracebackType
 from typing import Any
 from urllib.parse import urlsplit
 
 from ._config import BrowserConfig
-from ._tasks import pages_root
+from ._taskserver import TaskServer, origin_of, proxy_bypass
+
+__all__ = ["BrowserHost", "TaskServer", "origin_of"]
 
 log = logging.getLogger("browser_env")
-
-
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-class TaskServer:
-    """The MiniWoB pages over HTTP on 127.0.0.1 (a real origin: cookies and storage work)."""
-
-    def __init__(self) -> None:
-        handler = functools.partial(_QuietHandler, directory=str(pages_root()))
-        self._httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._httpd.daemon_threads = True
-        self.origin = f"http://127.0.0.1:{self._httpd.server_address[1]}"
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, name="browser-env-pages", daemon=True
-        )
-        self._thread.start()
-
-    def close(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-
-
-def origin_of(url: str) -> str:
-    """``scheme://host[:port]`` of a URL (lower case), or ``""`` when it has none."""
-    parts = urlsplit(url)
-    if not parts.scheme or not parts.netloc:
-        return ""
-    return f"{parts.scheme.lower()}://{parts.netloc.lower()}"
 
 
 class BrowserHost:
@@ -76,12 +44,19 @@ class BrowserHost:
         return url == "about:blank" or origin_of(url) in self.allowed_origins
 
     def _launch_args(self) -> list[str]:
-        # No DNS but for the allowed hosts: a page cannot reach the network by name.
-        hosts = {"127.0.0.1", "localhost"} | {urlsplit(o).hostname or "" for o in self.config.allowed_origins}
+        assert self.pages is not None, "BrowserHost used before it was entered"
+        # Every request, loopback included, goes to the task server acting as a proxy,
+        # which serves the task origin and nothing else (see _taskserver); the allowed
+        # origins go direct. No DNS but for the allowed hosts, and no WebRTC traffic
+        # but through the proxy (which refuses it): a page reaches nothing else.
+        hosts = {"127.0.0.1"} | {urlsplit(o).hostname or "" for o in self.config.allowed_origins}
         rules = "MAP * ~NOTFOUND, " + ", ".join(f"EXCLUDE {h}" for h in sorted(hosts) if h)
         return [
             "--disable-dev-shm-usage",  # containers give /dev/shm 64 MiB
+            f"--proxy-server={self.pages.proxy}",
+            f"--proxy-bypass-list={proxy_bypass(self.config.allowed_origins)}",
             f"--host-resolver-rules={rules}",
+            "--webrtc-ip-handling-policy=disable_non_proxied_udp",
             "--disable-background-networking",
             *self.config.chromium_args,
         ]
