@@ -46,8 +46,16 @@ class ServerSettings:
         auth_token: when set, every request and WebSocket handshake (``/mcp``
             included) must carry ``Authorization: Bearer <token>``; others get
             ``Unauthorized`` (401). ``/health`` stays open. Empty: no auth.
-        idle_timeout_s: a session idle this long is closed, and its socket with it.
-            ``0`` disables the reaper.
+        idle_timeout_s: a session idle this long is closed, and its socket with it;
+            so is a WebSocket with no session that sends nothing this long. ``0``
+            disables the reaper.
+        header_timeout_s: an HTTP request (a WebSocket handshake too) must send its
+            whole head within this, from its first byte or the last response.
+        message_timeout_s: a WebSocket message must arrive whole within this once
+            its first byte has (fragments or one frame trickling in); else 1008.
+        max_connections_per_client: open TCP connections one peer address may hold;
+            past it a connection may only ask ``GET /health`` (others get 503). Also
+            capped below the process's open-files limit.
         max_frame_bytes: largest WebSocket frame accepted; larger ones close the
             socket with code 1009. Also the largest HTTP request body: a larger one is
             answered ``413`` before it is read.
@@ -77,6 +85,9 @@ class ServerSettings:
     max_sessions_per_client: int = 0
     auth_token: str = field(default="", repr=False)
     idle_timeout_s: float = 600.0
+    header_timeout_s: float = 10.0
+    message_timeout_s: float = 60.0
+    max_connections_per_client: int = 2048
     max_frame_bytes: int = 16 * 1024 * 1024
     ping_interval_s: float = 20.0
     ping_timeout_s: float = 20.0
@@ -111,6 +122,8 @@ class ServerSettings:
             raise ValueError("workers must be at least 1")
         if self.max_frame_bytes < 1024:
             raise ValueError("max_frame_bytes must be at least 1024")
+        if self.header_timeout_s <= 0 or self.message_timeout_s <= 0 or self.max_connections_per_client < 1:
+            raise ValueError("header_timeout_s, message_timeout_s and max_connections_per_client must be > 0")
         if self.call_timeout_s < 0 or self.interrupt_grace_s < 0:
             raise ValueError("call_timeout_s and interrupt_grace_s must be >= 0")
         return self
