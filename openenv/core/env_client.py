@@ -25,9 +25,10 @@ from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar
 
 from .._models import GENERIC_MODELS
 from .._models import StepResult as _StepResult
+from .._space import space_subdomain
+from ..client._base import ws_url
 from ._bootstrap import BootstrapResult, ProviderHandle
 from .client_types import StateT, StepResult
-from .utils import convert_to_ws_url, hf_space_subdomain
 
 if TYPE_CHECKING:
     from ..client import AsyncEnvClient as _Async
@@ -127,7 +128,7 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
 
     def _set_base_url(self, base_url: str) -> None:
         self._base_url = base_url.rstrip("/")
-        self._ws_url = convert_to_ws_url(base_url) + "/ws"
+        self._ws_url = ws_url(base_url)
 
     def _client_options(self) -> dict[str, Any]:
         return {
@@ -350,7 +351,7 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
 
                 docker: Any = provider or LocalDockerProvider()
                 tag = provider_kwargs.pop("tag", "latest")
-                image = f"registry.hf.space/{hf_space_subdomain(repo_id)}:{tag}"
+                image = f"registry.hf.space/{space_subdomain(repo_id)}:{tag}"
                 options = {**start_args, **provider_kwargs}
                 return _started(cls, docker, lambda: docker.start_container(image, **options))
             from .containers.runtime import UVProvider
