@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._aio import run_sync
 from .._health import is_healthy as is_healthy  # AutoEnv._check_server_availability asks it
-from ..core.utils import run_async_safely
 
 
 @dataclass
@@ -25,10 +25,11 @@ class Launcher:
         options: dict[str, Any] = {"env_vars": self.env_vars or {}, **self.options}
         if self.provider is None:
             options.setdefault("start_timeout_s", self.wait_timeout)
-        return run_async_safely(client_cls.from_docker_image(image, provider=self.provider, **options))
+        handle = client_cls.from_docker_image(image, provider=self.provider, **options)
+        return run_sync(handle, in_thread=True)
 
     def space(self, client_cls: Any, repo_id: str) -> Any:
         """Run Space ``repo_id``'s image here and return a connected ``client_cls`` on it."""
         options: dict[str, Any] = {"env_vars": self.env_vars or {}, **self.options}
         handle = client_cls.from_env(repo_id, use_docker=True, provider=self.provider, **options)
-        return run_async_safely(handle)
+        return run_sync(handle, in_thread=True)
