@@ -225,6 +225,32 @@ def _up_imp(cold: dict[str, Any]) -> str:
     return f"{up['net_s']:.2f} s net (env_client)" if up else "-"
 
 
+def render(res: dict[str, Any]) -> str:
+    """The markdown that a run prints: its title line, the headline and every section's
+    table (``bench/render.py`` writes the same from a stored ``--out`` file)."""
+    info = res["machine"]
+    parts = [
+        f"# Results ({info['mode']} run, {res['elapsed_s']:.0f} s, {info['date']}, load average "
+        f"{info['loadavg_at_start']} at start, {info['loadavg_at_end']} at end)",
+        headline(res),
+    ]
+    if "seq" in res:
+        parts.append(bench_net.seq_table(res["seq"]))
+    if "conc" in res:
+        parts.append(bench_net.conc_table(res["conc"]))
+    if "workers" in res:
+        parts.append(bench_net.workers_table(res["workers"]))
+        shares = {n: round(d["w2_busiest_worker_cpu_share"], 2) for n, d in res["workers"].items()}
+        parts.append(f"--workers 2: CPU share of the busiest server process (0.5 = even), by N: {shares}")
+    if "batch" in res:
+        parts.append(bench_net.batch_table(res["batch"]))
+    if "mem" in res:
+        parts.append(bench_mem.mem_table(res["mem"], res["config"]["mem_marks"]))
+    if "cold" in res:
+        parts.append(bench_cold.cold_table(res["cold"]))
+    return "\n" + "\n\n".join(parts) + "\n"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="fewer and shorter blocks (~3 min)")
@@ -313,25 +339,7 @@ def main() -> int:
         cleanup()
     res["elapsed_s"] = time.monotonic() - t_start
     info["loadavg_at_end"] = loadavg()
-    print(
-        f"\n# Results ({info['mode']} run, {res['elapsed_s']:.0f} s, {info['date']}, load average "
-        f"{info['loadavg_at_start']} at start, {info['loadavg_at_end']} at end)\n"
-    )
-    print(headline(res) + "\n")
-    if "seq" in res:
-        print(bench_net.seq_table(res["seq"]) + "\n")
-    if "conc" in res:
-        print(bench_net.conc_table(res["conc"]) + "\n")
-    if "workers" in res:
-        print(bench_net.workers_table(res["workers"]) + "\n")
-        shares = {n: round(d["w2_busiest_worker_cpu_share"], 2) for n, d in res["workers"].items()}
-        print(f"--workers 2: CPU share of the busiest server process (0.5 = even), by N: {shares}\n")
-    if "batch" in res:
-        print(bench_net.batch_table(res["batch"]) + "\n")
-    if "mem" in res:
-        print(bench_mem.mem_table(res["mem"], cfg["mem_marks"]) + "\n")
-    if "cold" in res:
-        print(bench_cold.cold_table(res["cold"]) + "\n")
+    print(render(res))
     if a.out:
         with open(a.out, "w") as f:
             json.dump(res, f, indent=1, default=str)
