@@ -49,6 +49,7 @@ class LocalModel:
         self._queue: list[_Request] = []
         self._lock = threading.Lock()  # one sample() at a time (torch modules are not re-entrant)
         self._worker: asyncio.Task[None] | None = None
+        self.batch_sizes: list[int] = []  # the size of each sample() call, in order
         _ = load_policy  # imported above so a missing train extra fails at construction
 
     @property
@@ -95,6 +96,7 @@ class LocalModel:
             for r in batch:
                 groups.setdefault((r.max_new_tokens, r.temperature), []).append(r)
             for (n, temp), reqs in groups.items():
+                self.batch_sizes.append(len(reqs))
                 try:
                     outs = await asyncio.to_thread(self._sample, [r.context for r in reqs], n, temp)
                 except Exception as exc:

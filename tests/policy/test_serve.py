@@ -1,0 +1,131 @@
+"""``openenv policy serve``: the official openai SDK (sync, async, streaming, tool calls)
+against a real local checkpoint served over HTTP on loopback."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch", reason="openenv policy serve needs the train extra (torch)")
+pytest.importorskip("transformers", reason="a Hugging Face checkpoint needs transformers")
+openai = pytest.importorskip("openai", reason="the eval extra brings the openai SDK")
+
+from openenv.policy import LocalModel, serve_app  # noqa: E402
+from openenv.server import serve_in_background  # noqa: E402
+
+from ._models import REPLY, make_model  # noqa: E402
+
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "echo",
+            "description": "echo a message",
+            "parameters": {"type": "object", "properties": {"message": {"type": "string"}}},
+        },
+    }
+]
+HELLO = [{"role": "user", "content": "hello"}]
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_model(tmp_path_factory.mktemp("model") / "tool-caller")
+
+
+@pytest.fixture(scope="module")
+def model(checkpoint: Path) -> LocalModel:
+    return LocalModel(str(checkpoint), seed=0)
+
+
+@pytest.fixture(scope="module")
+def server(model: LocalModel):
+    with serve_in_background(serve_app(model, model_name="caller", api_key="sekrit")) as running:
+        yield running
+
+
+def client(server, key: str = "sekrit"):
+    return openai.OpenAI(base_url=server.url + "/v1", api_key=key, max_retries=0)
+
+
+def test_models_lists_the_checkpoint(server) -> None:
+    assert [m.id for m in client(server).models.list().data] == ["caller"]
+
+
+def test_sync_completion_with_token_ids_and_logprobs(server) -> None:
+    reply = client(server).chat.completions.create(
+        model="caller", messages=HELLO, temperature=0, max_tokens=100, logprobs=True,
+        extra_body={"return_token_ids": True},
+    )
+    choice = reply.choices[0]
+    assert choice.message.content == REPLY  # no tools offered: the text as it is
+    assert choice.finish_reason == "stop"
+    ids = choice.model_extra["token_ids"]
+    assert len(ids) == len(REPLY) + 1  # one id a character, then the stop token
+    lps = [t.logprob for t in choice.logprobs.content]
+    assert len(lps) == len(ids) and all(lp <= 0 and math.isfinite(lp) for lp in lps)
+    assert reply.usage.completion_tokens == len(ids)
+    assert reply.model_extra["prompt_token_ids"] and reply.usage.prompt_tokens == len(reply.model_extra["prompt_token_ids"])
+
+
+def test_tool_calls_come_back_as_tool_calls(server) -> None:
+    reply = client(server).chat.completions.create(
+        model="caller", messages=HELLO, temperature=0, max_tokens=100, tools=TOOLS
+    )
+    choice = reply.choices[0]
+    assert choice.finish_reason == "tool_calls"
+    assert choice.message.content is None
+    [call] = choice.message.tool_calls
+    assert call.function.name == "echo"
+    assert call.function.arguments == '{"message": "hi"}'
+
+
+async def test_async_client(server) -> None:
+    async with openai.AsyncOpenAI(base_url=server.url + "/v1", api_key="sekrit", max_retries=0) as aclient:
+        replies = [
+            await aclient.chat.completions.create(model="caller", messages=HELLO, temperature=0, max_tokens=100)
+            for _ in range(2)
+        ]
+    assert [r.choices[0].message.content for r in replies] == [REPLY, REPLY]
+
+
+def test_streaming_text_and_tool_calls(server) -> None:
+    stream = client(server).chat.completions.create(
+        model="caller", messages=HELLO, temperature=0, max_tokens=100, stream=True,
+        stream_options={"include_usage": True},
+    )
+    chunks = list(stream)
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert text == REPLY
+    assert [c.choices[0].finish_reason for c in chunks if c.choices][-1] == "stop"
+    assert chunks[-1].usage.completion_tokens == len(REPLY) + 1
+    stream = client(server).chat.completions.create(
+        model="caller", messages=HELLO, temperature=0, max_tokens=100, stream=True, tools=TOOLS
+    )
+    calls = [t for c in stream if c.choices for t in (c.choices[0].delta.tool_calls or [])]
+    assert [(t.function.name, t.function.arguments) for t in calls] == [("echo", '{"message": "hi"}')]
+
+
+def test_a_wrong_key_is_401(server) -> None:
+    with pytest.raises(openai.AuthenticationError):
+        client(server, key="wrong").chat.completions.create(model="caller", messages=HELLO)
+
+
+def test_concurrent_requests_are_batched(server, model: LocalModel) -> None:
+    import asyncio
+
+    before = len(model.batch_sizes)
+
+    async def many() -> list[str]:
+        async with openai.AsyncOpenAI(base_url=server.url + "/v1", api_key="sekrit", max_retries=0) as aclient:
+            replies = await asyncio.gather(
+                *(aclient.chat.completions.create(model="caller", messages=HELLO, temperature=0, max_tokens=100)
+                  for _ in range(6))
+            )
+        return [r.choices[0].message.content for r in replies]
+
+    assert asyncio.run(many()) == [REPLY] * 6
+    sizes = model.batch_sizes[before:]
+    assert sum(sizes) == 6 and max(sizes) > 1  # requests that came together were sampled together
