@@ -1,8 +1,9 @@
 """Run env images as Docker containers through the ``docker`` SDK.
 
 Every container is labelled (``openenv.managed``, ``openenv.owner`` = host:pid,
-``openenv.image``), auto-removed when it stops, published on 127.0.0.1 only, and
-optionally CPU/memory limited. ``gc`` removes labelled containers whose owner process
+``openenv.image``), auto-removed when it stops, published on 127.0.0.1 only, put on a
+network where containers cannot reach each other (``_network``), and optionally
+CPU/memory limited. ``gc`` removes labelled containers whose owner process
 is gone (a crashed client), so nothing is orphaned for long.
 """
 
@@ -24,6 +25,7 @@ from typing import Any
 from .._exceptions import ProviderError, StartupFailed
 from .._extras import require
 from ._base import CONTAINER_PORT, Provider, ReplicaBase
+from ._network import ISOLATED_NETWORK, network_id
 
 LABEL_MANAGED = "openenv.managed"
 LABEL_OWNER = "openenv.owner"
@@ -155,6 +157,10 @@ class DockerProvider(Provider):
         start_timeout_s: how long to wait for ``/health``.
         labels: extra labels.
         client: a ``docker.DockerClient`` (default: from the environment).
+        network: the Docker network (default ``openenv-isolated``: a bridge on which
+            containers cannot reach each other, made when missing). Another name must
+            exist; ``"bridge"`` is Docker's default, where every container reaches
+            every other's server.
     """
 
     def __init__(
@@ -167,8 +173,10 @@ class DockerProvider(Provider):
         start_timeout_s: float = 60.0,
         labels: Mapping[str, str] | None = None,
         client: Any = None,
+        network: str = ISOLATED_NETWORK,
     ) -> None:
         self.image = image
+        self.network = network
         self.env = dict(env or {})
         self.cpus = cpus
         self.memory = memory
@@ -205,12 +213,14 @@ class DockerProvider(Provider):
         import docker.errors
 
         name = f"{container_stem(self.image)}-{uuid.uuid4().hex[:8]}"
+        network = network_id(client, self.network)
         options: dict[str, Any] = {
             "auto_remove": True,
             "name": name,
             "labels": {LABEL_MANAGED: "1", LABEL_OWNER: _owner(), LABEL_IMAGE: self.image, **self.labels},
             "environment": {"OPENENV_HOST": "0.0.0.0", "OPENENV_PORT": str(CONTAINER_PORT), **self.env},
             "ports": {f"{CONTAINER_PORT}/tcp": ("127.0.0.1", None)},
+            "network": network,
         }
         if self.cpus:
             options["nano_cpus"] = int(self.cpus * 1e9)

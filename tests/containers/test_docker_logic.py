@@ -19,6 +19,7 @@ import pytest
 from openenv._exceptions import ProviderError
 from openenv.containers import DockerProvider, _docker, gc
 from openenv.containers._docker import LABEL_IMAGE, LABEL_MANAGED, LABEL_OWNER, docker_client, using_client
+from openenv.containers._network import ICC_OPTION, ISOLATED_NETWORK, network_id
 
 
 class FakeContainer:
@@ -73,12 +74,53 @@ class FakeImages:
             raise self.pull_error
 
 
+class FakeNetwork:
+    def __init__(self, name: str, options: dict[str, str], created: str = "2026-01-01") -> None:
+        self.name = name
+        self.id = f"id-{name}-{created}"
+        self.attrs = {"Options": options, "Created": created}
+
+
+class FakeNetworks:
+    """Test double of ``DockerClient.networks``: ``list`` by name (a substring, as the
+    engine matches) and a ``create`` that records (or answers 409 as a racing twin)."""
+
+    def __init__(self, networks: list[FakeNetwork], conflict: FakeNetwork | None = None) -> None:
+        self.networks = networks
+        self.conflict = conflict
+        self.create_calls: list[tuple[str, dict[str, Any]]] = []
+
+    def list(self, names: list[str] | None = None) -> list[FakeNetwork]:
+        return [n for n in self.networks if names is None or any(x in n.name for x in names)]
+
+    def create(self, name: str, **options: Any) -> FakeNetwork:
+        self.create_calls.append((name, options))
+        if self.conflict is not None:
+            self.networks.append(self.conflict)
+            raise docker.errors.APIError("409 Conflict", response=_Response(409))
+        net = FakeNetwork(name, dict(options.get("options") or {}))
+        self.networks.append(net)
+        return net
+
+
+class _Response:
+    def __init__(self, status_code: int) -> None:
+        self.status_code = status_code
+        self.reason = "Conflict"
+
+
 class FakeDockerClient:
     """Test double of ``docker.DockerClient``; no engine behind it."""
 
-    def __init__(self, containers: list[FakeContainer] | None = None, **errors: Any) -> None:
+    def __init__(
+        self,
+        containers: list[FakeContainer] | None = None,
+        networks: FakeNetworks | None = None,
+        **errors: Any,
+    ) -> None:
         self.containers = FakeContainers(containers or [], errors.get("create_error"))
         self.images = FakeImages(errors.get("pull_error"))
+        self.networks = networks or FakeNetworks([])
         self.closed = False
 
     def close(self) -> None:
@@ -184,6 +226,49 @@ def test_provider_options_reach_the_engine() -> None:
     }
     # as the README shows it (`openenv stop openenv-echo-1a2b3c4d`), no doubled prefix
     assert re.fullmatch(r"openenv-echo-[0-9a-f]{8}", options["name"])
+    # On the project's own network, made (with containers unable to reach each other)
+    # because the engine had none.
+    ((net_name, net_options),) = client.networks.create_calls
+    assert net_name == ISOLATED_NETWORK
+    assert net_options["options"] == {ICC_OPTION: "false"}
+    assert options["network"] == client.networks.networks[0].id
+
+
+def test_provider_reuses_the_isolated_network_and_takes_a_named_one() -> None:
+    isolated = FakeNetwork(ISOLATED_NETWORK, {ICC_OPTION: "false"})
+    mine = FakeNetwork("mine", {})
+    # A name that only contains the one asked for is not it (the engine's filter is a substring).
+    longer = FakeNetwork(ISOLATED_NETWORK + "-2", {ICC_OPTION: "false"}, created="2025-01-01")
+    client = FakeDockerClient(networks=FakeNetworks([longer, isolated, mine]))
+    for network in (ISOLATED_NETWORK, "mine"):
+        with pytest.raises(ProviderError, match="docker could not start"):
+            DockerProvider("openenv-echo", client=client, network=network).start()
+    assert [o["network"] for _, o in client.containers.create_calls] == [isolated.id, mine.id]
+    assert client.networks.create_calls == []
+
+
+def test_provider_refuses_a_missing_named_network_and_an_isolated_one_with_icc_on() -> None:
+    client = FakeDockerClient()
+    with pytest.raises(ProviderError, match="no Docker network 'nope': create it"):
+        DockerProvider("openenv-echo", client=client, network="nope").start()
+    handmade = FakeNetworks([FakeNetwork(ISOLATED_NETWORK, {})])
+    client = FakeDockerClient(networks=handmade)
+    with pytest.raises(ProviderError, match="lets containers reach each other"):
+        DockerProvider("openenv-echo", client=client).start()
+    assert client.containers.create_calls == []  # nothing started on it
+
+
+def test_two_processes_making_the_network_at_once_use_one() -> None:
+    # Another process made it between our look and our create (409): we use theirs.
+    theirs = FakeNetwork(ISOLATED_NETWORK, {ICC_OPTION: "false"})
+    client = FakeDockerClient(networks=FakeNetworks([], conflict=theirs))
+    with pytest.raises(ProviderError, match="docker could not start"):
+        DockerProvider("openenv-echo", client=client).start()
+    ((_, options),) = client.containers.create_calls
+    assert options["network"] == theirs.id
+    # Twin networks of one name (an engine that allows them): every process picks the oldest.
+    twins = [FakeNetwork(ISOLATED_NETWORK, {ICC_OPTION: "false"}, created=c) for c in ("2026-02", "2026-01")]
+    assert network_id(FakeDockerClient(networks=FakeNetworks(twins))) == twins[1].id
 
 
 def test_container_names_start_with_one_openenv_prefix() -> None:
