@@ -11,6 +11,7 @@ from collections.abc import Sequence
 #: Where the sandbox's private directories appear inside bubblewrap.
 INNER_WORKDIR = "/workspace"
 INNER_TMP = "/tmp"
+INNER_SHM = "/dev/shm"
 
 # Merged-/usr systems make these symlinks into /usr; others are real directories.
 _TOP_LEVEL = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -37,6 +38,7 @@ def bwrap_argv(
     bwrap: str,
     workdir: str,
     tmpdir: str,
+    shmdir: str,
     cwd: str,
     network: bool,
     ro_paths: Sequence[str] = (),
@@ -48,10 +50,14 @@ def bwrap_argv(
 
     Every namespace is new (user, PID, network, IPC, UTS, cgroup) unless ``network``;
     no further user namespace can be made inside (``--disable-userns`` where this
-    bubblewrap has it); the system is read-only; ``workdir`` and ``tmpdir`` are the
-    only writable places (at ``/workspace`` and ``/tmp``), plus ``binds`` (inner path,
-    host path, writable); the tree dies with its parent. ``seccomp_fd``: an open file
-    descriptor bubblewrap reads a seccomp program from and loads before the command.
+    bubblewrap has it); the system is read-only; ``workdir``, ``tmpdir`` and
+    ``shmdir`` are the only writable places (at ``/workspace``, ``/tmp`` and
+    ``/dev/shm``), plus ``binds`` (inner path, host path, writable); the tree dies with
+    its parent. bubblewrap's own tmpfs mounts (the new root and ``/dev``, each as large
+    as half the host's memory) are made read-only once set up, so every byte a process
+    can store is in the host directories given (the caller's disk limit: one tmpfs).
+    ``seccomp_fd``: an open file descriptor bubblewrap reads a seccomp program from and
+    loads before the command.
     """
     args = [bwrap, "--unshare-all"]
     if network:
@@ -68,9 +74,10 @@ def bwrap_argv(
         if os.path.exists(path):
             args += ["--ro-bind", path, path]
     args += ["--proc", "/proc", "--dev", "/dev"]
-    args += ["--bind", workdir, INNER_WORKDIR, "--bind", tmpdir, INNER_TMP]
+    args += ["--bind", workdir, INNER_WORKDIR, "--bind", tmpdir, INNER_TMP, "--bind", shmdir, INNER_SHM]
     for inner, host, writable in binds:
         args += ["--bind" if writable else "--ro-bind", host, inner]
+    args += ["--remount-ro", "/dev", "--remount-ro", "/"]  # after every mount point is made
     args += ["--chdir", cwd, "--"]
     return args
 

@@ -96,7 +96,8 @@ class SessionLimits:
         cpu_weight: the session's share when the CPU is contended (cgroup v2 scale
             1-10000, 100 the default; v1 ``cpu.shares`` = weight * 1024 / 100).
         pids: processes and threads of the session together.
-        disk_bytes: size of the tmpfs holding the session's ``work/`` and ``tmp/``.
+        disk_bytes: size of the tmpfs holding the session's ``work/``, ``tmp/`` and (under
+            bubblewrap) ``/dev/shm``: one budget for all it can write.
     """
 
     memory_bytes: int | None = 2 * GiB

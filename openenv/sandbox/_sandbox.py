@@ -70,7 +70,8 @@ class Sandbox:
     and, when the server runs as root, this sandbox's own unprivileged uid (leased
     from ``uid_base``; files in ``workdir`` are private to it). At ``Isolation.BWRAP``
     it also runs under bubblewrap: no network, read-only ``/usr`` and ``/etc``,
-    ``workdir`` at ``/workspace`` and a private ``/tmp``, its own PID namespace.
+    ``workdir`` at ``/workspace``, a private ``/tmp`` and ``/dev/shm`` (one disk
+    limit for the three; nothing else writable), its own PID namespace.
 
     >>> from openenv.sandbox import Sandbox, SandboxConfig
     >>> with Sandbox(SandboxConfig(level="auto")) as box:
@@ -117,6 +118,11 @@ class Sandbox:
     def tmpdir(self) -> Path:
         """The private temp directory, as the server sees it."""
         return self.root / "tmp"
+
+    @property
+    def shmdir(self) -> Path:
+        """What the processes see as ``/dev/shm`` under bubblewrap, as the server sees it."""
+        return self.root / "shm"
 
     @property
     def inner_workdir(self) -> str:
@@ -188,6 +194,7 @@ class Sandbox:
                 bwrap=_which("bwrap"),
                 workdir=str(self.workdir),
                 tmpdir=str(self.tmpdir),
+                shmdir=str(self.shmdir),
                 cwd=cwd or INNER_WORKDIR,
                 network=self.config.network,
                 ro_paths=self.config.ro_paths,
@@ -371,10 +378,11 @@ class Sandbox:
         if self._disk and self.config.session_limits.disk_bytes is not None:
             _tmpfs.mount_tmpfs(str(root), self.config.session_limits.disk_bytes, uid=self.uid)
             self._mounted = True
-        for sub in ("work", "tmp"):
-            (root / sub).mkdir(mode=0o700)
+        subs = [root / "work", root / "tmp", root / "shm"]
+        for path in subs:
+            path.mkdir(mode=0o700)
         if self._lease:
-            for path in (root, root / "work", root / "tmp"):
+            for path in (root, *subs):
                 os.chown(path, self.uid, self.uid)
         return root
 

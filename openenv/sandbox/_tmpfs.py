@@ -1,7 +1,12 @@
 """A size-limited tmpfs for a sandbox's writable directories: its disk quota.
 
-The sandbox's directory (``work/`` and ``tmp/``, all it may write) is a tmpfs of
-``disk_bytes``; past it a write fails with ``ENOSPC``. Mounting needs root (the
+The sandbox's directory (``work/``, ``tmp/`` and ``shm/``: all it may write) is one
+tmpfs of ``disk_bytes``; past it a write fails with ``ENOSPC``. Under bubblewrap these
+are ``/workspace``, ``/tmp`` and ``/dev/shm``, and bubblewrap's own tmpfs mounts (the
+root, ``/dev``) are read-only, so the one budget covers every byte a session can
+store. Without bubblewrap (the ``rlimits`` level) there is no mount namespace: the
+host's ``/tmp`` and ``/dev/shm`` stay writable to the sandbox's uid, outside the
+limit; the container around the server is the boundary there. Mounting needs root (the
 server's, in its mount namespace); it is unmounted at close, and a mount a crashed
 server left is unmounted when its uid is leased again. tmpfs pages are memory: they
 count towards the session's cgroup memory limit too (whoever writes them pays).

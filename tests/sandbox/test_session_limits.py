@@ -5,17 +5,24 @@ writes under a 32 MiB disk limit."""
 
 from __future__ import annotations
 
+import os
+from dataclasses import replace
+
 import pytest
 
 from openenv._exceptions import SandboxError
 from openenv.sandbox import Sandbox, SandboxConfig
-from openenv.sandbox._config import MiB, SessionLimits
+from openenv.sandbox._bwrap import bwrap_works
+from openenv.sandbox._config import Isolation, MiB, SandboxLevel, SessionLimits
 from openenv.sandbox._sandbox import session_limits_support
 
 LIMITED = SandboxConfig(level="auto").with_session_limits(  # type: ignore[arg-type]
     memory_bytes=256 * MiB, pids=64, disk_bytes=32 * MiB, cpus=1.0
 )
 _, DISK_OK, MISSING = session_limits_support(LIMITED)
+BWRAP_WHY = bwrap_works(LIMITED.uid_base + LIMITED.uid_count if os.geteuid() == 0 else None)
+BWRAP_OK = not BWRAP_WHY
+PLACES = ("/dev/shm", "/tmp", "/workspace")
 needs_limits = pytest.mark.skipif(MISSING != "", reason=f"this host cannot enforce session limits: {MISSING}")
 
 #: Each child holds 96 MiB; six of them need 576 MiB, over the 256 MiB of the session.
@@ -65,6 +72,22 @@ def test_writes_stop_at_the_disk_limit() -> None:
     written_mib = int(out.strip().splitlines()[-1].split()[0])
     assert written_mib <= 32
     assert "No space left" in out
+
+
+@pytest.mark.skipif(not DISK_OK, reason=f"no size-limited tmpfs here: {MISSING}")
+def test_shm_tmp_and_the_workdir_share_one_disk_limit_under_bubblewrap() -> None:
+    """24 MiB into each of ``/dev/shm``, ``/tmp`` and the workdir: 32 MiB in all get
+    stored, not 72; bubblewrap's root and ``/dev`` (tmpfs of half the host's memory)
+    take nothing."""
+    config = LIMITED.with_session_limits(memory_bytes=None)  # ENOSPC, not the OOM killer
+    with Sandbox(replace(config, level=SandboxLevel.STRICT) if BWRAP_OK else config) as box:
+        if box.isolation is not Isolation.BWRAP:
+            pytest.skip(f"bubblewrap cannot run here: {BWRAP_WHY}")
+        fill = "; ".join(f"dd if=/dev/zero of={d}/f bs=1M count=24 2>/dev/null" for d in PLACES)
+        done = box.run(["sh", "-c", f"{fill}; du -smc {' '.join(p + '/f' for p in PLACES)}"], timeout_s=30)
+        refused = box.run(["sh", "-c", "echo x > /x; echo x > /dev/x; mkdir /y"], timeout_s=10)
+    assert int(done.stdout.split()[-2]) <= 32  # du's total
+    assert refused.stderr.count(b"Read-only file system") == 3
 
 
 def test_limits_are_reported_with_the_level() -> None:

@@ -165,3 +165,34 @@ def _sleepers() -> int:
         except OSError:
             continue
     return count
+
+
+#: Each mount the session sees, and the device of a file it could create there (found
+#: by ``find -writable``: the first directory it may write in, a few levels down).
+_WRITABLE_MOUNTS = r"""
+for m in $(cut -d' ' -f5 /proc/self/mountinfo | sort -u); do
+  d=$(find "$m" -xdev -maxdepth 3 -type d -writable -print -quit 2>/dev/null)
+  [ -n "$d" ] && f=$(mktemp -p "$d" 2>/dev/null) && { echo "$m $(stat -c %d "$f")"; rm -f "$f"; }
+done; echo "workspace $(stat -c %d ~)"
+"""
+
+
+async def test_every_place_a_session_can_write_is_on_its_disk_limited_tmpfs(server: Any) -> None:
+    """``/dev/shm``, ``/tmp`` and the working directory share one size-limited tmpfs;
+    bubblewrap's own tmpfs mounts (the root, ``/dev``: half the host's memory each) are
+    read-only, so no byte the session stores escapes its disk limit."""
+    if server.level != "strict":
+        pytest.skip("without bubblewrap there is no mount namespace: the container is the boundary")
+    env = client(server)
+    try:
+        await env.reset(free_shell=True)
+        lines = (await sh(env, _WRITABLE_MOUNTS)).output.split("\n")
+        found = dict(line.rsplit(" ", 1) for line in lines if line)
+        workspace = found.pop("workspace")
+        assert {"/workspace", "/tmp", "/dev/shm"} <= found.keys()
+        assert {m: dev for m, dev in found.items() if dev != workspace} == {}
+        refused = await sh(env, "touch /x /dev/x 2>&1; df --output=size /dev/shm /tmp ~ | tail -n +2 | uniq")
+        assert refused.output.count("Read-only file system") == 2
+        assert len(refused.output.splitlines()) == 3  # two refusals, one size: one tmpfs
+    finally:
+        await env.close()
