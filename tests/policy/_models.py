@@ -58,6 +58,20 @@ def make_model(path: Path, reply: str = REPLY, steps: int = 300) -> Path:
         opt.zero_grad()
         loss.backward()
         opt.step()
+        if step >= 2 * len(rows) and step % len(rows) == 0 and _learned(model, tok, rows):
+            break
     model.save_pretrained(path)
     tok.save_pretrained(path)
     return path
+
+
+def _learned(model, tok, rows) -> bool:
+    """Whether greedy decoding already gives the target after every training prompt."""
+    import torch
+
+    with torch.no_grad():
+        for prompt, tgt in rows:
+            logits = model(input_ids=torch.tensor([prompt + tgt])).logits[0, len(prompt) - 1 : -1]
+            if logits.argmax(-1).tolist() != tgt:
+                return False
+    return True

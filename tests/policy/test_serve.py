@@ -17,6 +17,8 @@ from openenv.server import serve_in_background  # noqa: E402
 
 from ._models import REPLY, make_model  # noqa: E402
 
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(400)]  # the fixture trains a model (seconds; more when loaded)
+
 TOOLS = [
     {
         "type": "function",
