@@ -86,6 +86,7 @@ class TrajectoryWriter:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        _drop_cut_tail(path)
         self._file = path.open("ab")
 
     def write(self, trajectory: Trajectory) -> None:
@@ -95,6 +96,20 @@ class TrajectoryWriter:
 
     def close(self) -> None:
         self._file.close()
+
+
+def _drop_cut_tail(path: Path) -> None:
+    """Cut a last line left without its newline by a killed writer, so the next line
+    written does not run into it."""
+    if not path.is_file() or path.stat().st_size == 0:
+        return
+    with path.open("rb+") as f:
+        f.seek(-1, os.SEEK_END)
+        if f.read(1) == b"\n":
+            return
+        f.seek(0)
+        data = f.read()
+        f.truncate(data.rfind(b"\n") + 1)
 
 
 def iter_trajectories(path: Path) -> Iterator[Trajectory]:
