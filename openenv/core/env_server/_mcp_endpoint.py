@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ...server._jsonrpc import envelope_error, rpc_error
+from ...server._jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, envelope_error, rpc_error
 from ...server._openapi import ProtocolRoute
-from .mcp_types import CallToolAction, ListToolsAction
+from .mcp_types import CallToolAction, JsonRpcErrorCode, ListToolsAction
 
 if TYPE_CHECKING:
     from starlette.routing import BaseRoute
@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from ...server._sessions import Session, SessionManager
     from ...server._settings import ServerSettings
 
-_INVALID_PARAMS = -32602
 _OWN_METHODS = frozenset({"tools/list", "tools/call"})
 
 
@@ -97,7 +96,7 @@ class UpstreamMcpEndpoint:
     async def _pass(self, scope: Scope, receive: Receive, send: Send, body: bytes) -> None:
         """Hand the request, with the body already read, to the bridge."""
         if self.inner is None:
-            payload = orjson.dumps(rpc_error(None, -32601, "Method not found"))
+            payload = orjson.dumps(rpc_error(None, METHOD_NOT_FOUND, "Method not found"))
             await send(
                 {
                     "type": "http.response.start",
@@ -133,28 +132,28 @@ class UpstreamMcpEndpoint:
             return bad
         params = request.get("params") or {}
         if not isinstance(params, dict):
-            return rpc_error(rid, _INVALID_PARAMS, "params must be an object")
+            return rpc_error(rid, INVALID_PARAMS, "params must be an object")
         if request["method"] == "tools/list":
             action: ListToolsAction | CallToolAction = ListToolsAction()
         elif not isinstance(params.get("name"), str):
-            return rpc_error(rid, _INVALID_PARAMS, "tools/call needs a tool 'name'")
+            return rpc_error(rid, INVALID_PARAMS, "tools/call needs a tool 'name'")
         else:
             arguments = params.get("arguments") or {}
             if not isinstance(arguments, dict):
-                return rpc_error(rid, _INVALID_PARAMS, "'arguments' must be an object")
+                return rpc_error(rid, INVALID_PARAMS, "'arguments' must be an object")
             action = CallToolAction(tool_name=params["name"], arguments=arguments)
         sid = params.get("session_id")
         if session is None and isinstance(sid, str):
             try:
                 session = self.manager.get(sid)
             except Exception as exc:
-                return rpc_error(rid, _INVALID_PARAMS, f"unknown session_id: {exc}")
+                return rpc_error(rid, INVALID_PARAMS, f"unknown session_id: {exc}")
         obs = await self._tool_step(action, session)
         if isinstance(action, ListToolsAction):
             return {"jsonrpc": "2.0", "id": rid, "result": {"tools": [_tool_dump(t) for t in obs.tools]}}
         if obs.error is not None:
             error = {
-                "code": -32000,
+                "code": JsonRpcErrorCode.SERVER_ERROR.value,
                 "message": obs.error.message,
                 "data": {"error_type": obs.error.error_type.value},
             }

@@ -13,7 +13,9 @@ from typing import Any, Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
-from .types import Action, BaseMessage, Observation
+from ... import _protocol as _proto
+from ...server import _jsonrpc as _rpc
+from .types import Action, Observation, _UpstreamFrame
 
 __all__ = [
     "RESERVED_TOOL_NAMES",
@@ -38,11 +40,13 @@ RESERVED_TOOL_NAMES = frozenset({"reset", "step", "state", "close"})
 
 
 class JsonRpcErrorCode(int, Enum):
-    PARSE_ERROR = -32700
-    INVALID_REQUEST = -32600
-    METHOD_NOT_FOUND = -32601
-    INVALID_PARAMS = -32602
-    INTERNAL_ERROR = -32603
+    """The codes our server sends (``openenv.server._jsonrpc``), and upstream's server error."""
+
+    PARSE_ERROR = _rpc.PARSE_ERROR
+    INVALID_REQUEST = _rpc.INVALID_REQUEST
+    METHOD_NOT_FOUND = _rpc.METHOD_NOT_FOUND
+    INVALID_PARAMS = _rpc.INVALID_PARAMS
+    INTERNAL_ERROR = _rpc.INTERNAL_ERROR
     SERVER_ERROR = -32000
 
 
@@ -171,13 +175,9 @@ class CallToolObservation(Observation):
     error: ToolError | None = None
 
 
-class WSMCPMessage(BaseMessage):
+class WSMCPMessage(_UpstreamFrame, _proto.McpMessage):
     type: Literal["mcp"] = "mcp"
-    data: dict[str, Any]
 
 
-class WSMCPResponse(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    type: str = "mcp"
-    data: dict[str, Any]
+class WSMCPResponse(_UpstreamFrame, _proto.McpReply):
+    type: Literal["mcp"] = "mcp"

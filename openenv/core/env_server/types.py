@@ -7,9 +7,10 @@ validated and arbitrary field types (numpy arrays) are allowed. Two differences 
 upstream's classes: ``Observation`` also has our ``truncated`` field (default False,
 so the episode "terminated" when ``done``), and its schema lists it.
 
-The request/response and WebSocket message models are upstream's, field for field:
-data only, for code that builds or checks messages. Our server parses frames with its
-own models (``openenv._protocol``), which accept every message these describe.
+The request/response models are upstream's, field for field: data only, for code that
+builds or checks messages. The WebSocket message models (``WS*``) are our wire models
+(``openenv._protocol``) with upstream's defaults: they accept our extensions and dump
+upstream's frames.
 """
 
 from __future__ import annotations
@@ -19,10 +20,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
 
+from ... import _protocol as _proto
 from ..._models import Action as _Action
 from ..._models import EnvironmentMetadata as _EnvironmentMetadata
 from ..._models import Observation as _Observation
 from ..._models import State as _State
+from ..._types import RequestId
 
 Scalar = int | float | bool
 
@@ -156,21 +159,29 @@ class GetTaskRangeRequest(BaseMessage):
     stop: int | None = None
 
 
-class WSResetMessage(BaseMessage):
+class _UpstreamFrame(BaseModel):
+    """Our extensions (``id``, ``session``, ``timeout_s``) are accepted and left out of
+    the dump, so these models produce upstream's frames exactly."""
+
+    id: RequestId | None = Field(default=None, exclude=True)
+    session: str | None = Field(default=None, exclude=True)
+    timeout_s: float | None = Field(default=None, exclude=True)
+
+
+class WSResetMessage(_UpstreamFrame, _proto.ResetMessage):
     type: Literal["reset"] = "reset"
-    data: dict[str, Any] = Field(default_factory=dict)
+    data: dict[str, Any] = Field(default_factory=dict)  # type: ignore[assignment]  # upstream's open dict
 
 
-class WSStepMessage(BaseMessage):
+class WSStepMessage(_UpstreamFrame, _proto.StepMessage[dict[str, Any]]):
     type: Literal["step"] = "step"
-    data: dict[str, Any]
 
 
-class WSStateMessage(BaseMessage):
+class WSStateMessage(_UpstreamFrame, _proto.StateMessage):
     type: Literal["state"] = "state"
 
 
-class WSCloseMessage(BaseMessage):
+class WSCloseMessage(_UpstreamFrame, _proto.CloseMessage):
     type: Literal["close"] = "close"
 
 
@@ -180,25 +191,18 @@ WSIncomingMessage = Annotated[
 ]
 
 
-class WSObservationResponse(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class WSObservationResponse(_UpstreamFrame, _proto.ObservationReply):
     type: Literal["observation"] = "observation"
-    data: dict[str, Any]
+    data: dict[str, Any]  # type: ignore[assignment]  # upstream's open dict
 
 
-class WSStateResponse(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class WSStateResponse(_UpstreamFrame, _proto.StateReply):
     type: Literal["state"] = "state"
-    data: dict[str, Any]
 
 
-class WSErrorResponse(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class WSErrorResponse(_UpstreamFrame, _proto.ErrorReply):
     type: Literal["error"] = "error"
-    data: dict[str, Any]
+    data: dict[str, Any]  # type: ignore[assignment]  # upstream's open dict
 
 
 class ConcurrencyConfig(BaseMessage):
