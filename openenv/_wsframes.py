@@ -7,7 +7,16 @@ only in configuration and in what they do with what it finds:
 * ``masked``: a server reads masked frames (``masked=True``), a client unmasked ones;
   a frame masked the other way is refused.
 * ``max_size``: the largest message (all of its fragments) accepted; a frame that
-  would pass it is refused as soon as its header arrives, before its payload.
+  would pass it is refused as soon as its header arrives, before its payload. Each
+  fragment is charged ``FRAGMENT_COST`` bytes on top of its payload, and a message
+  has at most ``MAX_FRAGMENTS`` fragments: a flood of empty continuation frames is
+  refused (1009) like an oversized message, holding at most a few hundred KiB.
+
+A message left unfinished (``unfinished``) is the owner's to bound in time: the reader
+does no I/O and keeps no clock, but says since when a fragmented message has been
+open (``fragment_started``) and how many bytes it has consumed (``consumed``), so a
+timer can tell a stalled message from a stream of finished ones. ``release`` drops
+every buffer at once (the socket is gone).
 
 A subclass says what happens next through three hooks: ``message`` (a whole text or
 binary message, fragments joined, text decoded), ``control`` (a well-formed ping,
@@ -23,6 +32,7 @@ in C by websockets' ``apply_mask``) and one ``message`` call.
 from __future__ import annotations
 
 import struct
+import time
 
 try:  # C, shipped with websockets' wheels
     from websockets.speedups import apply_mask as apply_mask
@@ -31,6 +41,11 @@ except ImportError:  # pragma: no cover - a websockets built without its C exten
 
 TEXT, BINARY, CONT, CLOSE, PING, PONG = 0x1, 0x2, 0x0, 0x8, 0x9, 0xA
 _CONTROL = (CLOSE, PING, PONG)
+#: The most fragments one message may have (websockets' client, fragmenting 16 MiB in
+#: 4 KiB pieces, stays under it; an endless run of empty fragments does not).
+MAX_FRAGMENTS = 4096
+#: Bytes charged against ``max_size`` per fragment beyond its payload: what holding it costs.
+FRAGMENT_COST = 64
 
 
 def length_at(buf: bytearray, pos: int, size: int) -> tuple[int, int] | None:
@@ -60,7 +75,17 @@ def frame_header(opcode: int, n: int, mask_bit: int) -> bytes:
 class FrameReader:
     """Frames in, for one end of one connection (see the module docstring)."""
 
-    __slots__ = ("_buf", "_fragment_size", "_fragment_text", "_fragments", "_mask_bit", "max_size", "stopped")
+    __slots__ = (
+        "_buf",
+        "_fragment_size",
+        "_fragment_text",
+        "_fragments",
+        "_mask_bit",
+        "consumed",
+        "fragment_started",
+        "max_size",
+        "stopped",
+    )
 
     def __init__(self, *, masked: bool, max_size: int | None) -> None:
         self._mask_bit = 0x80 if masked else 0
@@ -72,6 +97,20 @@ class FrameReader:
         self._fragments: list[bytes] = []
         self._fragment_text = False
         self._fragment_size = 0
+        #: bytes consumed so far (whole frames); counted per ``feed``, not per frame
+        self.consumed = 0
+        #: ``time.monotonic()`` when the open fragmented message began (0: none open)
+        self.fragment_started = 0.0
+
+    @property
+    def unfinished(self) -> bool:
+        """Part of a message has arrived and its end has not: a partial frame, or fragments."""
+        return bool(self._buf) or bool(self._fragments)
+
+    def release(self) -> None:
+        """Stop reading and drop every buffer (the connection is gone)."""
+        self._end()
+        self._buf = bytearray()
 
     # --- hooks ----------------------------------------------------------------------
 
@@ -139,19 +178,27 @@ class FrameReader:
             end = start + mask_len + length
             if end > size:
                 break
-            payload = self._payload(buf, start, end, mask_len)
-            pos = end
             if not b0 & 0x80:
+                if len(self._fragments) >= MAX_FRAGMENTS:
+                    self._end()
+                    why = f"a message of more than {MAX_FRAGMENTS} fragments"
+                    self.refuse(1009, why, rest=bytes(buf[pos:]))
+                    buf.clear()
+                    return
                 if opcode:
                     self._fragment_text = opcode == TEXT
-                self._fragments.append(payload)
-                self._fragment_size += length
+                    self.fragment_started = time.monotonic()
+                self._fragments.append(self._payload(buf, start, end, mask_len))
+                self._fragment_size += length + FRAGMENT_COST
+                pos = end
                 continue
+            payload = self._payload(buf, start, end, mask_len)
+            pos = end
             if opcode == CONT:
                 self._fragments.append(payload)
                 payload = b"".join(self._fragments)
                 opcode = TEXT if self._fragment_text else BINARY
-                self._fragments, self._fragment_size = [], 0
+                self._fragments, self._fragment_size, self.fragment_started = [], 0, 0.0
             if opcode == TEXT:
                 try:
                     text = payload.decode()
@@ -165,6 +212,7 @@ class FrameReader:
                 self.message(payload)
         if pos:
             del buf[:pos]
+            self.consumed += pos
 
     @staticmethod
     def _payload(buf: bytearray, start: int, end: int, mask_len: int) -> bytes:
@@ -174,7 +222,7 @@ class FrameReader:
 
     def _end(self) -> None:
         self.stopped = True
-        self._fragments, self._fragment_size = [], 0
+        self._fragments, self._fragment_size, self.fragment_started = [], 0, 0.0
 
     def _problem(self, b0: int, b1: int, length: int) -> tuple[int, str] | None:
         """What is wrong with a frame whose header left the fast path: ``(close code,

@@ -23,7 +23,18 @@ from websockets.protocol import Protocol, State
 from websockets.server import ServerProtocol
 from websockets.uri import parse_uri
 
-from openenv._wsframes import BINARY, CLOSE, CONT, PING, PONG, TEXT, FrameReader, apply_mask
+from openenv._wsframes import (
+    BINARY,
+    CLOSE,
+    CONT,
+    FRAGMENT_COST,
+    MAX_FRAGMENTS,
+    PING,
+    PONG,
+    TEXT,
+    FrameReader,
+    apply_mask,
+)
 from openenv.client._frames import Framer
 from openenv.server._direct import _ServerFrames
 
@@ -271,3 +282,33 @@ def test_the_servers_direct_protocol_refuses_a_frame_over_its_limit(serve, monke
     assert b"xxxx" not in answer  # the step never ran
     assert call(healthy, {"type": "step", "data": {"message": "still"}})["type"] == "observation"
     healthy.close()
+
+
+@pytest.mark.parametrize("end", ENDS)
+def test_fragments_are_counted_by_number_and_charged_for_each(end: str) -> None:
+    masked = ENDS[end]
+    many = Recorder(masked, max_size=1 << 30)
+    empty = raw(CONT, b"", masked=masked, fin=False)
+    many.feed(raw(TEXT, b"{", masked=masked, fin=False) + empty * MAX_FRAGMENTS)
+    assert many.refused is not None
+    assert (many.refused[0], f"{MAX_FRAGMENTS} fragments" in many.refused[1]) == (1009, True)
+    costly = Recorder(masked, max_size=10 * FRAGMENT_COST)
+    costly.feed(raw(TEXT, b"", masked=masked, fin=False) + raw(CONT, b"", masked=masked, fin=False) * 11)
+    assert costly.refused is not None  # eleven empty fragments cost more than ten times FRAGMENT_COST
+    assert costly.refused[0] == 1009
+
+
+@pytest.mark.parametrize("end", ENDS)
+def test_pending_consumed_and_release(end: str) -> None:
+    masked = ENDS[end]
+    reader = Recorder(masked)
+    whole = raw(TEXT, b"hello", masked=masked)
+    reader.feed(whole)
+    assert (reader.unfinished, reader.consumed, reader.fragment_started) == (False, len(whole), 0.0)
+    reader.feed(raw(TEXT, b"he", masked=masked, fin=False))
+    assert reader.unfinished
+    assert reader.fragment_started > 0
+    reader.feed(raw(CONT, b"llo", masked=masked)[:3])
+    reader.release()
+    assert (reader.unfinished, reader.stopped) == (False, True)
+    assert reader.messages == ["hello"]

@@ -11,18 +11,26 @@ straight to the transport. Reading pauses only when the backlog passes a high-wa
 mark; writing still waits while the transport is paused. Any other ASGI server, or a
 uvicorn whose protocol does not have the internals this relies on, serves the same
 app through plain ASGI (``protocol_class()`` returns ``None``).
+
+Limits that hold whatever the peer sends: a protocol error or a message over the
+limits (size, ``MAX_FRAGMENTS``) fails the connection with its RFC 6455 code at once;
+a message unfinished after ``message_timeout_s`` (its fragments, or one frame
+trickling in) fails it with 1008. When the socket goes, every buffer is dropped and
+the links between protocol, reader and channel are cut, so nothing waits for the
+cyclic garbage collector.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import deque
 from typing import Any
 
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from websockets.protocol import Protocol, State
 
-from .._wsframes import FrameReader, frame_header
+from .._wsframes import MAX_FRAGMENTS, FrameReader, frame_header
 
 #: Messages a connection may hold unread before reading from the socket pauses.
 HIGH_WATER = 64
@@ -40,7 +48,7 @@ class DirectChannel:
     """What the ``/ws`` loop sees: ``recv`` (``None`` once the peer is gone) and ``send``."""
 
     def __init__(self, protocol: Any) -> None:
-        self._p = protocol
+        self._p: Any = protocol
         self._inbox: deque[str | bytes] = deque()
         self._waiter: asyncio.Future[None] | None = None
         self.closed = False
@@ -49,6 +57,9 @@ class DirectChannel:
     def enable(self) -> None:
         """Take over from ASGI ``receive``: anything already queued moves to the inbox."""
         p = self._p
+        if p is None:  # the socket is already gone
+            self.enabled = True
+            return
         queue = p.queue
         while not queue.empty():
             message = queue.get_nowait()
@@ -78,6 +89,12 @@ class DirectChannel:
         self.closed = True
         self._wake()
 
+    def release(self) -> None:
+        """The socket is gone: drop unread messages and the link to the protocol."""
+        self.end()
+        self._inbox.clear()
+        self._p = None
+
     def _wake(self) -> None:
         waiter = self._waiter
         if waiter is not None and not waiter.done():
@@ -104,8 +121,12 @@ class DirectChannel:
     async def send(self, frame: str | bytes) -> bool:
         """Write one message; False once the connection is closing or gone."""
         p = self._p
+        if p is None:
+            return False
         if not p.writable.is_set():
             await p.writable.wait()
+            if self._p is None:
+                return False
         # gone, or the closing handshake has begun (ours or the peer's)
         if p.disconnected or p.close_sent or p.transport.is_closing() or p.conn.state is not State.OPEN:
             return False
@@ -149,7 +170,11 @@ class _ServerFrames(FrameReader):
 
     def __init__(self, protocol: DirectWebSocketsProtocol, max_size: int | None) -> None:
         super().__init__(masked=True, max_size=max_size)
-        self._p = protocol
+        self._p: Any = protocol
+
+    def unlink(self) -> None:
+        """The connection is gone: drop the link back to the protocol."""
+        self._p = None
 
     def message(self, data: str | bytes) -> None:
         if not self._p.close_sent:
@@ -161,13 +186,9 @@ class _ServerFrames(FrameReader):
         return not (p.close_sent or p.transport.is_closing())
 
     def refuse(self, code: int, why: str, rest: bytes | None) -> None:
-        if rest is not None:  # websockets reads the frame again and fails the connection
-            self.stop(rest)
-            return
-        p = self._p  # bad UTF-8 in a message already read
-        p.general = True
-        p.conn.send_close(code)
-        p.handle_parser_exception()
+        # Failed here, with our code: websockets' parser does not know the fragments
+        # read so far (a new message inside one would pass there as a message).
+        self._p.fail(code, why)
 
     def stop(self, rest: bytes) -> None:
         p = self._p
@@ -179,19 +200,27 @@ class _ServerFrames(FrameReader):
 class DirectWebSocketsProtocol(WebSocketsSansIOProtocol):
     """uvicorn's sans-I/O WebSocket protocol with a ``DirectChannel`` in the scope."""
 
+    #: the longest a message may take to arrive whole once its first byte has
+    message_timeout_s: float = 60.0
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.direct = DirectChannel(self)
         #: once anything unusual arrives, websockets' parser takes every byte from there on
         self.general = False
         self.frames_in = _ServerFrames(self, self.conn.max_message_size)
+        self._message_timer: asyncio.TimerHandle | None = None
+        self._consumed_at_arming = 0
 
     def data_received(self, data: bytes) -> None:
         """With the channel enabled, ``_ServerFrames`` reads data frames (unmasked in C,
         no frame objects); control frames, and everything after anything unusual, go to
         websockets' parser, always at a frame boundary."""
         if self.direct.enabled and not self.general:
-            self.frames_in.feed(data)
+            frames = self.frames_in
+            frames.feed(data)
+            if self._message_timer is None and frames.unfinished:
+                self._arm_message_timer()
             return
         if self.handshake_initiated and not self.direct.enabled:
             # Bytes after the request, before the loop took the channel (uvicorn hands
@@ -203,6 +232,45 @@ class DirectWebSocketsProtocol(WebSocketsSansIOProtocol):
     def general_data_received(self, data: bytes) -> None:
         """Bytes for websockets' parser (uvicorn's own ``data_received``)."""
         super().data_received(data)
+
+    def fail(self, code: int, why: str) -> None:
+        """Fail the connection: a close frame with ``code`` (when none was sent yet), then
+        the transport closed; nothing more is read."""
+        self.frames_in.release()
+        conn = self.conn
+        if conn.state is State.OPEN:
+            conn.send_close(code, why[:120])
+        if conn.close_sent is not None:
+            self.handle_parser_exception()
+        else:
+            self.transport.close()
+
+    # --- an unfinished message is bounded in time ---------------------------------
+
+    def _arm_message_timer(self) -> None:
+        self._consumed_at_arming = self.frames_in.consumed
+        self._message_timer = self.loop.call_later(self.message_timeout_s, self._message_overdue)
+
+    def _message_overdue(self) -> None:
+        self._message_timer = None
+        frames = self.frames_in
+        if frames.stopped or not frames.unfinished or self.transport.is_closing():
+            return
+        started = frames.fragment_started
+        stalled = frames.consumed == self._consumed_at_arming  # not one whole frame since
+        if stalled or (started and time.monotonic() - started >= self.message_timeout_s):
+            self.fail(1008, f"a message unfinished after {self.message_timeout_s:g} s")
+        else:
+            self._arm_message_timer()
+
+    def handle_cont(self, event: Any) -> None:
+        """websockets' parser reads this connection (bytes came before the channel was
+        enabled): the same cap on fragments as ``FrameReader``."""
+        if len(self.frames) >= MAX_FRAGMENTS:
+            self.frames = []
+            self.fail(1009, f"a message of more than {MAX_FRAGMENTS} fragments")
+            return
+        super().handle_cont(event)
 
     def handle_connect(self, event: Any) -> None:
         super().handle_connect(event)
@@ -240,12 +308,21 @@ class DirectWebSocketsProtocol(WebSocketsSansIOProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         super().connection_lost(exc)
-        self.direct.end()
+        if self._message_timer is not None:
+            self._message_timer.cancel()
+            self._message_timer = None
+        # Every buffer goes now, and no cycle is left (protocol -> reader -> protocol,
+        # protocol -> channel -> protocol) for the garbage collector to find later.
+        self.frames = []
+        self.frames_in.release()
+        self.frames_in.unlink()
+        self.direct.release()
 
 
-def protocol_class() -> type | None:
-    """The direct protocol class for uvicorn's ``ws`` option; None where this uvicorn's
-    protocol lacks the internals it relies on (then plain ``websockets-sansio`` serves)."""
+def protocol_class(message_timeout_s: float | None = None) -> type | None:
+    """The direct protocol class for uvicorn's ``ws`` option (a subclass carrying
+    ``message_timeout_s`` when given); None where this uvicorn's protocol lacks the
+    internals it relies on (then plain ``websockets-sansio`` serves)."""
     base = WebSocketsSansIOProtocol
     attrs = ("frames", "curr_msg_data_type", "close_sent", "read_paused", "queue", "conn", "writable")
     if (
@@ -253,5 +330,8 @@ def protocol_class() -> type | None:
         and all(name in base.__init__.__code__.co_names for name in attrs)
         and "max_message_size" in Protocol.__init__.__code__.co_names  # the frame limit we read
     ):
-        return DirectWebSocketsProtocol
+        if message_timeout_s is None:
+            return DirectWebSocketsProtocol
+        return type(DirectWebSocketsProtocol.__name__, (DirectWebSocketsProtocol,),
+                    {"message_timeout_s": message_timeout_s, "__module__": __name__})
     return None

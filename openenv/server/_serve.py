@@ -138,13 +138,13 @@ def _gym_class(target: Any) -> EnvClass:
         raise EnvNotFound(f"gym:{target}: {exc}") from None
 
 
-def _ws_protocol() -> Any:
+def _ws_protocol(settings: ServerSettings) -> Any:
     """uvicorn's sans-I/O WebSocket protocol, with our direct channel where it fits."""
     try:
         from ._direct import protocol_class
     except ImportError:  # a uvicorn without the sans-I/O protocol module
         return "websockets-sansio"
-    return protocol_class() or "websockets-sansio"
+    return protocol_class(settings.message_timeout_s) or "websockets-sansio"
 
 
 def uvicorn_options(settings: ServerSettings) -> dict[str, Any]:
@@ -155,7 +155,7 @@ def uvicorn_options(settings: ServerSettings) -> dict[str, Any]:
         "port": settings.port,
         "loop": "uvloop" if have("uvloop") else "asyncio",
         "http": "httptools" if have("httptools") else "h11",
-        "ws": _ws_protocol(),
+        "ws": _ws_protocol(settings),
         "ws_max_size": settings.max_frame_bytes,
         "ws_ping_interval": settings.ping_interval_s or None,
         "ws_ping_timeout": settings.ping_timeout_s or None,

@@ -66,13 +66,14 @@ def test_a_backlog_past_the_high_water_mark_loses_and_reorders_nothing(
         for i in range(n):
             ws.send(orjson.dumps({"type": "step", "data": {"message": str(i)}}).decode())
         replies = [recv(ws) for _ in range(n)]
+        protocol = enabled[0]._p  # released (None) once the socket is gone
     finally:
         ws.close()
     assert [r["data"]["observation"]["step"] for r in replies] == list(range(1, n + 1))
     assert [r["data"]["observation"]["message"] for r in replies] == [str(i) for i in range(n)]
     assert paused, "the inbox never reached the high-water mark: the test did not test it"
     assert max(paused) >= HIGH_WATER
-    assert not enabled[0]._p.read_paused  # resumed once drained
+    assert not protocol.read_paused  # resumed once drained
 
 
 def test_invalid_utf8_text_closes_only_that_connection(serve) -> None:

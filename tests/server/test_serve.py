@@ -41,7 +41,7 @@ def test_uvicorn_options_pass_pings_frame_limit_and_stack():
     from openenv.server._direct import DirectWebSocketsProtocol
 
     # uvicorn's sans-I/O protocol, with the direct channel to the /ws loop (_direct.py)
-    assert opts["ws"] is DirectWebSocketsProtocol
+    assert issubclass(opts["ws"], DirectWebSocketsProtocol)
     assert opts["ws_per_message_deflate"] is False
     assert opts["lifespan"] == "on"
     assert opts["access_log"] is False

@@ -1,0 +1,179 @@
+"""The WebSocket reader's limits on a real server (issue 34): fragments counted by
+number and bytes, an unfinished message bounded in time, protocol errors failed with
+their RFC 6455 code, buffers freed when the socket goes."""
+
+from __future__ import annotations
+
+import gc
+import select
+import socket
+import time
+import weakref
+
+import pytest
+
+from openenv.server._direct import DirectWebSocketsProtocol
+
+from .._wire import call, connect, raw_handshake
+from ._net import CONT, TEXT, close_code, frame, read_until_closed, rss_kib, served, server_frames
+
+__all__ = ["served"]  # the fixture, used by name
+
+
+def test_a_new_text_frame_inside_a_fragmented_message_fails_with_1002(server) -> None:
+    sock = raw_handshake(server.port)
+    try:
+        sock.sendall(frame(TEXT, b'{"type":', fin=False) + frame(TEXT, b'{"type":"reset"}'))
+        data = read_until_closed(sock)
+    finally:
+        sock.close()
+    assert close_code(data) == 1002, data
+    # the second frame was not read as a message
+    assert not [p for op, p in server_frames(data) if op == TEXT]
+
+
+def test_a_continuation_frame_outside_a_message_fails_with_1002(server) -> None:
+    sock = raw_handshake(server.port)
+    try:
+        sock.sendall(frame(TEXT, b'{"type":"reset"}') + frame(CONT, b"x"))
+        data = read_until_closed(sock)
+    finally:
+        sock.close()
+    assert close_code(data) == 1002
+
+
+def _flood(sock: socket.socket, piece: bytes, budget_s: float) -> tuple[int, bytes]:
+    """Send ``piece`` over and over until the server closes (or ``budget_s``); returns
+    the pieces sent and what the server sent back."""
+    sent, got = 0, b""
+    deadline = time.monotonic() + budget_s
+    sock.setblocking(False)
+    while time.monotonic() < deadline:
+        readable, writable, _ = select.select([sock], [sock], [], 0.5)
+        if readable:
+            try:
+                chunk = sock.recv(65536)
+            except (ConnectionResetError, BlockingIOError):
+                chunk = b""
+            got += chunk
+            if not chunk or close_code(got) is not None:
+                break
+        if writable:
+            try:
+                sock.send(piece)
+                sent += 1
+            except BlockingIOError:
+                continue
+            except (BrokenPipeError, ConnectionResetError):
+                break
+    sock.setblocking(True)
+    return sent, got
+
+
+@pytest.mark.timeout(90)
+def test_endless_empty_and_one_byte_continuation_frames_are_refused_and_memory_returns(served) -> None:
+    server = served()
+    with connect(server.ws_url) as ws:  # warm the server up before the baseline
+        call(ws, {"type": "reset"})
+    before = rss_kib(server.pid)
+    for body in (b"", b"x"):
+        sock = raw_handshake(server.port)
+        started = time.monotonic()
+        try:
+            sock.sendall(frame(TEXT, b"{", fin=False))
+            sent, got = _flood(sock, frame(CONT, body, fin=False) * 1000, budget_s=20)
+        finally:
+            sock.close()
+        assert close_code(got) == 1009, f"not closed after {sent * 1000} fragments of {len(body)} byte(s)"
+        # at the cap (MAX_FRAGMENTS), not after the flood filled max_frame_bytes
+        assert time.monotonic() - started < 10
+    time.sleep(0.5)
+    after = rss_kib(server.pid)
+    assert after <= before * 1.1 + 2048, (before, after)
+    with connect(server.ws_url) as ws:  # the server is fine
+        assert call(ws, {"type": "reset"})["type"] == "observation"
+
+
+def test_a_fragmented_message_of_many_tiny_fragments_is_charged_for_each(serve) -> None:
+    server = serve(max_frame_bytes=64 * 1024)  # 64 KiB: 1,025 fragments of 0 bytes cost over it
+    sock = raw_handshake(server.port)
+    try:
+        sock.sendall(frame(TEXT, b"{", fin=False) + frame(CONT, b"", fin=False) * 1100)
+        data = read_until_closed(sock)
+    finally:
+        sock.close()
+    assert close_code(data) == 1009
+
+
+def test_a_legitimately_fragmented_message_is_read(server) -> None:
+    sock = raw_handshake(server.port)
+    try:
+        body = b'{"type":"reset"}'
+        parts = [frame(TEXT, body[:1], fin=False)]
+        parts += [frame(CONT, bytes([c]), fin=False) for c in body[1:-1]]
+        parts.append(frame(CONT, body[-1:]))
+        sock.sendall(b"".join(parts))
+        sock.settimeout(10)
+        data = sock.recv(65536)
+    finally:
+        sock.close()
+    assert b'"observation"' in data
+
+
+def _dribble(sock: socket.socket, first: bytes, pieces: list[bytes], every_s: float) -> bytes:
+    """Send ``first``, then each piece after a pause, while the server lets us; then
+    read what it sent until it closed."""
+    sock.sendall(first)
+    for piece in pieces:
+        time.sleep(every_s)
+        try:
+            sock.sendall(piece)
+        except (BrokenPipeError, ConnectionResetError):
+            break
+    return read_until_closed(sock, timeout_s=5)
+
+
+@pytest.mark.parametrize("how", ["fragments", "one frame trickling"])
+def test_an_unfinished_message_is_closed_with_1008_after_message_timeout_s(serve, how: str) -> None:
+    server = serve(message_timeout_s=0.5)
+    healthy = connect(server.ws_url)
+    try:
+        call(healthy, {"type": "reset"})
+        sock = raw_handshake(server.port)
+        try:
+            if how == "fragments":  # fragments keep coming, the message never ends
+                first, pieces = frame(TEXT, b'{"type":', fin=False), [frame(CONT, b" ", fin=False)] * 6
+            else:  # a frame's header, then its payload a byte at a time, never all of it
+                whole = frame(TEXT, b'{"type":"reset"}' + b" " * 100)
+                first, pieces = whole[:8], [whole[i : i + 1] for i in range(8, 14)]
+            started = time.monotonic()
+            data = _dribble(sock, first, pieces, every_s=0.2)
+        finally:
+            sock.close()
+        assert close_code(data) == 1008, data
+        assert time.monotonic() - started < 4
+        assert call(healthy, {"type": "step", "data": {"message": "ok"}})["type"] == "observation"
+    finally:
+        healthy.close()
+
+
+def test_a_closed_connection_leaves_no_cycle_behind(server) -> None:
+    """The protocol, its reader and channel go by reference counting alone."""
+    protocols: list[weakref.ref[DirectWebSocketsProtocol]] = []
+    gc.collect()
+    gc.disable()
+    try:
+        ws = connect(server.ws_url)
+        call(ws, {"type": "reset"})
+        protocols = [
+            weakref.ref(p) for p in server.server.server_state.connections
+            if isinstance(p, DirectWebSocketsProtocol)
+        ]
+        assert protocols
+        ws.close()
+        deadline = time.monotonic() + 5
+        while any(r() is not None for r in protocols) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert all(r() is None for r in protocols), "a protocol outlived its socket (held by a cycle)"
+    finally:
+        gc.enable()
