@@ -212,7 +212,9 @@ def ours_server(port: int, workers: int = 1, max_sessions: int = 2048, name: str
     argv = [str(script)] if script.exists() else [sys.executable, "-m", "openenv"]
     argv += ["serve", "echo", "--host", HOST, "--port", str(port)]
     argv += ["--workers", str(workers), "--max-sessions", str(max_sessions)]
-    return Server(name, argv, port, env={"OPENENV_LOG_LEVEL": "warning"})
+    # one client (the bench) fills the server: no per-client quota
+    env = {"OPENENV_LOG_LEVEL": "warning", "OPENENV_MAX_SESSIONS_PER_CLIENT": "0"}
+    return Server(name, argv, port, env=env)
 
 
 def raw_server(port: int) -> Server:

@@ -120,7 +120,8 @@ def _probe(base_url: str) -> None:
 def bench_sessions(hosts: int, sessions: int, conns: int, chunk: int, max_s: float) -> dict[str, Any]:
     per_replica = sessions // hosts
     per_conn = per_replica // conns
-    env = {"OPENENV_MAX_SESSIONS": str(per_replica + 64), "OPENENV_LOG_LEVEL": "warning"}
+    env = {"OPENENV_MAX_SESSIONS": str(per_replica + 64), "OPENENV_LOG_LEVEL": "warning",
+           "OPENENV_MAX_SESSIONS_PER_CLIENT": "0"}  # one client (the bench) fills each replica
     t0 = time.perf_counter()
     pool = MonarchReplicaPool(MonarchProvider("echo", hosts=hosts, env=env, lease_s=20), hosts).open()
     try:

@@ -18,7 +18,8 @@
     │   ├── DeadlineExceeded          DEADLINE_EXCEEDED  the env call overran its deadline
     │   ├── TaskNotFound              TASK_NOT_FOUND     no such task id, index or split
     │   ├── FrameTooLarge             FRAME_TOO_LARGE    frame (or HTTP body) over the server's limit
-    │   └── Unauthorized              UNAUTHORIZED       no or wrong bearer token (--auth-token)
+    │   ├── Unauthorized              UNAUTHORIZED       no or wrong bearer token (--auth-token)
+    │   └── Forbidden                 FORBIDDEN          a foreign Origin or Host (--allowed-origins)
     ├── TransportError                client side: the connection itself failed
     │   ├── ConnectError              could not connect or handshake
     │   ├── ConnectionClosed          the socket closed (carries the close code)
@@ -74,6 +75,7 @@ class ErrorCode(StrEnum):
     TASK_NOT_FOUND = "TASK_NOT_FOUND"
     QUOTA_EXCEEDED = "QUOTA_EXCEEDED"
     UNAUTHORIZED = "UNAUTHORIZED"
+    FORBIDDEN = "FORBIDDEN"
 
 
 class OpenEnvError(Exception):
@@ -236,6 +238,14 @@ class Unauthorized(WireError):
     http_status = 401
 
 
+class Forbidden(WireError):
+    """A browser page of another origin, or a ``Host`` the server does not answer to (DNS
+    rebinding), was refused (``--allowed-origins``, ``--allowed-hosts``)."""
+
+    code = ErrorCode.FORBIDDEN
+    http_status = 403
+
+
 class TransportError(OpenEnvError):
     """The connection to the server failed."""
 
@@ -378,6 +388,7 @@ WIRE_ERRORS: dict[ErrorCode, type[WireError]] = {
         FrameTooLarge,
         QuotaExceeded,
         Unauthorized,
+        Forbidden,
     )
 }
 

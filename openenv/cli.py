@@ -255,8 +255,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--max-sessions-per-client",
         type=int,
         metavar="N",
-        help="sessions one client address may hold per process (default -1: half of "
-        "--max-sessions; 0: no quota)",
+        help="sessions one client address may hold per process (default -1: three quarters "
+        "of --max-sessions, a quarter kept for others; 0: no quota)",
     )
     p.add_argument(
         "--auth-token",

@@ -178,7 +178,8 @@ def serve() -> Iterator[Callable[..., LiveServer]]:
     """``serve(env=None, *, factory=None, **settings) -> LiveServer``.
 
     ``env`` defaults to a fresh threaded sync test env. Settings default to a small
-    test profile (reaper and pings off unless asked for).
+    test profile (reaper, pings and the per-client quota off unless asked for: most
+    tests are one client filling a server).
     """
     servers: list[LiveServer] = []
 
@@ -187,7 +188,7 @@ def serve() -> Iterator[Callable[..., LiveServer]]:
         defaults: dict[str, Any] = {
             "host": "127.0.0.1", "port": 0, "max_sessions": 64, "idle_timeout_s": 0,
             "ping_interval_s": 0, "ping_timeout_s": 0, "thread_workers": 8,
-            "slow_call_s": 10.0,
+            "slow_call_s": 10.0, "max_sessions_per_client": 0,
         }
         defaults.update(overrides)
         settings = ServerSettings(**defaults).validated()

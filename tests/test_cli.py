@@ -60,7 +60,11 @@ def test_serve_admission_options_map_to_settings(monkeypatch):
     assert (seen[0].auth_token, seen[0].max_sessions_per_client) == ("t0k", 4)
     monkeypatch.setenv("OPENENV_AUTH_TOKEN", "from-env")
     assert main(["serve", "echo"]) == 0
-    assert (seen[1].auth_token, seen[1].max_sessions_per_client) == ("from-env", 0)
+    assert (seen[1].auth_token, seen[1].max_sessions_per_client) == ("from-env", -1)
+    assert main(["serve", "echo", "--allowed-origins", "http://localhost:3000",
+                 "--allowed-hosts", "env.example", "--forwarded-allow-ips", "10.0.0.1"]) == 0
+    assert (seen[2].allowed_origins, seen[2].allowed_hosts, seen[2].forwarded_allow_ips) == (
+        "http://localhost:3000", "env.example", "10.0.0.1")
 
 
 def test_unset_arguments_fall_back_to_variables_and_defaults(monkeypatch):

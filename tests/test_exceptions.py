@@ -14,6 +14,7 @@ from openenv._exceptions import (
     ErrorCode,
     ExecutionError,
     FactoryError,
+    Forbidden,
     FrameTooLarge,
     InvalidJSON,
     OpenEnvError,
@@ -50,6 +51,7 @@ EXPECTED = {
     "TASK_NOT_FOUND": (TaskNotFound, 404),
     "QUOTA_EXCEEDED": (QuotaExceeded, 429),
     "UNAUTHORIZED": (Unauthorized, 401),
+    "FORBIDDEN": (Forbidden, 403),
 }
 
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import orjson
 
-from .._exceptions import ConnectError, ConnectionClosed, OpenEnvError, Unauthorized
+from .._exceptions import ConnectError, ConnectionClosed, Forbidden, OpenEnvError, Unauthorized
 from .._wsframes import BINARY, CLOSE, PING, PONG, TEXT, FrameReader, apply_mask, frame_header
 
 _HEADER_END = b"\r\n\r\n"
@@ -51,16 +51,20 @@ def not_a_101(head: bytes | bytearray) -> bool:
 
 def handshake_refused(url: str, exc: BaseException) -> OpenEnvError:
     """The typed error of a refused handshake: ``Unauthorized`` for a ``401`` (a missing
-    or wrong ``token=``; the server's own message when it sent our error body), else
+    or wrong ``token=``; the server's own message when it sent our error body),
+    ``Forbidden`` for our ``403`` (a ``Host`` or ``Origin`` the server refuses), else
     ``ConnectError``."""
     response: Any = getattr(exc, "response", None)
-    if getattr(response, "status_code", None) != 401:
+    status = getattr(response, "status_code", None)
+    if status not in (401, 403):
         return ConnectError(f"handshake with {url} failed: {exc}")
     try:
         message = str(orjson.loads(response.body)["error"]["message"])
     except Exception:  # not our error body: a proxy's page, say
+        if status == 403:
+            return ConnectError(f"handshake with {url} failed: {exc}")
         message = "the server wants a bearer token: pass token= (or set OPENENV_AUTH_TOKEN)"
-    return Unauthorized(f"{url}: {message}")
+    return (Unauthorized if status == 401 else Forbidden)(f"{url}: {message}")
 
 
 def limit_from_header(value: str | None) -> int | None:

@@ -11,24 +11,15 @@ from ..server._settings import ServerSettings
 from ._bridge import EnvMcpServer
 from ._compat import CompatRpc
 
-_LOOPBACK = ("127.0.0.1", "localhost", "::1")
-
-
-def loopback(settings: ServerSettings) -> bool:
-    return settings.host in _LOOPBACK
-
 
 def build(
     env_class: EnvClass, manager: SessionManager, settings: ServerSettings
 ) -> tuple[StreamableHTTPSessionManager, CompatRpc]:
     bridge = EnvMcpServer(env_class, manager)
-    security = None
-    if loopback(settings):  # the SDK's DNS-rebinding guard, as its own apps enable it on loopback
-        security = TransportSecuritySettings(
-            enable_dns_rebinding_protection=True,
-            allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
-            allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
-        )
+    # The server's Admission checks Host and Origin before any request reaches /mcp, for
+    # every dialect alike (openenv.server._origin): the SDK's own guard, with its fixed
+    # lists, would only refuse what --allowed-hosts / --allowed-origins let in.
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     sdk = StreamableHTTPSessionManager(
         app=bridge.server,
         security_settings=security,

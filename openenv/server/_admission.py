@@ -3,16 +3,22 @@
 ``Admission`` is the app's outermost ASGI layer. Its checks run once per HTTP request
 and once per WebSocket handshake (never per frame):
 
+* **origin** (``_origin.OriginPolicy``): a browser page of another origin, or a ``Host``
+  the server does not answer to (DNS rebinding), gets ``403 FORBIDDEN`` (the same 403 on
+  a WebSocket handshake), whatever the token;
 * **bearer token** (``ServerSettings.auth_token``, ``openenv serve --auth-token``,
-  ``OPENENV_AUTH_TOKEN``): every path but ``/health`` needs ``Authorization: Bearer
-  <token>``; HTTP gets ``401 UNAUTHORIZED`` with the error body, a WebSocket handshake
-  the same 401 response (or a ``1008`` close where the server cannot send one);
+  ``OPENENV_AUTH_TOKEN``): every path but ``/health`` and the playground's static files
+  (``OPEN_PATHS``; the page asks for the token) needs ``Authorization: Bearer <token>``;
+  HTTP gets ``401 UNAUTHORIZED`` with the error body, a WebSocket handshake the same 401
+  response (or a ``1008`` close where the server cannot send one);
 * **body limit** (``max_frame_bytes``, the WebSocket frame limit): a ``Content-Length``
   over it is answered ``413 FRAME_TOO_LARGE`` before any byte of the body is read; a
   body without one (chunked) is read here, counted, and refused the same way as soon
   as it passes the limit;
 * **the caller's address** for the per-client session quota: ``peer`` holds it while
-  the request or connection runs, and ``SessionManager.open`` reads it.
+  the request or connection runs, and ``SessionManager.open`` reads it. It is the
+  socket's peer: ``X-Forwarded-For`` moves it only from the proxies named in
+  ``forwarded_allow_ips`` (uvicorn's ``proxy_headers``, off by default).
 """
 
 from __future__ import annotations
@@ -23,7 +29,8 @@ from typing import Any
 
 import orjson
 
-from .._exceptions import FrameTooLarge, Unauthorized, WireError
+from .._exceptions import Forbidden, FrameTooLarge, Unauthorized, WireError
+from ._origin import OriginPolicy
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -31,8 +38,11 @@ Message = dict[str, Any]
 #: The peer address (host) of the request or WebSocket connection being served.
 peer: contextvars.ContextVar[str | None] = contextvars.ContextVar("openenv_peer", default=None)
 
-#: Paths served without a token: liveness probes (Docker's HEALTHCHECK) carry none.
-OPEN_PATHS = frozenset({"/health"})
+#: Paths served without a token: liveness probes (Docker's HEALTHCHECK) carry none, and
+#: a browser cannot send one when it opens the playground: its page and assets (the same
+#: files on every server) ask for the token and send it on every call they make.
+OPEN_PATHS = frozenset({"/health", "/web", "/web/", "/web/index.html", "/web/playground.js",
+                        "/web/playground.css"})
 
 
 def _error_response(err: WireError) -> tuple[Message, Message]:
@@ -60,12 +70,15 @@ def body_too_large(limit: int) -> FrameTooLarge:
 
 
 class Admission:
-    """ASGI middleware: the token, the body limit and the caller's address."""
+    """ASGI middleware: the origin, the token, the body limit and the caller's address."""
 
-    def __init__(self, app: Any, *, auth_token: str, max_body_bytes: int) -> None:
+    def __init__(
+        self, app: Any, *, auth_token: str, max_body_bytes: int, origins: OriginPolicy | None = None
+    ) -> None:
         self.app = app
         self.max_body_bytes = max_body_bytes
         self._expected = f"Bearer {auth_token}".encode() if auth_token else None
+        self.origins = origins
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         kind = scope["type"]
@@ -74,15 +87,25 @@ class Admission:
             return
         expected = self._expected
         length: bytes | None = None
+        host: bytes | None = None
+        origin: bytes | None = None
         authorized = expected is None or scope["path"] in OPEN_PATHS
         for name, value in scope["headers"]:
             if name == b"content-length":
                 length = value
+            elif name == b"host":
+                host = value
+            elif name == b"origin":
+                origin = value
             elif name == b"authorization" and not authorized:
                 authorized = hmac.compare_digest(value, expected)
+        refused = self.origins.refusal(host, origin) if self.origins is not None else None
         client = scope.get("client")
         token = peer.set(client[0] if client else None)
         try:
+            if refused is not None:
+                await self._refuse(scope, receive, send, Forbidden(refused))
+                return
             if not authorized:
                 await self._refuse(scope, receive, send, unauthorized())
                 return

@@ -18,6 +18,7 @@ from ._admission import Admission
 from ._http import HttpApi, handle_http_error, handle_wire_error
 from ._lifespan import AppLifespan
 from ._mounts import EndpointFactory, Mounts, installed_endpoints
+from ._origin import OriginPolicy, split_list
 from ._root import OpenApiDocument, root_routes
 from ._runner import EnvRunner
 from ._sessions import SessionManager
@@ -65,7 +66,7 @@ def create_app(
         env_kwargs=settings.env_kwargs if env_kwargs is None else env_kwargs,
     )
     manager = SessionManager(
-        runner, settings.max_sessions, settings.idle_timeout_s, settings.max_sessions_per_client
+        runner, settings.max_sessions, settings.idle_timeout_s, settings.client_quota
     )
     api = HttpApi(env_class, manager)
     if endpoints is None:  # the env class may name its own (an upstream MCP env does)
@@ -88,7 +89,10 @@ def create_app(
         lifespan=AppLifespan(env_class, runner, manager, mounts),
         exception_handlers={WireError: handle_wire_error, HTTPException: handle_http_error},
         middleware=[Middleware(
-            Admission, auth_token=settings.auth_token, max_body_bytes=settings.max_frame_bytes
+            Admission, auth_token=settings.auth_token, max_body_bytes=settings.max_frame_bytes,
+            origins=OriginPolicy(
+                settings.host, split_list(settings.allowed_hosts), split_list(settings.allowed_origins)
+            ),
         )],
     )
     app.state.sessions = manager

@@ -161,6 +161,10 @@ def uvicorn_options(settings: ServerSettings) -> dict[str, Any]:
         "ws_ping_timeout": settings.ping_timeout_s or None,
         "ws_per_message_deflate": False,
         "access_log": False,
+        # X-Forwarded-For names the client (its session quota) only from proxies the
+        # operator trusts; uvicorn's default trusts 127.0.0.1, so any local caller could
+        "proxy_headers": bool(settings.forwarded_allow_ips),
+        "forwarded_allow_ips": settings.forwarded_allow_ips or None,
         "log_level": settings.log_level,
         "lifespan": "on",
         "timeout_graceful_shutdown": 5,

@@ -42,10 +42,23 @@ class ServerSettings:
         workers: server processes; WebSocket sessions are spread across them.
         max_sessions: concurrent sessions per process (WS and HTTP together).
         max_sessions_per_client: concurrent sessions one client (peer address) may hold
-            per process; more are refused with ``QuotaExceeded`` (429). ``0``: no quota.
+            per process; more are refused with ``QuotaExceeded`` (429). ``-1`` (the
+            default): a quarter of ``max_sessions`` (rounded down) is kept for other
+            clients, so one client cannot take every slot of a server with 4 or more;
+            ``0``: no quota. See ``client_quota``.
         auth_token: when set, every request and WebSocket handshake (``/mcp``
             included) must carry ``Authorization: Bearer <token>``; others get
             ``Unauthorized`` (401). ``/health`` stays open. Empty: no auth.
+        allowed_hosts: comma-separated ``Host`` names served besides loopback names,
+            IP addresses and the bound name (a DNS-rebinding guard); ``*``: any. Empty
+            (the default): on a loopback bind, those only; on any other bind, any.
+        allowed_origins: comma-separated origins (``scheme://host[:port]``) whose
+            browser pages may use the server besides its own (``/web``); ``*``: any.
+            A request with another ``Origin`` is refused with ``Forbidden`` (403);
+            one without (Python clients) is not a browser's and is served.
+        forwarded_allow_ips: comma-separated addresses of trusted proxies, whose
+            ``X-Forwarded-For`` names the client (its quota); ``*``: any. Empty (the
+            default): no forwarding header is trusted, the peer is the socket's.
         idle_timeout_s: a session idle this long is closed, and its socket with it;
             so is a WebSocket with no session that sends nothing this long. ``0``
             disables the reaper.
@@ -82,8 +95,11 @@ class ServerSettings:
     port: int = 8000
     workers: int = 1
     max_sessions: int = 1024
-    max_sessions_per_client: int = 0
+    max_sessions_per_client: int = -1
     auth_token: str = field(default="", repr=False)
+    allowed_hosts: str = ""
+    allowed_origins: str = ""
+    forwarded_allow_ips: str = ""
     idle_timeout_s: float = 600.0
     header_timeout_s: float = 10.0
     message_timeout_s: float = 60.0
@@ -116,8 +132,10 @@ class ServerSettings:
     def validated(self) -> ServerSettings:
         if self.max_sessions < 1:
             raise ValueError("max_sessions must be at least 1")
-        if self.max_sessions_per_client < 0:
-            raise ValueError("max_sessions_per_client must be >= 0 (0: no quota)")
+        if self.max_sessions_per_client < -1:
+            raise ValueError(
+                "max_sessions_per_client must be >= -1 (-1: three quarters of max_sessions; 0: no quota)"
+            )
         if self.workers < 1:
             raise ValueError("workers must be at least 1")
         if self.max_frame_bytes < 1024:
@@ -127,6 +145,13 @@ class ServerSettings:
         if self.call_timeout_s < 0 or self.interrupt_grace_s < 0:
             raise ValueError("call_timeout_s and interrupt_grace_s must be >= 0")
         return self
+
+    @property
+    def client_quota(self) -> int:
+        """The sessions one client may hold (``0``: no quota), ``-1`` resolved."""
+        if self.max_sessions_per_client == -1:
+            return self.max_sessions - self.max_sessions // 4
+        return self.max_sessions_per_client
 
     def to_env(self) -> dict[str, str]:
         """The settings as ``OPENENV_*`` variables, for worker processes."""

@@ -13,8 +13,14 @@ DEFAULTS = {
     "port": 8000,
     "workers": 1,
     "max_sessions": 1024,
-    "max_sessions_per_client": 0,
+    "max_sessions_per_client": -1,
     "auth_token": "",
+    "allowed_hosts": "",
+    "allowed_origins": "",
+    "forwarded_allow_ips": "",
+    "header_timeout_s": 10.0,
+    "message_timeout_s": 60.0,
+    "max_connections_per_client": 2048,
     "idle_timeout_s": 600.0,
     "max_frame_bytes": 16 * 1024 * 1024,
     "ping_interval_s": 20.0,
@@ -46,6 +52,9 @@ def test_from_env_reads_and_converts_each_variable():
         "OPENENV_MAX_SESSIONS": "5",
         "OPENENV_MAX_SESSIONS_PER_CLIENT": "2",
         "OPENENV_AUTH_TOKEN": "s3cret",
+        "OPENENV_ALLOWED_HOSTS": "env.example",
+        "OPENENV_ALLOWED_ORIGINS": "http://localhost:3000",
+        "OPENENV_FORWARDED_ALLOW_IPS": "10.0.0.1",
         "OPENENV_IDLE_TIMEOUT_S": "1.5",
         "OPENENV_MAX_FRAME_BYTES": "4096",
         "OPENENV_PING_INTERVAL_S": "0",
@@ -63,7 +72,9 @@ def test_from_env_reads_and_converts_each_variable():
     s = ServerSettings.from_env(env)
     assert dataclasses.asdict(s) == {
         "host": "0.0.0.0", "port": 9001, "workers": 3, "max_sessions": 5, "idle_timeout_s": 1.5,
-        "max_sessions_per_client": 2, "auth_token": "s3cret",
+        "max_sessions_per_client": 2, "auth_token": "s3cret", "allowed_hosts": "env.example",
+        "allowed_origins": "http://localhost:3000", "forwarded_allow_ips": "10.0.0.1",
+        "header_timeout_s": 10.0, "message_timeout_s": 60.0, "max_connections_per_client": 2048,
         "max_frame_bytes": 4096, "ping_interval_s": 0.0, "ping_timeout_s": 2.5, "slow_call_s": 0.01,
         "thread_workers": 4, "log_level": "debug", "call_timeout_s": 30.0, "max_call_timeout_s": 60.0,
         "interrupt_grace_s": 0.5, "env_kwargs": {"size": 3, "name": "x"}, "web": False,
@@ -95,7 +106,7 @@ def test_bad_variable_names_itself(var, raw):
 @pytest.mark.parametrize(
     ("field", "value", "message"),
     [("max_sessions", 0, "max_sessions"), ("workers", 0, "workers"), ("max_frame_bytes", 1023, "1024"),
-     ("max_sessions_per_client", -1, "max_sessions_per_client")],
+     ("max_sessions_per_client", -2, "max_sessions_per_client")],
 )
 def test_validation(field, value, message):
     with pytest.raises(ValueError, match=message):
@@ -127,3 +138,11 @@ def test_to_env_round_trips():
     assert set(env) == {f"OPENENV_{k.upper()}" for k in DEFAULTS}
     assert all(isinstance(v, str) for v in env.values())
     assert ServerSettings.from_env(env) == s
+
+
+@pytest.mark.parametrize(("max_sessions", "per_client", "quota"), [
+    (1024, -1, 768), (64, -1, 48), (8, -1, 6), (4, -1, 3), (3, -1, 3), (1, -1, 1), (8, 0, 0), (8, 8, 8),
+    (8, 3, 3)])
+def test_the_default_client_quota_keeps_a_quarter_for_others(max_sessions, per_client, quota):
+    settings = ServerSettings(max_sessions=max_sessions, max_sessions_per_client=per_client).validated()
+    assert settings.client_quota == quota
