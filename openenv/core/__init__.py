@@ -9,8 +9,9 @@ load the client adapters (``env_client``, ``sync_client``...), and the env-serve
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from .client_types import StepResult  # noqa: F401
@@ -46,23 +47,19 @@ _SERVER_NAMES = (
     "TaskProvider", "Tool", "ToolError", "ToolErrorType", "Transform", "WSCloseMessage",
     "WSErrorCode", "WSErrorResponse", "WSIncomingMessage", "WSMCPMessage", "WSMCPResponse",
     "WSObservationResponse", "WSResetMessage", "WSStateMessage", "WSStateResponse", "WSStepMessage",
-    "WebInterfaceManager", "create_app", "create_fastapi_app", "create_web_interface_app",
+    "create_app", "create_fastapi_app",
     "deserialize_action", "deserialize_action_with_preprocessing", "serialize_observation",
 )
 
 __all__ = sorted([*_CLIENT_NAMES, *_SERVER_NAMES])
 
 
-def __getattr__(name: str) -> Any:
-    if name in _CLIENT_NAMES:
-        value = getattr(import_module(_CLIENT_NAMES[name], __name__), name)
-    elif name in _SERVER_NAMES:
-        value = getattr(import_module(".env_server", __name__), name)
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {**_CLIENT_NAMES, **dict.fromkeys(_SERVER_NAMES, ".env_server")},
+    __all__,
+    missing=dict.fromkeys(
+        ("WebInterfaceManager", "create_web_interface_app"),
+        "its Gradio web UI; our playground is served at /web",
+    ),
+)

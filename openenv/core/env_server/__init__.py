@@ -5,6 +5,7 @@ each name is a thin adapter over ``openenv``'s own model layer and server (see
 ``docs/upstream.md``). ``MCPEnvironment`` needs FastMCP only when an env is built.
 """
 
+from ..._lazy import lazy_exports
 from .base_transforms import CompositeTransform, NullTransform
 from .exceptions import (
     ConcurrencyConfigurationError,
@@ -66,8 +67,14 @@ from .types import (
 )
 
 #: Upstream's Gradio web UI is not part of this package (our playground is ``/web``).
-create_web_interface_app = None
-WebInterfaceManager = None
+__getattr__ = lazy_exports(
+    __name__,
+    {},
+    missing=dict.fromkeys(
+        ("WebInterfaceManager", "create_web_interface_app"),
+        "its Gradio web UI; our playground is served at /web",
+    ),
+)[0]
 
 __all__ = [
     "RESERVED_TOOL_NAMES",
@@ -127,10 +134,8 @@ __all__ = [
     "WSStateMessage",
     "WSStateResponse",
     "WSStepMessage",
-    "WebInterfaceManager",
     "create_app",
     "create_fastapi_app",
-    "create_web_interface_app",
     "deserialize_action",
     "deserialize_action_with_preprocessing",
     "serialize_observation",
