@@ -25,8 +25,9 @@ _TRANSIENT_NAMES = frozenset(
 )
 
 
-def system_prompt(actions: ActionSpace) -> str:
-    if actions.text_field is not None:
+def system_prompt(actions: ActionSpace, *, tools: bool = False) -> str:
+    """The system message: act by text on a text env (unless ``tools``), else by tools."""
+    if actions.text_field is not None and not tools:
         return SYSTEM.format(how=_HOW_TEXT.format(field=actions.text_field))
     return SYSTEM.format(how=_HOW_TOOLS)
 

@@ -23,7 +23,8 @@ from ._space import observation_text
 
 class OpenAIPolicy(Policy):
     """``OpenAIPolicy("gpt-4o-mini")``; ``base_url`` for any OpenAI-compatible server;
-    the key is read from the variable ``api_key_env`` (default ``OPENAI_API_KEY``)."""
+    the key is read from the variable ``api_key_env`` (default ``OPENAI_API_KEY``).
+    ``tools``: offer the env's actions as tools on a text env too."""
 
     def __init__(
         self,
@@ -35,6 +36,7 @@ class OpenAIPolicy(Policy):
         max_tokens: int = 1024,
         logprobs: bool = False,
         token_ids: bool = False,
+        tools: bool = False,
         timeout_s: float = 120.0,
     ) -> None:
         openai = require("openai", extra="eval", feature="the openai policy")
@@ -42,6 +44,7 @@ class OpenAIPolicy(Policy):
         self.model, self.base_url = model, base_url
         self.temperature, self.max_tokens = temperature, max_tokens
         self.logprobs, self.token_ids = logprobs, token_ids
+        self.use_tools = tools  # offer tools on a text env too (else its text field is the action)
         key = os.environ.get(api_key_env) or ("none" if base_url else None)
         if key is None:
             raise PolicyError(f"the openai policy reads its key from ${api_key_env}, which is not set")
@@ -89,8 +92,10 @@ class _OpenAIAgent(Agent):
         self.policy, self.episode = policy, episode
         self.messages: list[dict[str, Any]] = [{"role": "system", "content": system_prompt(episode.actions)}]
         self.pending_call: str | None = None  # the tool call the next observation answers
-        text_env = episode.actions.text_field is not None
+        text_env = episode.actions.text_field is not None and not policy.use_tools
         self.tools = None if text_env else [t.openai() for t in episode.actions.tools]
+        if not text_env:
+            self.messages[0]["content"] = system_prompt(episode.actions, tools=True)
 
     async def act(self, observation: Mapping[str, Any], reward: float | None) -> Decision:
         text = observation_text(observation)

@@ -1,7 +1,7 @@
 """Policies named on the command line.
 
     null | random | oracle
-    openai:MODEL[?base_url=URL&api_key_env=VAR&temperature=T&max_tokens=N&logprobs=1&token_ids=1]
+    openai:MODEL[?base_url=URL&api_key_env=VAR&temperature=T&max_tokens=N&logprobs=1&token_ids=1&tools=1]
     anthropic:MODEL[?base_url=URL&api_key_env=VAR&temperature=T&max_tokens=N]
     local:CHECKPOINT[?temperature=T&max_tokens=N&seed=S&device=cpu]     (tiny, a model folder, a train --out)
     python:MODULE:FUNCTION       fn(observation, episode) -> action dict or None (MODULE may be a .py file)
@@ -22,7 +22,7 @@ from ._base import Policy
 
 KINDS = ("null", "random", "oracle", "openai:", "anthropic:", "local:", "python:")
 _NUMBERS = {"temperature": float, "max_tokens": int, "seed": int, "timeout_s": float, "max_batch": int}
-_FLAGS = ("logprobs", "token_ids")
+_FLAGS = ("logprobs", "token_ids", "tools")
 
 
 def _options(query: str) -> dict[str, Any]:

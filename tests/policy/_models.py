@@ -7,7 +7,7 @@ from __future__ import annotations
 import string
 from pathlib import Path
 
-REPLY = '<tool_call>{"name": "echo", "arguments": {"message": "hi"}}</tool_call>'
+REPLY = '<tool_call>{"name": "echo_action", "arguments": {"message": "hi"}}</tool_call>'
 TEMPLATE = (
     "{% for m in messages %}{{ '<|' + m['role'] + '|>' + m['content'] }}"
     "{% if m['role'] == 'assistant' %}{{ eos_token }}{% endif %}{% endfor %}"
@@ -15,7 +15,10 @@ TEMPLATE = (
 )
 
 
-def make_model(path: Path, reply: str = REPLY, steps: int = 300) -> Path:
+def make_model(
+    path: Path, reply: str = REPLY, steps: int = 400, extra_prompts: list[list[dict[str, str]]] | None = None
+) -> Path:
+    """Train and save the model; ``extra_prompts``: more chats it must answer with ``reply``."""
     import torch
     import transformers
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers
@@ -41,7 +44,7 @@ def make_model(path: Path, reply: str = REPLY, steps: int = 300) -> Path:
     prompts = [
         [{"role": "user", "content": text}]
         for text in ("hello", "say something", "x", "what now?", '{"echoed_message": "ready"}')
-    ] + [[{"role": "system", "content": "you act"}, {"role": "user", "content": "go"}]]
+    ] + [[{"role": "system", "content": "you act"}, {"role": "user", "content": "go"}], *(extra_prompts or [])]
     target = tok(reply, add_special_tokens=False)["input_ids"] + [tok.eos_token_id]
     rows = []
     for messages in prompts:

@@ -23,7 +23,7 @@ TOOLS = [
     {
         "type": "function",
         "function": {
-            "name": "echo",
+            "name": "echo_action",
             "description": "echo a message",
             "parameters": {"type": "object", "properties": {"message": {"type": "string"}}},
         },
@@ -80,7 +80,7 @@ def test_tool_calls_come_back_as_tool_calls(server) -> None:
     assert choice.finish_reason == "tool_calls"
     assert choice.message.content is None
     [call] = choice.message.tool_calls
-    assert call.function.name == "echo"
+    assert call.function.name == "echo_action"
     assert call.function.arguments == '{"message": "hi"}'
 
 
@@ -107,7 +107,7 @@ def test_streaming_text_and_tool_calls(server) -> None:
         model="caller", messages=HELLO, temperature=0, max_tokens=100, stream=True, tools=TOOLS
     )
     calls = [t for c in stream if c.choices for t in (c.choices[0].delta.tool_calls or [])]
-    assert [(t.function.name, t.function.arguments) for t in calls] == [("echo", '{"message": "hi"}')]
+    assert [(t.function.name, t.function.arguments) for t in calls] == [("echo_action", '{"message": "hi"}')]
 
 
 def test_a_wrong_key_is_401(server) -> None:
