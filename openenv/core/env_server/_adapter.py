@@ -77,6 +77,7 @@ def _reset_kwargs(seed: int | None, episode_id: str | None, options: Any) -> dic
     return kwargs
 
 
+@functools.cache
 def accepting_mcp_actions(action_cls: type[Any]) -> type[Any]:
     """The action model the server validates steps with.
 

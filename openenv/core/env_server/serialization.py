@@ -10,31 +10,16 @@ import contextlib
 import json
 from typing import Any
 
-from ..._models import Action as _OurAction
 from ..._protocol import observation_data
-from .mcp_types import CallToolAction, ListToolsAction
-from .types import Action, Observation
+from ._adapter import accepting_mcp_actions
+from .types import Observation
 
 __all__ = ["deserialize_action", "deserialize_action_with_preprocessing", "serialize_observation"]
 
-_MCP_ACTIONS: dict[str, type[Action]] = {"list_tools": ListToolsAction, "call_tool": CallToolAction}
-
-
-def _mcp_action(data: dict[str, Any], action_cls: type[Any]) -> Action | None:
-    """A ``list_tools``/``call_tool`` payload, when the env's action class is the base
-    ``Action`` or an MCP action (an env's own action model stays authoritative)."""
-    mcp_cls = _MCP_ACTIONS.get(data.get("type"))  # type: ignore[arg-type]
-    if mcp_cls is None:
-        return None
-    if action_cls in (Action, _OurAction, *_MCP_ACTIONS.values()):
-        return mcp_cls.model_validate(data)
-    return None
-
-
 def deserialize_action(action_data: dict[str, Any], action_cls: type[Any]) -> Any:
-    """Validate ``action_data`` as ``action_cls`` (MCP payloads recognised by ``type``)."""
-    mcp = _mcp_action(action_data, action_cls)
-    return mcp if mcp is not None else action_cls.model_validate(action_data)
+    """Validate ``action_data`` as ``action_cls`` (MCP payloads recognised by ``type``
+    when it is the base ``Action`` or an MCP action, as the server does)."""
+    return accepting_mcp_actions(action_cls).model_validate(action_data)
 
 
 def deserialize_action_with_preprocessing(action_data: dict[str, Any], action_cls: type[Any]) -> Any:
@@ -45,9 +30,8 @@ def deserialize_action_with_preprocessing(action_data: dict[str, Any], action_cl
     if data.get("type") == "call_tool" and isinstance(data.get("arguments"), str):
         with contextlib.suppress(ValueError):
             data["arguments"] = json.loads(data["arguments"])
-    mcp = _mcp_action(data, action_cls)
-    if mcp is not None:
-        return mcp
+    if data.get("type") in ("list_tools", "call_tool"):
+        return deserialize_action(data, action_cls)
     tokens = data.get("tokens")
     if isinstance(tokens, str):
         try:
@@ -60,7 +44,7 @@ def deserialize_action_with_preprocessing(action_data: dict[str, Any], action_cl
     if isinstance(action_id, str):
         with contextlib.suppress(ValueError):
             data["action_id"] = int(action_id)
-    return action_cls.model_validate(data)
+    return deserialize_action(data, action_cls)
 
 
 def _tensor(values: list[Any]) -> Any:
