@@ -32,7 +32,8 @@
     │   └── SandboxUnavailable        the containment asked for cannot be had here (strict)
     ├── HubError                      openenv.hub: bad repo id, no token, the Hub refused
     ├── ServeFailed                   openenv serve: the server cannot start (its port is taken);
-    │                                 also a RuntimeError
+    │   │                             also a RuntimeError
+    │   └── EnvKwargsError            --env-kwargs do not fit the env's constructor; also a ValueError
     ├── ManifestError                 openenv.yaml is missing or invalid; also a ValueError
     ├── InitError                     openenv init: unusable name or taken folder; also a ValueError
     ├── ProbeError                    openenv validate: the server did not answer as a probe expected
@@ -325,6 +326,11 @@ class HubError(OpenEnvError):
 
 class ServeFailed(OpenEnvError, RuntimeError):
     """The server cannot start (e.g. its port is taken)."""
+
+
+class EnvKwargsError(ServeFailed, ValueError):
+    """The env's constructor arguments (``--env-kwargs``) do not fit it: one it does not
+    take, a required one missing, or a value its ``env_kwargs_model`` refuses."""
 
 
 class ManifestError(OpenEnvError, ValueError):

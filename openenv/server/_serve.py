@@ -15,6 +15,7 @@ An env is named by a target, resolved once:
 from __future__ import annotations
 
 import contextlib
+import difflib
 import importlib
 import importlib.metadata
 import importlib.util
@@ -31,6 +32,7 @@ from .._env import AsyncEnvironment, EnvClass, Environment
 from .._exceptions import EnvNotFound as EnvNotFound  # re-exported: its home before the one tree
 from .._exceptions import ServeFailed as ServeFailed  # re-exported: its home before the one tree
 from .._extras import require
+from ._kwargs import check_env_kwargs
 from ._settings import ServerSettings
 
 ENTRY_POINT_GROUP = "openenv.envs"
@@ -70,8 +72,10 @@ def resolve_target(target: str) -> tuple[str, str | None]:
         if ep.name == target:
             return ep.value, None
     known = sorted(ep.name for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP))
+    close = difflib.get_close_matches(target.replace("-", "_").removesuffix("_env"), known, n=3, cutoff=0.6)
+    hint = f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
     raise EnvNotFound(
-        f"no environment {target!r}: give module:Class, an env folder, "
+        f"no environment {target!r}: {hint}give module:Class, an env folder, "
         f"or one of {known or 'no installed envs'}"
     )
 
@@ -101,7 +105,7 @@ def load_env_class(spec: str, path: str | None = None) -> EnvClass:
     if not module_name or not attr:
         raise EnvNotFound(f"{spec!r} is not module:Class")
     if path and _not_importable(module_name.split(".")[0]):
-        sys.path.insert(0, path)
+        sys.path.append(path)  # after the installed packages: a folder's uvicorn.py shadows nothing
     try:
         obj: Any = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
@@ -184,6 +188,7 @@ def serve(target: str | EnvClass, settings: ServerSettings | None = None) -> Non
         env_class = load_env_class(spec, path)
     else:
         env_class, spec, path = target, f"{target.__module__}:{target.__qualname__}", None
+    check_env_kwargs(env_class, settings.env_kwargs)  # a wrong argument stops here, not at each reset
     if settings.workers == 1:
         from ._app import create_app
 

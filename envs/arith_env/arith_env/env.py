@@ -63,6 +63,7 @@ class ArithEnv(Environment[ArithAction, ArithObservation, ArithState]):
     env_version = "0.1.0"
     execution = Execution.INLINE  # microseconds per call: stay on the loop
     reset_options_model = ArithOptions
+    env_kwargs_model = ArithOptions  # --env-kwargs: checked when the server starts
 
     def __init__(self, **defaults: Any) -> None:
         """``defaults``: ``ArithOptions`` fields used where a reset does not set them
