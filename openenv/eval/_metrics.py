@@ -109,7 +109,8 @@ def _aggregate(rows: list[dict[str, Any]], k_max: int, seed: int) -> dict[str, A
 
 
 def summarize(trajectories: Sequence[Trajectory], *, seed: int = 0) -> dict[str, Any]:
-    """The results of a run (what ``results.json`` holds)."""
+    """The results of a run (what ``results.json`` holds); a figure with nothing to
+    average (no scored task) is None."""
     rows = _task_rows(trajectories)
     k_max = max((r["samples"] for r in rows), default=0)
     errors = [t for t in trajectories if t.status == "error"]
@@ -119,7 +120,7 @@ def summarize(trajectories: Sequence[Trajectory], *, seed: int = 0) -> dict[str,
         inside = [r for r in rows if r["category"] == name]
         categories[name or "-"] = _aggregate(inside, max(r["samples"] for r in inside), seed)
     first = trajectories[0] if trajectories else None
-    return {
+    return finite({
         "env": first.env if first else "",
         "env_version": first.env_version if first else "",
         "policy": first.policy if first else "",
@@ -140,7 +141,18 @@ def summarize(trajectories: Sequence[Trajectory], *, seed: int = 0) -> dict[str,
         "rewards": [t.reward for t in trajectories if t.status != "error"],
         "per_task": rows,
         "per_category": categories,
-    }
+    })
+
+
+def finite(value: Any) -> Any:
+    """``value`` with every NaN or infinity as None (JSON has neither)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite(v) for v in value]
+    return value
 
 
 def _error_kinds(errors: Sequence[Trajectory]) -> dict[str, int]:

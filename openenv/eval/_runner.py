@@ -280,5 +280,13 @@ def write_results(
 
 
 def run_eval(cfg: EvalConfig, **kwargs: Any) -> dict[str, Any]:
-    """``run_eval_async`` from sync code (not from inside a running event loop)."""
-    return asyncio.run(run_eval_async(cfg, **kwargs))
+    """``run_eval_async`` from sync code; inside a running event loop (a notebook) the
+    run gets a thread and a loop of its own."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(run_eval_async(cfg, **kwargs))
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="openenv-eval") as pool:
+        return pool.submit(asyncio.run, run_eval_async(cfg, **kwargs)).result()

@@ -21,7 +21,9 @@ from .._exceptions import PolicyError
 from ._base import Policy
 
 KINDS = ("null", "random", "oracle", "openai:", "anthropic:", "local:", "python:")
-_NUMBERS = {"temperature": float, "max_tokens": int, "seed": int, "timeout_s": float, "max_batch": int}
+_NUMBERS = {
+    "temperature": float, "max_tokens": int, "seed": int, "timeout_s": float, "max_batch": int, "max_chars": int
+}
 _FLAGS = ("logprobs", "token_ids", "tools")
 
 

@@ -22,3 +22,8 @@ def slow_seeded_echo(observation: dict[str, Any], episode: Any) -> dict[str, Any
 def ten_chars(observation: dict[str, Any], episode: Any) -> dict[str, Any]:
     """Reward 1.0 a step on the echo env (0.1 a character)."""
     return {"message": "abcdefghij"}
+
+
+def script_tag(observation: dict[str, Any], episode: Any) -> dict[str, Any]:
+    """A message that would end an inline script if embedded carelessly."""
+    return {"message": "</script><b>x</b>"}
