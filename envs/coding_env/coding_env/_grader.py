@@ -5,8 +5,14 @@ tests run here, in the grader's process, and reach the solution only through cal
 whose results come back as plain values (``_remote.Remote``). So the tests and their
 expected values never enter a process the solution controls, no object of the
 solution's is ever compared here, and ``==`` in a test is exact: types must match at
-every level (``openenv.rewards._plain.exact_equal``). See docs/sandbox.md, "Graders
-the graded code cannot reach".
+every level (``openenv.rewards._plain.exact_equal``). Each call sends a copy of its
+arguments, and nothing the solution does to that copy comes back into the test's own
+values: a test compares against values the solution never held (one that checks what
+a call changed in place asks for ``args_after()``, a copy). See docs/sandbox.md,
+"Graders the graded code cannot reach".
+
+The agent sees each hidden test by name and pass/fail only (``Grade.to_json``): an
+error line can carry the test's inputs (a solution raises ``ValueError(repr(nums))``).
 """
 
 from __future__ import annotations
@@ -23,9 +29,11 @@ from typing import Any
 from openenv.rewards._plain import exact_equal
 from openenv.sandbox import SandboxConfig
 
-from ._remote import SolutionLost, SolutionProcess, lookup
+from ._remote import SolutionLost, SolutionProcess, args_after, lookup
 
 _SHUT = "the grader was shut down (the server is stopping)"
+#: Names a test gets from the grader, never from the solution.
+_GRADER_NAMES = frozenset({"__exact_equal__", "args_after"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,13 +69,15 @@ class Grade:
         return {r.name: 1.0 if r.passed else 0.0 for r in self.results}
 
     def to_json(self) -> dict[str, Any]:
+        """What the agent sees: each hidden test's name and whether it passed (never
+        its error line, which may show the test's inputs)."""
         return {
             "passed": self.passed,
             "total": len(self.results),
             "solution_error": self.solution_error,
             "grader_error": self.grader_error,
             "duration_s": round(self.duration_s, 4),
-            "tests": [{"name": r.name, "passed": r.passed, "error": r.error} for r in self.results],
+            "tests": [{"name": r.name, "passed": r.passed} for r in self.results],
         }
 
 
@@ -160,7 +170,11 @@ class _Run:
 
     def _run(self, proc: SolutionProcess, code: Any, names: list[str]) -> str | None:
         proc.begin(min(self.deadline, time.monotonic() + self.grader.test_timeout_s))
-        namespace: dict[str, Any] = {"__builtins__": builtins, "__exact_equal__": exact_equal}
+        namespace: dict[str, Any] = {
+            "__builtins__": builtins,
+            "__exact_equal__": exact_equal,
+            "args_after": lambda: args_after(proc),
+        }
         error: str | None = None
         try:
             for free in names:
@@ -214,4 +228,4 @@ def _compile(code: str, name: str) -> tuple[Any, list[str]]:
     }
     loaded = [n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
     free = {n for n in loaded if n not in stored and not hasattr(builtins, n)}
-    return compile(tree, f"<test {name}>", "exec"), sorted(free - {"__exact_equal__"})
+    return compile(tree, f"<test {name}>", "exec"), sorted(free - _GRADER_NAMES)

@@ -13,20 +13,23 @@ from __future__ import annotations
 
 import builtins
 import contextlib
-import json
-import os
-import select
-import struct
 import subprocess
 import threading
-import time
 from importlib import resources
 from typing import Any
 
 from openenv.rewards._plain import decode, encode
 from openenv.sandbox import Sandbox, SandboxConfig
 
-_MAX_FRAME = 16 << 20
+from ._channel import Channel, ChannelBroken
+from ._channel import encode as encode_frame
+
+#: The longest reply the grader reads from a solution (a value of a few hundred
+#: thousand items; decoding it holds the interpreter for milliseconds, not seconds).
+MAX_REPLY = 4 << 20
+#: Stale replies (only a solution that floods its channel sends any) are skipped
+#: unread; this many replies' worth in one wait and the test is lost.
+_STALE_FRAMES = 4
 _SOURCE = (
     resources.files("openenv.rewards").joinpath("_plain.py").read_text()
     + "\n\n"
@@ -44,13 +47,17 @@ class SolutionRaised(Exception):
 
 
 class SolutionProcess:
-    """One sandbox running the solution; ``begin``/``end`` bracket one test."""
+    """One sandbox running the solution; ``begin``/``end`` bracket one test.
+
+    Every write and read waits at most until ``deadline`` (the test's, or the
+    grading's while the solution loads); replies are at most ``MAX_REPLY`` bytes.
+    """
 
     def __init__(self, config: SandboxConfig, *, python: str, solution: str, deadline: float) -> None:
         self._life_lock = threading.Lock()  # kill() never reaches a sandbox close() gave back
         self.sandbox = Sandbox(config)
-        self._buf = bytearray()
         self.deadline = deadline
+        self._seq = 0
         try:
             self.proc = self.sandbox.popen(
                 [python, "-I", "-c", _SOURCE],
@@ -58,10 +65,16 @@ class SolutionProcess:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
             )
+            assert self.proc.stdin is not None
             assert self.proc.stdout is not None
-            self._out = self.proc.stdout.fileno()
-            self._send({"solution": solution})
-            ready = self._recv()
+            self._channel = Channel(
+                self.proc.stdin.fileno(),
+                self.proc.stdout.fileno(),
+                max_frame=MAX_REPLY,
+                stale_limit=_STALE_FRAMES * MAX_REPLY,
+                alive=lambda: self.proc.poll() is None,
+            )
+            ready = self.request({"solution": solution})
             if ready.get("op") != "ready":
                 raise SolutionLost("the solution's process broke the protocol")
             error = ready.get("error")
@@ -78,8 +91,8 @@ class SolutionProcess:
     def end(self) -> None:
         """End the test; ``SolutionLost`` when the process does not say it has."""
         self._send({"op": "end"})
-        while self._recv().get("op") != "ended":
-            pass
+        if self._recv().get("op") != "ended":
+            raise SolutionLost("the solution's process broke the protocol")
 
     def request(self, msg: dict[str, Any]) -> dict[str, Any]:
         self._send(msg)
@@ -101,46 +114,28 @@ class SolutionProcess:
         proc = getattr(self, "proc", None)
         if proc is not None:
             for stream in (proc.stdin, proc.stdout):
-                with contextlib.suppress(OSError):
+                with contextlib.suppress(OSError, ValueError):
                     stream.close()
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=5)
 
     # ---- framing -----------------------------------------------------------------
     def _send(self, obj: dict[str, Any]) -> None:
-        body = json.dumps(obj).encode()
+        self._seq += 1
         try:
-            assert self.proc.stdin is not None
-            self.proc.stdin.write(struct.pack(">I", len(body)) + body)
-            self.proc.stdin.flush()
-        except (OSError, ValueError):
-            raise SolutionLost("the solution's process is gone") from None
+            self._channel.send(encode_frame(obj, self._seq), self.deadline)
+        except ChannelBroken as broken:
+            raise SolutionLost(broken.about("the solution's process")) from None
 
     def _recv(self) -> dict[str, Any]:
-        while True:
-            if len(self._buf) >= 4:
-                size = struct.unpack(">I", self._buf[:4])[0]
-                if size > _MAX_FRAME:
-                    raise SolutionLost("the solution's process sent an oversized reply")
-                if len(self._buf) >= 4 + size:
-                    body = bytes(self._buf[4 : 4 + size])
-                    del self._buf[: 4 + size]
-                    try:
-                        frame = json.loads(body)
-                    except ValueError:
-                        frame = None
-                    if not isinstance(frame, dict):
-                        raise SolutionLost("the solution's process sent a malformed reply")
-                    return frame
-            left = self.deadline - time.monotonic()
-            if left <= 0:
-                raise SolutionLost("the test ran past its time limit")
-            if not select.select([self._out], [], [], left)[0]:
-                continue
-            chunk = os.read(self._out, 1 << 16)
-            if not chunk:
-                raise SolutionLost("the solution's process exited")
-            self._buf += chunk
+        """The reply to the latest request, or the ``ended`` the process says unasked."""
+        try:
+            frame = self._channel.recv(self._seq, self.deadline)
+        except ChannelBroken as broken:
+            raise SolutionLost(broken.about("the solution's process")) from None
+        if frame is None:
+            raise SolutionLost("the test ran past its time limit")
+        return frame
 
 
 class Remote:
@@ -160,15 +155,22 @@ class Remote:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         msg = {"op": "call", "h": self._h, "args": _encode(args), "kwargs": _encode(kwargs)}
         reply = self._proc.request(msg)
-        value = _result(self._proc, reply, f"{self._label}(...)")
-        _write_back(args, _decode(self._proc, reply.get("args", ["U", 0]), self._label))
-        return value
+        return _result(self._proc, reply, f"{self._label}(...)")
 
     def __bool__(self) -> bool:
         raise TypeError(f"{self._label} is an object of the solution's own type: it has no truth value here")
 
     def __repr__(self) -> str:
         return f"<solution object {self._label}>"
+
+
+def args_after(proc: SolutionProcess) -> tuple[Any, ...]:
+    """The arguments of the test's latest call as the solution left them: copies, for
+    a test that checks what the call changed in place. The test's own arguments never
+    change (each call sends a copy), so it compares against values the solution
+    never held."""
+    value = _result(proc, proc.request({"op": "args"}), "args_after()")
+    return value if type(value) is tuple else ()
 
 
 def lookup(proc: SolutionProcess, name: str) -> Any:
@@ -210,17 +212,3 @@ def _exception(names: Any, message: str) -> Exception:
             return cls(message)
     first = names[0] if names else "an exception"
     return SolutionRaised(f"the solution raised {first}: {message}")
-
-
-def _write_back(args: tuple[Any, ...], after: Any) -> None:
-    """Apply in-place changes the call made to the test's list, dict and set arguments."""
-    if type(after) is not tuple or len(after) != len(args):
-        return
-    for before, now in zip(args, after, strict=True):
-        if type(before) is not type(now):
-            continue
-        if type(before) is list:
-            before[:] = now
-        elif type(before) in (dict, set):
-            before.clear()
-            before.update(now)

@@ -119,6 +119,13 @@ class CodingRuntime:
         self._live: weakref.WeakSet[Worker] = weakref.WeakSet()
 
     @property
+    def max_reply(self) -> int:
+        """The longest reply a worker may send: stdout and stderr, the result, the
+        exception's message and traceback, each at most ``output_limit`` characters,
+        each character at most 6 bytes of JSON, and room for the rest."""
+        return 6 * 5 * self.settings.output_limit + (64 << 10)
+
+    @property
     def level(self) -> SandboxLevel:
         return self.config.level
 
@@ -132,7 +139,7 @@ class CodingRuntime:
             raise WorkerLost(_SHUT)
         limit = str(self.settings.output_limit)
         env = {"CODING_ENV_OUTPUT_LIMIT": limit, "CODING_ENV_RESULT_LIMIT": limit}
-        worker = Worker(self.config, python=self.python, env=env)
+        worker = Worker(self.config, python=self.python, env=env, max_reply=self.max_reply)
         with self._lock:
             if not self.closed:
                 self._live.add(worker)

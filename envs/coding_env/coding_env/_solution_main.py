@@ -1,16 +1,17 @@
 """The graded solution's side of a grading: runs in a fresh sandbox, stdlib only.
 
 Started as ``python -I -c <openenv/rewards/_plain.py + this source>``; frames on its
-stdin/stdout are 4-byte big-endian lengths followed by JSON. It reads the solution,
-runs it and answers ``{"op": "ready", "error"}``. Then for each test the grader sends
-``{"op": "fork"}``: a forked child answers the test's requests, one reply each, until
-``{"op": "end"}``; then this process says ``{"op": "ended"}`` (also when the child
-died early, so the grader never waits on a dead test).
+stdin/stdout are a 12-byte header (body length, request id; ``>IQ``) and JSON. It
+reads the solution, runs it and answers ``{"op": "ready", "error"}``. Then for each
+test the grader sends ``{"op": "fork"}``: a forked child answers the test's requests,
+one reply each with the request's id, until ``{"op": "end"}``; then this process says
+``{"op": "ended"}`` with id 0 (also when the child died early, so the grader never
+waits on a dead test).
 
-Requests: ``{"op": "get", "name"}`` (a name the solution defined) and ``{"op":
-"call", "h", "args", "kwargs"}``/``{"op": "attr", "h", "name"}`` on a handle. Replies:
-``{"value", "args"}`` (the arguments after the call, for in-place changes) or
-``{"raised": [class names along the MRO], "message"}``. Values cross as plain data
+Requests: ``{"op": "get", "name"}`` (a name the solution defined), ``{"op":
+"call", "h", "args", "kwargs"}``/``{"op": "attr", "h", "name"}`` on a handle, and
+``{"op": "args"}``: the arguments of the test's latest call as the call left them.
+Replies: ``{"value"}`` or ``{"raised": [class names along the MRO], "message"}``. Values cross as plain data
 (``encode``); any other object stays here and crosses as a handle.
 
 Nothing here is trusted by the grader: the solution runs in this process and may
@@ -45,13 +46,13 @@ class Pipe:
             data += chunk
         return data
 
-    def recv(self) -> dict:
-        size = struct.unpack(">I", self.read_exact(4))[0]
-        return json.loads(self.read_exact(size))
+    def recv(self) -> tuple:
+        size, tag = struct.unpack(">IQ", self.read_exact(12))
+        return tag, json.loads(self.read_exact(size))
 
-    def send(self, obj: dict) -> None:
+    def send(self, obj: dict, tag: int = 0) -> None:
         body = json.dumps(obj).encode("utf-8", "replace")
-        view = memoryview(struct.pack(">I", len(body)) + body)
+        view = memoryview(struct.pack(">IQ", len(body), tag) + body)
         while view:
             view = view[os.write(self.wfd, view) :]
 
@@ -59,6 +60,7 @@ class Pipe:
 class Handles:
     def __init__(self) -> None:
         self.objects: list = []
+        self.last_args: tuple = ()
 
     def put(self, obj: object) -> int:
         self.objects.append(obj)
@@ -74,13 +76,16 @@ def answer(msg: dict, namespace: dict, handles: Handles) -> dict:
         if op == "get":
             value = namespace[str(msg["name"])]
             return {"value": encode(value, handles.put)}
+        if op == "args":
+            return {"value": encode(handles.last_args, handles.put)}
         target = handles.get(int(msg["h"]))
         if op == "attr":
             return {"value": encode(getattr(target, str(msg["name"])), handles.put)}
         args = decode(msg["args"], handles.get)
         kwargs = decode(msg["kwargs"], handles.get)
+        handles.last_args = args
         value = target(*args, **kwargs)
-        return {"value": encode(value, handles.put), "args": encode(args, handles.put)}
+        return {"value": encode(value, handles.put)}
     except BaseException as exc:
         names = [c.__name__ for c in type(exc).__mro__]
         try:
@@ -93,24 +98,25 @@ def answer(msg: dict, namespace: dict, handles: Handles) -> dict:
 def serve_test(pipe: Pipe, namespace: dict) -> None:
     handles = Handles()
     while True:
-        msg = pipe.recv()
+        tag, msg = pipe.recv()
         if msg.get("op") == "end":
             os._exit(0)
-        pipe.send(answer(msg, namespace, handles))
+        pipe.send(answer(msg, namespace, handles), tag)
 
 
 def main() -> None:
     pipe = Pipe()
-    solution = pipe.recv().get("solution", "")
+    tag, first = pipe.recv()
+    solution = first.get("solution", "")
     namespace = {"__name__": "solution"}
     error = None
     try:
         exec(compile(solution, "<solution>", "exec"), namespace)
     except BaseException as exc:
         error = traceback.format_exception_only(type(exc), exc)[-1].strip()[:2000]
-    pipe.send({"op": "ready", "error": error})
+    pipe.send({"op": "ready", "error": error}, tag)
     while True:
-        msg = pipe.recv()
+        _, msg = pipe.recv()
         if msg.get("op") != "fork":
             continue
         pid = os.fork()

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import select
-import struct
 import subprocess
 import sys
 import threading
@@ -17,8 +14,11 @@ from typing import Any
 
 from openenv.sandbox import Sandbox, SandboxConfig
 
-_MAX_FRAME = 8 << 20
-_POLL_S = 0.25  # how often a wait for a reply checks that the worker is still alive
+from ._channel import Channel, ChannelBroken, encode
+
+#: A reply is skipped unread when stale; this many replies' worth of them in one wait
+#: (only a worker that floods its channel sends any) and the worker is killed.
+_STALE_FRAMES = 4
 _WORKER_SOURCE = resources.files(__package__).joinpath("_worker_main.py").read_text()
 
 
@@ -63,7 +63,9 @@ class Reply:
 class Worker:
     """One sandbox running the worker; ``run`` a cell with interrupt-then-kill timeouts.
 
-    Thread-safe for one caller of ``run`` plus any caller of ``interrupt``/``close``.
+    Thread-safe for one caller of ``run`` plus any caller of ``interrupt``/``kill``/
+    ``close``. No call waits on the worker past its deadline, and ``interrupt`` waits
+    on nothing at all (the server calls it on its event loop).
     """
 
     def __init__(
@@ -73,11 +75,11 @@ class Worker:
         python: str,
         env: dict[str, str] | None = None,
         start_timeout_s: float = 30.0,
+        max_reply: int = 1 << 20,
     ) -> None:
         self._life_lock = threading.Lock()  # kill() never reaches a sandbox close() gave back
         self.sandbox = Sandbox(config)
-        self._write_lock = threading.Lock()
-        self._buf = bytearray()
+        self._intr_lock = threading.Lock()  # held for one non-blocking write or close only
         self._busy = False
         self._seq = 0
         intr_r, self._intr = os.pipe()
@@ -96,8 +98,14 @@ class Worker:
             os.set_blocking(self._intr, False)
             assert self.proc.stdin is not None
             assert self.proc.stdout is not None
-            self._out = self.proc.stdout.fileno()
-            hello = self._read_frame(time.monotonic() + start_timeout_s)
+            self._channel = Channel(
+                self.proc.stdin.fileno(),
+                self.proc.stdout.fileno(),
+                max_frame=max_reply,
+                stale_limit=_STALE_FRAMES * max_reply,
+                alive=lambda: self.proc.poll() is None,
+            )
+            hello = self._recv(0, time.monotonic() + start_timeout_s)
             if hello is None or hello.get("op") != "ready":
                 raise WorkerLost(f"the worker did not start within {start_timeout_s:g} s")
         except BaseException:
@@ -110,17 +118,23 @@ class Worker:
 
     def run(self, code: str, *, timeout_s: float, grace_s: float, count: int | None = None) -> Reply:
         """Run one cell. Past ``timeout_s`` interrupt it; past ``grace_s`` more, kill
-        the worker and raise ``WorkerLost``. ``count`` names the cell in tracebacks."""
+        the worker and raise ``WorkerLost`` (also when it stops reading the cell)."""
         start = time.monotonic()
         self._busy = True
         self._seq += 1
+        seq = self._seq
         try:
-            self._send({"op": "exec", "code": code, "id": self._seq, "count": count})
-            reply = self._read_reply(start + timeout_s)
+            try:
+                frame = encode({"op": "exec", "code": code, "count": count}, seq)
+                self._channel.send(frame, start + timeout_s + grace_s)
+            except ChannelBroken as broken:
+                self.close()
+                raise WorkerLost(broken.about("the worker"), timed_out=broken.timed_out) from None
+            reply = self._recv(seq, start + timeout_s)
             timed_out = reply is None
             if timed_out:
                 self.interrupt()
-                reply = self._read_reply(time.monotonic() + grace_s)
+                reply = self._recv(seq, time.monotonic() + grace_s)
             if reply is None:
                 self.close()
                 raise WorkerLost(
@@ -129,20 +143,12 @@ class Worker:
                 )
         finally:
             self._busy = False
-        return Reply(
-            stdout=str(reply.get("stdout", "")),
-            stderr=str(reply.get("stderr", "")),
-            result=reply.get("result"),
-            exception=reply.get("exception"),
-            stdout_omitted_bytes=int(reply.get("stdout_omitted_bytes", 0)),
-            stderr_omitted_bytes=int(reply.get("stderr_omitted_bytes", 0)),
-            duration_s=time.monotonic() - start,
-            timed_out=timed_out,
-        )
+        return _reply(reply, time.monotonic() - start, timed_out)
 
     def interrupt(self) -> None:
-        """Raise ``KeyboardInterrupt`` in the running cell (no-op when idle or dead)."""
-        with self._write_lock:  # close() cannot free the fd number under us
+        """Raise ``KeyboardInterrupt`` in the running cell (no-op when idle or dead).
+        Never blocks: one non-blocking write to the interrupt pipe."""
+        with self._intr_lock:  # close() cannot free the fd number under us
             if self._busy and self._intr >= 0:
                 with contextlib.suppress(OSError):  # gone, or a full pipe of interrupts
                     os.write(self._intr, b"\x03")
@@ -160,65 +166,54 @@ class Worker:
         proc = getattr(self, "proc", None)
         with self._life_lock:
             self.sandbox.close()
-        with self._write_lock:
+        with self._intr_lock:
             if self._intr >= 0:
                 os.close(self._intr)
                 self._intr = -1
         if proc is not None:
             for stream in (proc.stdin, proc.stdout):
-                with contextlib.suppress(OSError):
+                with contextlib.suppress(OSError, ValueError):
                     stream.close()
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=5)
 
-    # ---- framing ---------------------------------------------------------------
-    def _send(self, obj: dict[str, Any]) -> None:
-        body = json.dumps(obj).encode()
-        with self._write_lock:
-            try:
-                assert self.proc.stdin is not None
-                self.proc.stdin.write(struct.pack(">I", len(body)) + body)
-                self.proc.stdin.flush()
-            except (OSError, ValueError) as exc:
-                raise WorkerLost(f"the worker is gone ({exc})") from None
+    def _recv(self, seq: int, deadline: float) -> dict[str, Any] | None:
+        """The reply to request ``seq`` (``0``: the hello), or None at deadline;
+        ``WorkerLost`` (the worker closed) when the channel breaks."""
+        try:
+            frame = self._channel.recv(seq, deadline)
+        except ChannelBroken as broken:
+            self.close()
+            raise WorkerLost(broken.about("the worker")) from None
+        if frame is not None and seq and frame.get("op") != "result":
+            self.close()
+            raise WorkerLost("the worker sent a frame it was not asked for")
+        return frame
 
-    def _read_reply(self, deadline: float) -> dict[str, Any] | None:
-        """The reply to the current cell (stale ones are dropped), or None at deadline."""
-        while True:
-            frame = self._read_frame(deadline)
-            if frame is None or frame.get("id") == self._seq:
-                return frame
 
-    def _read_frame(self, deadline: float) -> dict[str, Any] | None:
-        """The next frame, or None at ``deadline``; ``WorkerLost`` on EOF or garbage."""
-        while True:
-            if len(self._buf) >= 4:
-                size = struct.unpack(">I", self._buf[:4])[0]
-                if size > _MAX_FRAME:
-                    self.close()
-                    raise WorkerLost("the worker sent a malformed reply")
-                if len(self._buf) >= 4 + size:
-                    body = bytes(self._buf[4 : 4 + size])
-                    del self._buf[: 4 + size]
-                    try:
-                        frame = json.loads(body)
-                    except ValueError:
-                        frame = None
-                    if not isinstance(frame, dict):
-                        self.close()
-                        raise WorkerLost("the worker sent a malformed reply")
-                    return frame
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return None
-            ready, _, _ = select.select([self._out], [], [], min(left, _POLL_S))
-            if not ready:
-                if self.proc.poll() is not None:  # a forked child may hold the pipe open
-                    self.close()
-                    raise WorkerLost("the worker exited")
-                continue
-            chunk = os.read(self._out, 1 << 16)
-            if not chunk:
-                self.close()
-                raise WorkerLost("the worker exited")
-            self._buf += chunk
+def _reply(reply: dict[str, Any], duration_s: float, timed_out: bool) -> Reply:
+    """A ``Reply`` of what the worker sent, each field checked for its type."""
+    exc = reply.get("exception")
+    if exc is not None:
+        raw = exc if isinstance(exc, dict) else {}
+        exc = {k: _text(raw.get(k)) for k in ("type", "message", "traceback")}
+        exc["type"] = exc["type"] or "MalformedReply"
+    result = reply.get("result")
+    return Reply(
+        stdout=_text(reply.get("stdout")),
+        stderr=_text(reply.get("stderr")),
+        result=result if isinstance(result, str) else None,
+        exception=exc,
+        stdout_omitted_bytes=_count(reply.get("stdout_omitted_bytes")),
+        stderr_omitted_bytes=_count(reply.get("stderr_omitted_bytes")),
+        duration_s=duration_s,
+        timed_out=timed_out,
+    )
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _count(value: Any) -> int:
+    return value if type(value) is int and 0 <= value < 1 << 62 else 0

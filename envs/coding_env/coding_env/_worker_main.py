@@ -1,10 +1,11 @@
 """The persistent Python worker: runs inside the sandbox, stdlib only.
 
 Started as ``python -I -u -c <this source>``. Frames on the pipes it was given as
-stdin/stdout are 4-byte big-endian lengths followed by JSON. The parent sends
-``{"op": "exec", "code": ...}``; the worker answers each with one reply (``stdout``,
-``stderr``, ``result``, ``exception``, ...), and says ``{"op": "ready"}`` once at
-start. A byte on the pipe named by ``CODING_ENV_INTERRUPT_FD`` interrupts the cell.
+stdin/stdout are a 12-byte header (body length, request id; ``>IQ``) and a JSON body.
+The parent sends ``{"op": "exec", "code": ...}``; the worker answers each with one
+reply of the same id (``stdout``, ``stderr``, ``result``, ``exception``, ...), and
+says ``{"op": "ready"}`` (id 0) once at start. A byte on the pipe named by
+``CODING_ENV_INTERRUPT_FD`` interrupts the cell.
 
 Cells share one namespace (a notebook). A trailing expression is evaluated and its
 ``repr`` returned as ``result``. Output written through ``sys.stdout``/``sys.stderr``
@@ -117,16 +118,17 @@ class Channel:
         return b"".join(chunks)
 
     def recv(self) -> Any:
-        head = self.read_exact(4)
+        head = self.read_exact(12)
         if head is None:
             return None
-        body = self.read_exact(struct.unpack(">I", head)[0])
-        return None if body is None else json.loads(body)
+        size, tag = struct.unpack(">IQ", head)
+        body = self.read_exact(size)
+        return None if body is None else (tag, json.loads(body))
 
-    def send(self, obj: dict[str, Any]) -> None:
+    def send(self, obj: dict[str, Any], tag: int = 0) -> None:
         # lone surrogates (an exception message can hold one) become "?": valid UTF-8
         body = json.dumps(obj, ensure_ascii=False).encode("utf-8", "replace")
-        view = memoryview(struct.pack(">I", len(body)) + body)
+        view = memoryview(struct.pack(">IQ", len(body), tag) + body)
         while view:
             view = view[os.write(self.wfd, view):]
 
@@ -161,14 +163,14 @@ class Worker:
             threading.Thread(target=self.watch_interrupts, args=(int(fd),), daemon=True).start()
         self.channel.send({"op": "ready", "pid": os.getpid()})
         while True:
-            msg = self.channel.recv()
-            if msg is None:
+            got = self.channel.recv()
+            if got is None:
                 os._exit(0)  # the parent is gone
+            tag, msg = got
             reply = self.run_cell(str(msg.get("code", "")), msg.get("count"))
             if os.getpid() != self.pid:
                 os._exit(0)  # a process the cell forked: only the worker answers
-            reply["id"] = msg.get("id")
-            self.channel.send(reply)
+            self.channel.send(reply, tag)
 
     def run_cell(self, code: str, count: object = None) -> dict[str, Any]:
         self.count = count if isinstance(count, int) else self.count + 1

@@ -85,6 +85,16 @@ def free_port() -> int:
 @contextlib.contextmanager
 def served(level: str = "auto", **env_kwargs: object) -> Iterator[str]:
     """``openenv serve coding`` in a child process on 127.0.0.1; yields its URL."""
+    with server_process(level, **env_kwargs) as (_, url):
+        yield url
+
+
+@contextlib.contextmanager
+def server_process(
+    level: str = "auto", **env_kwargs: object
+) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    """``openenv serve coding`` in a child process on 127.0.0.1; yields it and its URL.
+    Stopped with SIGTERM (SIGKILL after 15 s) unless the test stopped it."""
     import httpx
     import orjson
 
@@ -107,7 +117,7 @@ def served(level: str = "auto", **env_kwargs: object) -> Iterator[str]:
             time.sleep(0.1)
         else:
             raise RuntimeError("server did not become healthy in 60 s")
-        yield url
+        yield proc, url
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGTERM)

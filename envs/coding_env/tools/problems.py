@@ -3,7 +3,9 @@
 
 Each problem: ``id``, ``prompt``, ``entry_point`` (the function or class to define),
 ``solution`` (a reference solution) and ``tests`` (hidden; each a name and Python
-statements run against the solution's namespace; a failed ``assert`` fails it).
+statements run against the solution's namespace; a failed ``assert`` fails it). A
+call gets a copy of its arguments; ``args_after()`` gives the latest call's arguments
+as the solution left them (a test of in-place changes).
 """
 
 from __future__ import annotations
@@ -441,7 +443,7 @@ problem(
         "assert rotate([[1, 2, 3], [4, 5, 6], [7, 8, 9]]) == [[7, 4, 1], [8, 5, 2], [9, 6, 3]]",
         "assert rotate([[1]]) == [[1]]",
         "assert rotate([[1, 2], [3, 4]]) == [[3, 1], [4, 2]]",
-        "m = [[1, 2], [3, 4]]\nrotate(m)\nassert m == [[1, 2], [3, 4]]  # input unchanged",
+        "m = [[1, 2], [3, 4]]\nrotate(m)\nassert args_after() == ([[1, 2], [3, 4]],)  # input unchanged",
     ],
 )
 
