@@ -30,9 +30,8 @@ def _sandbox_kwargs_problem(env_kwargs: dict[str, object]) -> str | None:
 def _serve(args: argparse.Namespace) -> int:
     require("starlette", extra="server", feature="openenv serve")
     require("uvicorn", extra="server", feature="openenv serve")
-    from ._exceptions import ServeFailed
+    from ._exceptions import EnvKwargsError, EnvNotFound, ServeFailed
     from .server import ServerSettings, serve
-    from .server._serve import EnvNotFound
 
     env_kwargs = None
     if args.env_kwargs is not None:
@@ -86,150 +85,12 @@ def _serve(args: argparse.Namespace) -> int:
         os.environ["OPENENV_SANDBOX_LIMITS"] = args.session_limits
     try:
         serve(args.env, settings)
-    except EnvNotFound as exc:
+    except (EnvNotFound, EnvKwargsError) as exc:  # bad input: the target, its arguments
         print(f"openenv serve: {exc}", file=sys.stderr)
         return 2
     except ServeFailed as exc:
         print(f"openenv serve: {exc}", file=sys.stderr)
         return 1
-    return 0
-
-
-def _run(args: argparse.Namespace) -> int:
-    import signal
-    import time
-
-    from ._exceptions import ProviderError
-    from .containers import DockerProvider
-
-    env = dict(item.split("=", 1) for item in args.env or [])
-    # A detached container outlives this process: no host:pid owner, so `openenv gc`
-    # does not take it for a crashed client's orphan (`openenv gc --all` removes it).
-    labels = {"openenv.owner": "detached"} if args.detach else None
-    provider = DockerProvider(
-        args.image,
-        env=env,
-        cpus=args.cpus,
-        memory=args.memory,
-        start_timeout_s=args.start_timeout,
-        labels=labels,
-    )
-    try:
-        replica = provider.start()
-    except ProviderError as exc:
-        print(f"openenv run: {exc}", file=sys.stderr)
-        return 1
-    name = replica.container.name
-    print(f"{name} {replica.base_url}", flush=True)
-    if args.detach:
-        replica.detach()  # otherwise the atexit hook stops it as this process exits
-        print(f"container {name} left running; `openenv stop {name}` stops it", file=sys.stderr)
-        return 0
-    print(f"serving {args.image} (container {replica.id[:12]}); Ctrl-C stops it", file=sys.stderr)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    try:
-        while replica.alive():
-            time.sleep(1.0)
-    except (KeyboardInterrupt, SystemExit):
-        pass
-    finally:
-        replica.stop()
-    return 0
-
-
-def _build(args: argparse.Namespace) -> int:
-    import os
-
-    from ._exceptions import ProviderError
-    from .containers import DEFAULT_BASE_IMAGE, build_env_image
-
-    base = args.base_image or os.environ.get("OPENENV_BASE_IMAGE") or DEFAULT_BASE_IMAGE
-    try:
-        tag = build_env_image(
-            args.env,
-            tag=args.tag,
-            base_image=base,
-            rebuild_base=args.rebuild_base,
-            no_cache=args.no_cache,
-            progress=lambda line: print(line, file=sys.stderr),
-        )
-    except ProviderError as exc:
-        print(f"openenv build: {exc}", file=sys.stderr)
-        return 1
-    print(tag)
-    return 0
-
-
-def _gc(args: argparse.Namespace) -> int:
-    from ._exceptions import ProviderError
-    from .containers import gc
-
-    try:
-        removed = gc(all_owners=args.all)
-    except ProviderError as exc:
-        print(f"openenv gc: {exc}", file=sys.stderr)
-        return 1
-    for name in removed:
-        print(f"removed {name}")
-    print(f"{len(removed)} container(s) removed", file=sys.stderr)
-    return 0
-
-
-def _ps(args: argparse.Namespace) -> int:
-    from ._exceptions import ProviderError
-    from .containers import containers
-
-    try:
-        rows = containers()
-    except ProviderError as exc:
-        print(f"openenv ps: {exc}", file=sys.stderr)
-        return 1
-    table = [("NAME", "IMAGE", "URL", "STATUS", "OWNER")]
-    table += [(c.name, c.image, c.url or "-", c.status, c.owner or "-") for c in rows]
-    widths = [max(len(row[i]) for row in table) for i in range(4)]
-    for row in table:
-        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False)) + "  " + row[4])
-    return 0
-
-
-def _stop(args: argparse.Namespace) -> int:
-    from ._exceptions import ProviderError
-    from .containers import stop_container
-
-    try:
-        stop_container(args.name, timeout_s=args.timeout)
-    except ProviderError as exc:
-        print(f"openenv stop: {exc}", file=sys.stderr)
-        return 1
-    print(f"stopped {args.name}")
-    return 0
-
-
-def _mcp(args: argparse.Namespace) -> int:
-    import json
-
-    require("mcp", extra="mcp", feature="openenv mcp")
-    import anyio
-
-    from ._exceptions import OpenEnvError
-    from .mcp import serve_stdio
-    from .server._serve import EnvNotFound
-
-    try:
-        options = json.loads(args.reset_options) if args.reset_options else None
-    except json.JSONDecodeError as exc:
-        print(f"openenv mcp: --reset-options is not JSON: {exc}", file=sys.stderr)
-        return 2
-    try:
-        anyio.run(lambda: serve_stdio(args.target, image=args.image, reset_options=options))
-    except EnvNotFound as exc:
-        print(f"openenv mcp: {exc}", file=sys.stderr)
-        return 2
-    except OpenEnvError as exc:  # no MCP at a URL or image, a container or env reset that failed
-        print(f"openenv mcp: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        pass
     return 0
 
 
@@ -307,45 +168,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=_serve)
 
-    p = sub.add_parser("build", help="build the Docker image of an env folder (no network in the build)")
-    p.add_argument("env", help="the env folder (with pyproject.toml and Dockerfile)")
-    p.add_argument("-t", "--tag", help="image tag (default openenv-<name>)")
-    p.add_argument(
-        "--base-image", help="python image to build on (default python:3.11-slim; OPENENV_BASE_IMAGE)"
-    )
-    p.add_argument("--rebuild-base", action="store_true", help="rebuild the shared base image")
-    p.add_argument("--no-cache", action="store_true", help="do not use Docker's build cache")
-    p.set_defaults(func=_build)
-
-    p = sub.add_parser("run", help="run an env image as a container and print its URL")
-    p.add_argument("image")
-    p.add_argument("-e", "--env", action="append", metavar="KEY=VALUE", help="server environment variable")
-    p.add_argument("--cpus", type=float, help="CPU limit, e.g. 1.5")
-    p.add_argument("--memory", help="memory limit, e.g. 512m")
-    p.add_argument("--start-timeout", type=float, default=60.0, help="seconds to wait for /health")
-    p.add_argument(
-        "-d", "--detach", action="store_true", help="print the container name and URL and leave it running"
-    )
-    p.set_defaults(func=_run)
-
-    p = sub.add_parser("ps", help="list the project's env containers: name, image, URL, status, owner")
-    p.set_defaults(func=_ps)
-
-    p = sub.add_parser("stop", help="stop and remove one env container (see `openenv ps`)")
-    p.add_argument("name", help="the container's name or ID")
-    p.add_argument("--timeout", type=float, default=10.0, help="seconds before the stop becomes a kill")
-    p.set_defaults(func=_stop)
-
-    p = sub.add_parser("mcp", help="serve an env as an MCP server over stdio (for agent harnesses)")
-    p.add_argument("target", help="a served env URL, an env folder, module:Class, an env name, or an image")
-    p.add_argument("--image", action="store_true", help="TARGET is a Docker image: run it while serving")
-    p.add_argument("--reset-options", metavar="JSON", help='reset data, e.g. \'{"seed": 1, "max_steps": 5}\'')
-    p.set_defaults(func=_mcp)
-
     from .authoring._cli import add_commands as add_authoring_commands
+    from .containers._cli import add_commands as add_container_commands
     from .hub._cli import add_commands as add_hub_commands
     from .k8s._cli import add_commands as add_k8s_commands
+    from .mcp._cli import add_commands as add_mcp_commands
 
+    add_container_commands(sub)  # build, run, ps, stop, gc
+    add_mcp_commands(sub)  # mcp
     add_authoring_commands(sub)  # init, validate
     add_hub_commands(sub)  # push, pull
     add_k8s_commands(sub)  # k8s
@@ -353,23 +183,25 @@ def build_parser() -> argparse.ArgumentParser:
     # `openenv train ...` is parsed by openenv.train._cli (see main); listed here for --help.
     sub.add_parser("train", help="train a policy with GRPO against text envs (openenv train --help)")
     # `openenv eval ...` / `openenv policy ...`: parsed by openenv.eval._cli / openenv.policy._cli (see main).
-    sub.add_parser("eval", help="evaluate a policy on an env: pass@k, trajectories, report (openenv eval --help)")
-    sub.add_parser("policy", help="serve a local checkpoint as an OpenAI-compatible endpoint (openenv policy --help)")
+    sub.add_parser(
+        "eval", help="evaluate a policy on an env: pass@k, trajectories, report (openenv eval --help)"
+    )
+    sub.add_parser(
+        "policy", help="serve a local checkpoint as an OpenAI-compatible endpoint (openenv policy --help)"
+    )
 
-    p = sub.add_parser("gc", help="remove env containers left behind by crashed clients")
-    p.add_argument("--all", action="store_true", help="remove every openenv-managed container")
-    p.set_defaults(func=_gc)
     return parser
 
 
 def _import_from_cwd() -> None:
-    """Targets such as ``mymodule:MyEnv`` are found in the current directory, as with
-    ``python -m``: a console script's ``sys.path`` starts at its own bin folder instead."""
+    """Targets such as ``mymodule:MyEnv`` are found in the current directory too (a
+    console script's ``sys.path`` has only its own bin folder), after the installed
+    packages: a ``uvicorn.py`` or ``json.py`` there never shadows what the CLI imports."""
     import os
 
     cwd = os.getcwd()
     if "" not in sys.path and cwd not in sys.path:
-        sys.path.insert(0, cwd)
+        sys.path.append(cwd)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
