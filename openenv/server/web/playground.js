@@ -8,8 +8,18 @@ const state = { schema: null, session: null, step: 0, form: null, options: null 
 
 // --- HTTP -----------------------------------------------------------------------
 
+// A server started with --auth-token wants "Authorization: Bearer <token>" on every
+// call: the page asks for the token once and keeps it in this tab's sessionStorage
+// (never in a cookie, so no other site's request carries it).
+const TOKEN_KEY = "openenv-token";
+
+function authHeaders() {
+  const token = sessionStorage.getItem(TOKEN_KEY);
+  return token ? { authorization: `Bearer ${token}` } : {};
+}
+
 async function api(method, path, body) {
-  const init = { method, headers: {} };
+  const init = { method, headers: authHeaders() };
   if (body !== undefined) {
     init.headers["content-type"] = "application/json";
     init.body = JSON.stringify(body);
@@ -306,9 +316,11 @@ async function onState() {
   }
 }
 
-async function main() {
+async function load() {
   try {
     const [meta, schema] = await Promise.all([api("GET", "metadata"), api("GET", "schema")]);
+    $("token-form").hidden = true;
+    $("error").textContent = "";
     state.schema = schema;
     document.title = `${meta.name} · openenv playground`;
     $("env-name").textContent = meta.name;
@@ -324,15 +336,36 @@ async function main() {
     $("status").textContent = "ready";
     $("status").className = "status ok";
   } catch (e) {
-    $("status").textContent = "error";
+    const needsToken = e.code === "UNAUTHORIZED";
+    $("status").textContent = needsToken ? "token needed" : "error";
     $("status").className = "status bad";
+    $("token-form").hidden = !needsToken;
+    if (needsToken) $("token").focus();
     fail(e);
   }
+}
+
+function onToken(ev) {
+  ev.preventDefault();
+  const token = $("token").value.trim();
+  if (token) sessionStorage.setItem(TOKEN_KEY, token);
+  else sessionStorage.removeItem(TOKEN_KEY);
+  $("token").value = "";
+  $("error").textContent = "";
+  $("status").textContent = "loading…";
+  $("status").className = "status";
+  load();
+}
+
+async function main() {
+  $("token-form").addEventListener("submit", onToken);
+  await load();
   $("reset-form").addEventListener("submit", onReset);
   $("step-form").addEventListener("submit", onStep);
   $("state-button").addEventListener("click", onState);
   window.addEventListener("pagehide", () => {
-    if (state.session) fetch(`${ROOT}sessions/${state.session}`, { method: "DELETE", keepalive: true });
+    const init = { method: "DELETE", keepalive: true, headers: authHeaders() };
+    if (state.session) fetch(`${ROOT}sessions/${state.session}`, init);
   });
 }
 
