@@ -109,7 +109,6 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
         self._start_provider_on_connect = base_url is None
         self._base_url: str | None = None
         self._ws_url: str | None = None
-        self._ws_query = ""
         self._aio: _Async[Any, Any, Any] | None = None
         self._blocking: _Blocking[Any, Any, Any] | None = None
         self._execution_mode: str | None = None
@@ -188,7 +187,7 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
 
                 self._start_provider_if_needed()
                 client: Any = Blocking(self._base_url or "", GENERIC_MODELS, **self._client_options())
-                client.url = (self._ws_url or "") + self._ws_query
+                client.url = self._ws_url or ""
                 self._blocking = client.connect()
             return self._blocking
         if self._aio is None:
@@ -196,7 +195,7 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
 
             self._start_provider_if_needed()
             aclient: Any = Async(self._base_url or "", GENERIC_MODELS, **self._client_options())
-            aclient.url = (self._ws_url or "") + self._ws_query
+            aclient.url = self._ws_url or ""
             await aclient.connect()
             self._aio = aclient
         return self._aio

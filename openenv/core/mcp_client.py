@@ -2,27 +2,21 @@
 
 Two ways to reach the tools, as upstream:
 
-* production mode (the default): JSON-RPC on ``POST /mcp`` (``openenv/session/create``,
-  ``tools/list``, ``tools/call``, ``openenv/session/close``), with the WebSocket attached
-  to the same server-side session (``/ws?session_id=``) so ``reset``/``step`` and tool
-  calls share one env. Our server answers that dialect (``openenv.mcp``).
+* production mode (the default): JSON-RPC ``tools/list`` / ``tools/call`` in
+  ``{"type": "mcp"}`` frames on the env's own WebSocket (our connection, as every other
+  call), so ``reset``/``step`` and tool calls share the socket's env; before the first
+  ``reset`` a tool call runs on a throwaway env, as upstream's sessionless ``/mcp``.
+  Upstream's server and ours both answer these frames.
 * simulation mode (an instance made without ``__init__``, as upstream's tests do, or
   ``use_production_mode = False``): ``ListToolsAction`` / ``CallToolAction`` as ``step``
   actions of an ``MCPEnvironment``.
 
-The HTTP calls use the standard library (blocking in sync use, a worker thread in async
-use). A failed tool raises ``openenv.ExecutionError`` (upstream: ``RuntimeError``).
+A failed tool raises ``openenv.ExecutionError`` (upstream: ``RuntimeError``).
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import json
-import urllib.error
-import urllib.request
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import ConfigDict
 
@@ -79,64 +73,17 @@ class MCPClientBase(EnvClient[Any, Observation, State]):
         )
         self._tools_cache: list[Any] | None = None
         self.use_production_mode = True
-        self._production_session_id: str | None = None
         self._jsonrpc_request_id = 0
-
-    # --- JSON-RPC on POST /mcp -------------------------------------------------------
-
-    def _production_mcp_url(self) -> str:
-        if self._base_url is None:
-            raise OpenEnvError("the MCP client has no server URL yet: connect first")
-        parts = urlsplit(self._base_url)
-        scheme = {"ws": "http", "wss": "https"}.get(parts.scheme, parts.scheme)
-        path = parts.path.rstrip("/") + "/mcp"
-        return urlunsplit(parts._replace(scheme=scheme, path=path, query="", fragment=""))
-
-    def _post(self, body: bytes) -> dict[str, Any]:
-        request = urllib.request.Request(
-            self._production_mcp_url(),
-            data=body,
-            headers={"Content-Type": "application/json", **(self._headers or {})},
-            method="POST",
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=self._message_timeout) as response:
-                reply: dict[str, Any] = json.loads(response.read())
-                return reply
-        except urllib.error.HTTPError as exc:
-            raise OpenEnvError(f"POST /mcp answered HTTP {exc.code}") from None
 
     async def _production_mcp_request(
         self, method: str, params: dict[str, Any] | None = None
     ) -> dict[str, Any]:
-        """One JSON-RPC request to ``/mcp``; the reply object (with ``result`` or ``error``)."""
+        """One JSON-RPC request in an ``mcp`` frame; the reply object (``result`` or ``error``)."""
         self._jsonrpc_request_id += 1
-        body = json.dumps(
-            {"jsonrpc": "2.0", "method": method, "params": params or {}, "id": self._jsonrpc_request_id}
-        ).encode()
-        if self._execution_mode == "sync":
-            return self._post(body)
-        return await asyncio.to_thread(self._post, body)
-
-    async def _ensure_production_session(self) -> str:
-        if self._production_session_id is None:
-            self._start_provider_if_needed()
-            reply = await self._production_mcp_request("openenv/session/create")
-            session_id = (reply.get("result") or {}).get("session_id")
-            if not session_id:
-                raise OpenEnvError(f"could not create an MCP session: {_error_text(reply)}")
-            self._production_session_id = str(session_id)
-        return self._production_session_id
-
-    async def _connect_async(self) -> MCPClientBase:
-        if getattr(self, "use_production_mode", False):
-            try:
-                self._ws_query = "?session_id=" + await self._ensure_production_session()
-            except BaseException:
-                await self._close_async()
-                raise
-        await super()._connect_async()
-        return self
+        rpc = {"jsonrpc": "2.0", "method": method, "params": params or {}, "id": self._jsonrpc_request_id}
+        reply = await self._io(lambda c: c._call({"type": "mcp", "data": rpc}))
+        data: dict[str, Any] = reply.data
+        return data
 
     # --- tools ---------------------------------------------------------------------
 
@@ -146,8 +93,7 @@ class MCPClientBase(EnvClient[Any, Observation, State]):
             return self._tools_cache
         types = _mcp_types()
         if getattr(self, "use_production_mode", False):
-            session_id = await self._ensure_production_session()
-            reply = await self._production_mcp_request("tools/list", {"session_id": session_id})
+            reply = await self._production_mcp_request("tools/list")
             if "error" in reply:
                 raise OpenEnvError(f"tools/list failed: {_error_text(reply)}")
             tools = [_tool(types, t) for t in (reply.get("result") or {}).get("tools", [])]
@@ -197,21 +143,6 @@ class MCPClientBase(EnvClient[Any, Observation, State]):
     def _parse_state(self, payload: dict[str, Any]) -> State:
         return State(episode_id=payload.get("episode_id"), step_count=payload.get("step_count", 0))
 
-    async def _close_async(self) -> None:
-        try:
-            await self._disconnect_async()  # detach the socket before closing its session
-        finally:
-            session_id, self._production_session_id = getattr(self, "_production_session_id", None), None
-            try:
-                # The server may already be gone; the socket is closed either way.
-                if session_id is not None:
-                    with contextlib.suppress(OSError, OpenEnvError):
-                        params = {"session_id": session_id}
-                        await self._production_mcp_request("openenv/session/close", params)
-            finally:
-                await super()._close_async()
-
-
 class MCPToolClient(MCPClientBase):
     """Tool calling: ``list_tools()``, ``call_tool(name, **args)``, ``get_tool``, ``has_tool``.
 
@@ -222,10 +153,7 @@ class MCPToolClient(MCPClientBase):
     async def call_tool(self, name: str, **kwargs: Any) -> Any:
         """Call tool ``name``; returns its result (the structured ``data`` when there is one)."""
         if getattr(self, "use_production_mode", False):
-            session_id = await self._ensure_production_session()
-            reply = await self._production_mcp_request(
-                "tools/call", {"name": name, "arguments": kwargs, "session_id": session_id}
-            )
+            reply = await self._production_mcp_request("tools/call", {"name": name, "arguments": kwargs})
             if "error" in reply:
                 raise ExecutionError(f"Tool '{name}' failed: {_error_text(reply)}")
             result = reply.get("result")

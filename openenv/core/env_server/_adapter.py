@@ -77,8 +77,13 @@ def _reset_kwargs(seed: int | None, episode_id: str | None, options: Any) -> dic
     return kwargs
 
 
-@functools.cache
 def accepting_mcp_actions(action_cls: type[Any]) -> type[Any]:
+    """The action model the server validates steps with (one per declared class)."""
+    return _accepting(action_cls)  # type: ignore[arg-type]  # a class is hashable
+
+
+@functools.cache
+def _accepting(action_cls: type[Any]) -> type[Any]:
     """The action model the server validates steps with.
 
     Upstream recognises ``list_tools`` / ``call_tool`` payloads whatever the declared
