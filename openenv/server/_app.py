@@ -35,6 +35,7 @@ def create_app(
     settings: ServerSettings | None = None,
     env_kwargs: dict[str, Any] | None = None,
     endpoints: Sequence[EndpointFactory] | None = None,
+    app_class: type[Starlette] = Starlette,
 ) -> Starlette:
     """Build the ASGI app serving one environment.
 
@@ -50,6 +51,8 @@ def create_app(
             ``ProtocolEndpoint``); default those of the ``openenv.endpoints`` entry
             points (``/mcp`` when the ``mcp`` extra is installed), unless the env class
             names its own in ``protocol_endpoints``. ``()``: none.
+        app_class: the ``Starlette`` subclass to build (``openenv.core`` passes one with
+            FastAPI's route decorators, for upstream env apps).
 
     The app exposes ``app.state.sessions`` (the ``SessionManager``) for tests and tools.
     """
@@ -84,7 +87,7 @@ def create_app(
         WebSocketRoute("/ws", ws),
         *(web_routes() if settings.web else []),  # the playground; files read on first request
     ]
-    app = Starlette(
+    app = app_class(
         routes=routes,
         lifespan=AppLifespan(env_class, runner, manager, mounts),
         exception_handlers={WireError: handle_wire_error, HTTPException: handle_http_error},
