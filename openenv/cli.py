@@ -189,6 +189,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser(
         "policy", help="serve a local checkpoint as an OpenAI-compatible endpoint (openenv policy --help)"
     )
+    # `openenv capture ...`: parsed by openenv.capture._cli (see main).
+    sub.add_parser("capture", help="token-exact capture proxy for agents' model calls (see --help)")
 
     return parser
 
@@ -218,6 +220,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .policy._cli import main as policy_main
 
         return policy_main(rest[1:])
+    if rest[:1] == ["capture"]:
+        from .capture._cli import main as capture_main
+
+        return capture_main(rest[1:])
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))
