@@ -204,19 +204,101 @@ def request_adapter(action_model: type[Any]) -> TypeAdapter[Any]:
 
 # --- codec ----------------------------------------------------------------------
 
+#: The most values (JSON values, msgpack items) one frame may hold: what decoding it
+#: may cost the event loop is bounded by this, not by the frame's size (a 16 MiB frame
+#: of small values would take seconds to validate, only to be refused).
+MAX_VALUES = 32768
+#: Frames up to this size go straight to the parser: too small to hold more values than
+#: ``MAX_VALUES`` (a JSON value after the first of a container costs a comma and a
+#: digit at least; a msgpack item a byte), so the hot path does no counting.
+SCAN_FROM = 2 * MAX_VALUES
+
 
 def decode_request(adapter: TypeAdapter[Any], frame: str | bytes, binary: bool) -> AnyRequest:
     """Decode and validate one client frame; raise a ``WireError`` with a wire code."""
     try:
         if binary:
             try:
-                obj = msgpack.unpackb(frame, raw=False)
+                obj = msgpack.unpackb(frame, raw=False) if len(frame) <= SCAN_FROM else _unpack_counted(frame)
+            except _TooManyValues:
+                raise _too_many_values() from None
+            except ValueError as exc:  # msgpack's "N exceeds max_array_len(M)" too
+                if "exceeds max_" in str(exc):
+                    raise _too_many_values() from None
+                raise InvalidJSON(f"Invalid msgpack frame: {exc}") from None
             except Exception as exc:
                 raise InvalidJSON(f"Invalid msgpack frame: {exc}") from None
             return adapter.validate_python(obj)  # type: ignore[no-any-return]
+        if len(frame) > SCAN_FROM and too_many_json_values(frame):
+            raise _too_many_values()
         return adapter.validate_json(frame)  # type: ignore[no-any-return]
     except ValidationError as exc:
         raise classify_validation_error(exc) from None
+
+
+def too_many_json_values(text: str | bytes) -> bool:
+    """Whether a JSON text holds more than ``MAX_VALUES`` values, found by passes of C
+    (``count``, ``find``) instead of a parse: each value after the first of a container
+    follows a comma, and the commas that count are those outside strings. Over
+    ``4 * MAX_VALUES`` quotes is too many whatever they are (strings, or escaped quotes
+    inside them)."""
+    t: Any = text
+    comma, quote, backslash = (",", '"', "\\") if isinstance(t, str) else (b",", b'"', b"\\")
+    if t.count(quote) > 4 * MAX_VALUES:
+        return True
+    commas = t.count(comma)
+    if commas <= MAX_VALUES:
+        return False
+    return bool(commas - _commas_in_strings(t, comma, quote, backslash) > MAX_VALUES)
+
+
+def _commas_in_strings(t: Any, comma: Any, quote: Any, backslash: Any) -> int:
+    """The commas inside strings: one step per quote (at most ``4 * MAX_VALUES``), the
+    counting in C without copying (a slice only to read a run of backslashes)."""
+    inside, pos, find, count = 0, 0, t.find, t.count
+    while (start := find(quote, pos)) >= 0:
+        end = find(quote, start + 1)
+        last = start
+        while end > 0 and t[end - 1 : end] == backslash:
+            body = t[last + 1 : end]  # no quote in it: the run of backslashes is all here
+            if (len(body) - len(body.rstrip(backslash))) % 2 == 0:
+                break  # the backslashes escape each other, not the quote
+            last, end = end, find(quote, end + 1)
+        if end < 0:
+            break  # an unterminated string: the parser refuses it
+        inside += count(comma, start + 1, end)
+        pos = end + 1
+    return int(inside)
+
+
+class _TooManyValues(Exception):
+    pass
+
+
+def _unpack_counted(frame: bytes) -> Any:
+    """``msgpack.unpackb`` for a large frame: no collection over ``MAX_VALUES`` items,
+    and the items of all of them together counted as each one ends; more than
+    ``MAX_VALUES`` in all stops the unpacking there."""
+    seen = 0
+
+    def tally(obj: Any) -> Any:
+        nonlocal seen
+        seen += len(obj)
+        if seen > MAX_VALUES:
+            raise _TooManyValues
+        return obj
+
+    return msgpack.unpackb(
+        frame, raw=False, max_array_len=MAX_VALUES, max_map_len=MAX_VALUES, list_hook=tally, object_hook=tally
+    )
+
+
+def _too_many_values() -> ValidationFailed:
+    return ValidationFailed(
+        f"Invalid message: more than {MAX_VALUES} values in one frame (a batch holds at most "
+        "4096 requests): send fewer or smaller ones",
+        max_values=MAX_VALUES,
+    )
 
 
 def classify_validation_error(exc: ValidationError) -> WireError:
@@ -269,7 +351,8 @@ _TAGS = frozenset({"reset", "step", "state", "close", "mcp", "batch"})
 
 
 def salvage_request_id(frame: str | bytes, binary: bool) -> tuple[RequestId | None, str | None]:
-    """Best-effort ``(id, session)`` of a frame that failed validation (error path only)."""
+    """Best-effort ``(id, session)`` of a frame that failed validation (error path only;
+    not for one refused for ``MAX_VALUES``: parsing it is what was refused)."""
     try:
         obj = msgpack.unpackb(frame, raw=False) if binary else orjson.loads(frame)
     except Exception:

@@ -44,6 +44,8 @@ _CONTROL = (CLOSE, PING, PONG)
 #: The most fragments one message may have (websockets' client, fragmenting 16 MiB in
 #: 4 KiB pieces, stays under it; an endless run of empty fragments does not).
 MAX_FRAGMENTS = 4096
+#: Payloads larger than this are read through a memoryview (small ones: slicing is cheaper).
+_VIEW_FROM = 1 << 16
 #: Bytes charged against ``max_size`` per fragment beyond its payload: what holding it costs.
 FRAGMENT_COST = 64
 
@@ -216,6 +218,11 @@ class FrameReader:
 
     @staticmethod
     def _payload(buf: bytearray, start: int, end: int, mask_len: int) -> bytes:
+        if end - start > _VIEW_FROM:  # one copy, not three: unmasked (or copied) from a view
+            with memoryview(buf) as view:
+                if mask_len:
+                    return apply_mask(view[start + 4 : end], bytes(buf[start : start + 4]))
+                return bytes(view[start:end])
         if mask_len:
             return apply_mask(bytes(buf[start + 4 : end]), bytes(buf[start : start + 4]))
         return bytes(buf[start:end])

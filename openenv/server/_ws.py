@@ -217,7 +217,8 @@ class Connection:
         try:
             msg = decode_request(self.adapter, frame, binary)
         except WireError as err:
-            rid, key = salvage_request_id(frame, binary) if self.extended else (None, None)
+            salvage = self.extended and "max_values" not in err.details
+            rid, key = salvage_request_id(frame, binary) if salvage else (None, None)
             return error_message(err, rid, key)
         if isinstance(msg, BatchMessage):
             replies = await self._batch(msg.messages, binary, msg.timeout_s)

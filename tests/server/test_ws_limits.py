@@ -7,9 +7,11 @@ from __future__ import annotations
 import gc
 import select
 import socket
+import threading
 import time
 import weakref
 
+import orjson
 import pytest
 
 from openenv.server._direct import DirectWebSocketsProtocol
@@ -177,3 +179,68 @@ def test_a_closed_connection_leaves_no_cycle_behind(server) -> None:
         assert all(r() is None for r in protocols), "a protocol outlived its socket (held by a cycle)"
     finally:
         gc.enable()
+
+
+# --- decoding bounded on the loop -----------------------------------------------------
+
+
+def _attack(port: int, payload: bytes, frames: int, gap_s: float, answers: list[tuple[float, bytes]],
+            done: threading.Event) -> None:
+    """Send ``frames`` copies of one big text frame, ``gap_s`` apart, reading the reply
+    to each; ``answers`` gets (seconds from the frame's last byte to its reply, reply)."""
+    sock = raw_handshake(port)
+    try:
+        sock.settimeout(30)
+        whole = frame(TEXT, payload)
+        for _ in range(frames):
+            time.sleep(gap_s)
+            sock.sendall(whole)
+            sent = time.monotonic()
+            got = sock.recv(65536)
+            if not got:
+                break
+            answers.append((time.monotonic() - sent, got))
+    finally:
+        sock.close()
+        done.set()
+
+
+def _victim_latencies(url: str, done: threading.Event, budget_s: float) -> list[float]:
+    """Step one session over and over while ``done`` is unset; each step's round trip."""
+    took: list[float] = []
+    with connect(url) as ws:
+        call(ws, {"type": "reset"})
+        deadline = time.monotonic() + budget_s
+        while not done.is_set() and time.monotonic() < deadline:
+            started = time.perf_counter()
+            call(ws, {"type": "step", "data": {"message": "hi"}})
+            took.append(time.perf_counter() - started)
+    return took
+
+
+def p99(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+
+
+@pytest.mark.timeout(120)
+def test_a_16_mib_batch_frame_is_refused_quickly_while_another_client_steps(served) -> None:
+    server = served()
+    item = {"type": "step", "session": "s", "data": {"message": "x"}}
+    body = orjson.dumps({"type": "batch", "messages": [item] * ((16 * 1024 * 1024 - 64) // 54)})
+    assert 15 * 1024 * 1024 < len(body) <= 16 * 1024 * 1024  # 316k items
+    answers: list[tuple[float, bytes]] = []
+    done = threading.Event()
+    attacker = threading.Thread(target=_attack, args=(server.port, body, 8, 0.25, answers, done), daemon=True)
+    attacker.start()
+    took = _victim_latencies(server.ws_url, done, budget_s=60)
+    attacker.join(30)
+    assert len(answers) == 8, "the attacker's frames were not all answered"
+    refusals = sorted(t for t, _ in answers)
+    print(f"refused in {refusals[0] * 1000:.0f}-{refusals[-1] * 1000:.0f} ms; victim: {len(took)} steps, "
+          f"p50 {sorted(took)[len(took) // 2] * 1000:.2f} ms, p99 {p99(took) * 1000:.2f} ms, "
+          f"max {max(took) * 1000:.2f} ms")
+    assert refusals[-1] < 1.0  # from the frame's last byte sent to its error reply
+    assert p99(took) <= 0.050, f"victim p99 {p99(took) * 1000:.1f} ms"
+    assert max(took) <= 0.250, f"victim max {max(took) * 1000:.1f} ms"
+    assert all(b"more than" in r and b"VALIDATION_ERROR" in r for _, r in answers), answers[:1]
