@@ -275,7 +275,7 @@ class _TooManyValues(Exception):
     pass
 
 
-def _unpack_counted(frame: bytes) -> Any:
+def _unpack_counted(frame: str | bytes) -> Any:
     """``msgpack.unpackb`` for a large frame: no collection over ``MAX_VALUES`` items,
     and the items of all of them together counted as each one ends; more than
     ``MAX_VALUES`` in all stops the unpacking there."""
