@@ -13,7 +13,9 @@ WebSocket handshake (never per frame), keep such pages out:
 * **Host.** A DNS-rebinding page makes its own name resolve to ``127.0.0.1``: its
   requests are then same-origin, but carry its name in ``Host``. On a loopback bind
   (the default) ``Host`` must be a loopback name (``localhost``, ``*.localhost``), an IP
-  address (a page cannot rebind an address) or the bound name; on any other bind every
+  address (a page cannot rebind an address), a name without a dot (public DNS gives out
+  none: a machine's or a container's name, Starlette's ``testserver``) or the bound
+  name; on any other bind every
   ``Host`` passes (the server is reached under names it cannot know: a Space's domain,
   a Service's name) unless ``allowed_hosts`` is set: then only those names and the
   defaults do. ``allowed_hosts`` ``"*"`` turns the check off.
@@ -92,7 +94,7 @@ class OriginPolicy:
     Args:
         bind: the interface the server binds (``ServerSettings.host``).
         allowed_hosts: ``Host`` names served besides the defaults (loopback names, IP
-            addresses, the bound name); ``"*"``: any.
+            addresses, names without a dot, the bound name); ``"*"``: any.
         allowed_origins: origins (``scheme://host[:port]``) served besides the server's
             own; ``"*"``: any.
     """
@@ -113,7 +115,7 @@ class OriginPolicy:
         if self.any_host:
             return True
         name = host_name(host)
-        return name in self.hosts or name.endswith(".localhost") or _is_ip(name)
+        return name in self.hosts or name.endswith(".localhost") or "." not in name or _is_ip(name)
 
     def origin_allowed(self, origin: str, host: str | None) -> bool:
         if self.any_origin:

@@ -50,7 +50,8 @@ class ServerSettings:
             included) must carry ``Authorization: Bearer <token>``; others get
             ``Unauthorized`` (401). ``/health`` stays open. Empty: no auth.
         allowed_hosts: comma-separated ``Host`` names served besides loopback names,
-            IP addresses and the bound name (a DNS-rebinding guard); ``*``: any. Empty
+            IP addresses, names without a dot and the bound name (a DNS-rebinding
+            guard); ``*``: any. Empty
             (the default): on a loopback bind, those only; on any other bind, any.
         allowed_origins: comma-separated origins (``scheme://host[:port]``) whose
             browser pages may use the server besides its own (``/web``); ``*``: any.

@@ -31,6 +31,10 @@ SESSIONLESS_LIST = {
     "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
                          "io.modelcontextprotocol/clientCapabilities": {}}},
 }
+SESSIONLESS_HEADERS = {
+    "accept": "application/json, text/event-stream", "content-type": "application/json",
+    "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/list",
+}
 SWITCHING = b"HTTP/1.1 101 Switching Protocols"
 TOOLS_LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
 #: (method, path, body, extra headers): every route family of an env server.
@@ -55,7 +59,7 @@ MCP_DIALECTS = [
     ("POST", {"jsonrpc": "2.0", "id": 1, "method": "openenv/session/create"}, {}),
     ("POST", TOOLS_LIST, {}),
     ("POST", INITIALIZE, MCP_JSON),
-    ("POST", SESSIONLESS_LIST, {**MCP_JSON, "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/list"}),
+    ("POST", SESSIONLESS_LIST, SESSIONLESS_HEADERS),
     ("GET", None, {"accept": "text/event-stream", "mcp-session-id": "abc"}),
     ("DELETE", None, {"mcp-session-id": "abc"}),
 ]
@@ -127,13 +131,13 @@ def test_a_foreign_host_is_refused_on_the_websocket_handshake(server):
 
 
 @pytest.mark.parametrize("host", ["localhost", "LOCALHOST:1", "127.0.0.1", "[::1]:8000", "10.1.2.3:80",
-                                  "[fe80::1]", "app.localhost:9"])
+                                  "[fe80::1]", "app.localhost:9", "testserver", "mybox:8000"])
 def test_loopback_names_and_addresses_are_served(server, host):
     assert _request(server, "GET", "/metadata", None, {"host": host}).status_code == 200
 
 
 @pytest.mark.parametrize("host", ["evil.example", "127.0.0.1.evil.example", "localhost.evil.example:80",
-                                  "evil.example:8000", "intranet"])
+                                  "evil.example:8000", "evil.example.", "1.2.3.4.nip.io"])
 def test_names_are_refused_on_a_loopback_bind(server, host):
     _assert_forbidden(_request(server, "GET", "/metadata", None, {"host": host}))
 
