@@ -14,9 +14,9 @@ rewards of a run without sampling again.
 """
 
 from ._metrics import PassRule, bootstrap_ci, pass_at_k, summarize
-from ._trajectory import Trajectory, Turn, load_dataset, load_trajectories
 from ._runner import EvalConfig, episode_seed, run_eval, run_eval_async, write_results
 from ._tasks import TaskRef, TaskSelection
+from ._trajectory import Trajectory, Turn, load_dataset, load_trajectories
 
 __all__ = [
     "EvalConfig",

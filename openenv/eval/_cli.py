@@ -27,9 +27,16 @@ def _ids(text: str) -> list[str]:
 
 
 def add_run_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("env", help="a URL, an env folder, module:Class, an installed env, a Docker image or a Hub id")
-    p.add_argument("--policy", "-p", required=True, help="null, random, oracle, openai:MODEL, anthropic:MODEL, "
-                   "local:CHECKPOINT, python:MODULE:FUNCTION (see docs/eval.md)")
+    p.add_argument(
+        "env", help="a URL, an env folder, module:Class, an installed env, a Docker image or a Hub id"
+    )
+    p.add_argument(
+        "--policy",
+        "-p",
+        required=True,
+        help="null, random, oracle, openai:MODEL, anthropic:MODEL, "
+        "local:CHECKPOINT, python:MODULE:FUNCTION (see docs/eval.md)",
+    )
     p.add_argument("--out", "-o", required=True, help="the run folder (trajectories.jsonl, results.json)")
     p.add_argument("-k", "--samples", type=int, default=1, help="samples per task (default 1)")
     p.add_argument("--concurrency", "-c", type=int, default=8, help="episodes in flight (default 8)")
@@ -42,9 +49,14 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--retries", type=int, default=3, help="retries of a transient error (default 3)")
     p.add_argument("--seed", type=int, default=0, help="the run's seed (each pair's seed derives from it)")
     p.add_argument("--resume", action="store_true", help="play only the pairs the folder does not hold")
-    p.add_argument("--pass-threshold", type=float, default=1.0, help="reward that counts as a pass (default 1.0)")
-    p.add_argument("--ignore-success", action="store_true",
-                   help="judge by the reward alone, not by the env's success flag")
+    p.add_argument(
+        "--pass-threshold", type=float, default=1.0, help="reward that counts as a pass (default 1.0)"
+    )
+    p.add_argument(
+        "--ignore-success",
+        action="store_true",
+        help="judge by the reward alone, not by the env's success flag",
+    )
     p.add_argument("--env-kwargs", metavar="JSON", help="constructor arguments of a locally served env")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
 
@@ -58,7 +70,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", help="the HTML file (default DIR/report.html)")
     p = sub.add_parser("rescore", help="recompute the rewards of a run with a rubric, without sampling")
     p.add_argument("dir")
-    p.add_argument("--rubric", required=True, help="MODULE:NAME of a rubric or fn(action, observation) -> float")
+    p.add_argument(
+        "--rubric", required=True, help="MODULE:NAME of a rubric or fn(action, observation) -> float"
+    )
     p.add_argument("--out", help="the new run folder (default DIR-rescored)")
     p.add_argument("--pass-threshold", type=float, default=1.0)
     return parser

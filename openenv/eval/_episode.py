@@ -106,7 +106,7 @@ async def play(
         category=spec.category,
         sample=spec.sample,
         seed=spec.seed,
-        status=status,  # type: ignore[arg-type]
+        status=status,
         reward=total,
         reward_breakdown=dict(metadata.get("reward_breakdown") or {}),
         success=success if isinstance(success, bool) else None,

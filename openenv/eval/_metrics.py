@@ -56,7 +56,7 @@ def bootstrap_ci(values: Sequence[float], *, resamples: int = 2000, seed: int = 
     rng = random.Random(seed)
     n = len(values)
     means = sorted(sum(rng.choices(values, k=n)) / n for _ in range(resamples))
-    return means[int(0.025 * (resamples - 1))], means[int(math.ceil(0.975 * (resamples - 1)))]
+    return means[int(0.025 * (resamples - 1))], means[math.ceil(0.975 * (resamples - 1))]
 
 
 def _mean(values: Iterable[float]) -> float:
@@ -100,10 +100,12 @@ def _aggregate(rows: list[dict[str, Any]], k_max: int, seed: int) -> dict[str, A
         "mean_reward": _mean(means),
         "reward_ci95": [lo, hi],
         "pass_at_k": {
-            str(k): _mean(r["pass_at_k"][str(k)] for r in scored if r["samples"] >= k) for k in range(1, k_max + 1)
+            str(k): _mean(r["pass_at_k"][str(k)] for r in scored if r["samples"] >= k)
+            for k in range(1, k_max + 1)
         },
         "avg_at_k": {
-            str(k): _mean(r["avg_at_k"][str(k)] for r in scored if r["samples"] >= k) for k in range(1, k_max + 1)
+            str(k): _mean(r["avg_at_k"][str(k)] for r in scored if r["samples"] >= k)
+            for k in range(1, k_max + 1)
         },
     }
 
@@ -120,28 +122,31 @@ def summarize(trajectories: Sequence[Trajectory], *, seed: int = 0) -> dict[str,
         inside = [r for r in rows if r["category"] == name]
         categories[name or "-"] = _aggregate(inside, max(r["samples"] for r in inside), seed)
     first = trajectories[0] if trajectories else None
-    return finite({
-        "env": first.env if first else "",
-        "env_version": first.env_version if first else "",
-        "policy": first.policy if first else "",
-        "run_id": first.run_id if first else "",
-        "episodes": len(trajectories),
-        "errors": len(errors),
-        "error_kinds": _error_kinds(errors),
-        "retries": sum(t.retries for t in trajectories),
-        "timeouts": sum(t.status == "timeout" for t in trajectories),
-        "k": k_max,
-        **overall,
-        "passed_episodes": sum(t.passed for t in trajectories),
-        "prompt_tokens": sum(t.prompt_tokens for t in trajectories),
-        "completion_tokens": sum(t.completion_tokens for t in trajectories),
-        "policy_s": sum(t.policy_s for t in trajectories),
-        "env_s": sum(t.env_s for t in trajectories),
-        "episode_wall_s": sum(t.wall_s for t in trajectories),
-        "rewards": [t.reward for t in trajectories if t.status != "error"],
-        "per_task": rows,
-        "per_category": categories,
-    })
+    summary: dict[str, Any] = finite(
+        {
+            "env": first.env if first else "",
+            "env_version": first.env_version if first else "",
+            "policy": first.policy if first else "",
+            "run_id": first.run_id if first else "",
+            "episodes": len(trajectories),
+            "errors": len(errors),
+            "error_kinds": _error_kinds(errors),
+            "retries": sum(t.retries for t in trajectories),
+            "timeouts": sum(t.status == "timeout" for t in trajectories),
+            "k": k_max,
+            **overall,
+            "passed_episodes": sum(t.passed for t in trajectories),
+            "prompt_tokens": sum(t.prompt_tokens for t in trajectories),
+            "completion_tokens": sum(t.completion_tokens for t in trajectories),
+            "policy_s": sum(t.policy_s for t in trajectories),
+            "env_s": sum(t.env_s for t in trajectories),
+            "episode_wall_s": sum(t.wall_s for t in trajectories),
+            "rewards": [t.reward for t in trajectories if t.status != "error"],
+            "per_task": rows,
+            "per_category": categories,
+        }
+    )
+    return summary
 
 
 def finite(value: Any) -> Any:

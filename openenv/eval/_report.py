@@ -22,7 +22,9 @@ _MAX_TURNS, _MAX_TEXT = 40, 2000
 
 def _clip(value: Any) -> Any:
     if isinstance(value, str):
-        return value if len(value) <= _MAX_TEXT else value[:_MAX_TEXT] + f"... [{len(value) - _MAX_TEXT} more]"
+        return (
+            value if len(value) <= _MAX_TEXT else value[:_MAX_TEXT] + f"... [{len(value) - _MAX_TEXT} more]"
+        )
     if isinstance(value, dict):
         return {k: _clip(v) for k, v in value.items()}
     if isinstance(value, list):
@@ -32,14 +34,36 @@ def _clip(value: Any) -> Any:
 
 def _episode(t: Trajectory) -> dict[str, Any]:
     turns = [
-        _clip(turn.model_dump(mode="json", include={"index", "observation", "messages", "action", "tool_calls",
-                                                    "reward", "policy_s", "env_s"}))
+        _clip(
+            turn.model_dump(
+                mode="json",
+                include={
+                    "index",
+                    "observation",
+                    "messages",
+                    "action",
+                    "tool_calls",
+                    "reward",
+                    "policy_s",
+                    "env_s",
+                },
+            )
+        )
         for turn in t.turns[:_MAX_TURNS]
     ]
     return {
-        "task_id": t.task_id, "sample": t.sample, "status": t.status, "reward": t.reward, "passed": t.passed,
-        "error": t.error, "seed": t.seed, "wall_s": t.wall_s, "turns": turns, "more_turns": max(len(t.turns) - _MAX_TURNS, 0),
-        "final_observation": _clip(t.final_observation), "reward_breakdown": _clip(t.reward_breakdown),
+        "task_id": t.task_id,
+        "sample": t.sample,
+        "status": t.status,
+        "reward": t.reward,
+        "passed": t.passed,
+        "error": t.error,
+        "seed": t.seed,
+        "wall_s": t.wall_s,
+        "turns": turns,
+        "more_turns": max(len(t.turns) - _MAX_TURNS, 0),
+        "final_observation": _clip(t.final_observation),
+        "reward_breakdown": _clip(t.reward_breakdown),
     }
 
 
@@ -64,6 +88,9 @@ def write_report(run_dir: str | Path, output: str | Path | None = None) -> Path:
     return path
 
 
-_TEMPLATE = (Path(__file__).with_name("report.html")).read_text(encoding="utf-8") if (
-    Path(__file__).with_name("report.html").is_file()) else ""
+_TEMPLATE = (
+    (Path(__file__).with_name("report.html")).read_text(encoding="utf-8")
+    if (Path(__file__).with_name("report.html").is_file())
+    else ""
+)
 assert _TEMPLATE, f"the report template is missing next to {__file__} ({FILE})"

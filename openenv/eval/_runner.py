@@ -13,6 +13,7 @@ trajectory appended to ``OUT/trajectories.jsonl`` as it ends.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import os
@@ -118,7 +119,9 @@ class _Run:
         )
 
     def client(self) -> AsyncEnvClient[Any, Any, Any]:
-        return AsyncEnvClient(self.env.base_url, headers=self.env.headers, timeout_s=self.cfg.episode_timeout_s)
+        return AsyncEnvClient(
+            self.env.base_url, headers=self.env.headers, timeout_s=self.cfg.episode_timeout_s
+        )
 
     async def worker(self, queue: asyncio.Queue[tuple[TaskRef, int]]) -> None:
         client = self.client()
@@ -148,7 +151,9 @@ class _Run:
                     trajectory = await play(client, self.policy, episode, spec, clock)
                 break
             except TimeoutError:
-                trajectory = self.failed(spec, "timeout", f"timeout: over {self.cfg.episode_timeout_s:g} s", clock)
+                trajectory = self.failed(
+                    spec, "timeout", f"timeout: over {self.cfg.episode_timeout_s:g} s", clock
+                )
                 client = await self.reconnect(client)
                 break
             except Exception as exc:
@@ -169,10 +174,8 @@ class _Run:
         return trajectory, client
 
     async def reconnect(self, client: AsyncEnvClient[Any, Any, Any]) -> AsyncEnvClient[Any, Any, Any]:
-        try:
+        with contextlib.suppress(Exception):  # a broken connection may fail to close: dropped either way
             await client.close()
-        except Exception:  # a broken connection may fail to close: it is dropped either way
-            pass
         return self.client()
 
     def failed(self, spec: EpisodeSpec, status: str, error: str, clock: Clock) -> Trajectory:
@@ -186,14 +189,16 @@ class _Run:
             category=spec.category,
             sample=spec.sample,
             seed=spec.seed,
-            status=status,  # type: ignore[arg-type]
+            status=status,
             error=error,
             policy_s=clock.policy_s,
             env_s=clock.env_s,
         )
 
 
-def _run_record(cfg: EvalConfig, env: EnvHandle, policy: Policy, tasks: list[TaskRef], run_id: str) -> dict[str, Any]:
+def _run_record(
+    cfg: EvalConfig, env: EnvHandle, policy: Policy, tasks: list[TaskRef], run_id: str
+) -> dict[str, Any]:
     return {
         "run_id": run_id,
         "env_target": cfg.env,
@@ -220,11 +225,27 @@ def _prepare_folder(out: Path, record: dict[str, Any], resume: bool) -> str:
         raise EvalError(f"{out} already holds a run: pass --resume to finish it, or choose another --out")
     for key in ("env", "policy", "seed", "max_turns"):
         if old.get(key) != record.get(key):
-            raise EvalError(f"{out} holds a run with {key}={old.get(key)!r}, not {record.get(key)!r}: another --out")
+            raise EvalError(
+                f"{out} holds a run with {key}={old.get(key)!r}, not {record.get(key)!r}: another --out"
+            )
     return str(old["run_id"])
 
 
-async def run_eval_async(cfg: EvalConfig, *, on_trajectory: Callable[[Trajectory], None] | None = None) -> dict[str, Any]:
+def _open_folder(
+    out: Path, cfg: EvalConfig, env: EnvHandle, policy: Policy, tasks: list[TaskRef]
+) -> tuple[dict[str, Any], set[tuple[str, int]]]:
+    """Make or reopen the run folder: its record and the pairs it already holds."""
+    out.mkdir(parents=True, exist_ok=True)
+    record = _run_record(cfg, env, policy, tasks, uuid.uuid4().hex[:12])
+    record["run_id"] = _prepare_folder(out, record, cfg.resume)
+    done = {k for k, t in latest_by_pair(out / FILE).items() if t.status != "error"}
+    (out / RUN_FILE).write_text(json.dumps(record, indent=2))
+    return record, done
+
+
+async def run_eval_async(
+    cfg: EvalConfig, *, on_trajectory: Callable[[Trajectory], None] | None = None
+) -> dict[str, Any]:
     """Run ``cfg``; returns the results (also written to ``OUT/results.json``)."""
     cfg.check()
     policy = policy_from_spec(cfg.policy) if isinstance(cfg.policy, str) else cfg.policy
@@ -234,11 +255,7 @@ async def run_eval_async(cfg: EvalConfig, *, on_trajectory: Callable[[Trajectory
         with open_env(cfg.env, env_kwargs=cfg.env_kwargs, max_sessions=cfg.concurrency + 8) as env:
             tasks = await asyncio.to_thread(select_tasks, env, selection)
             out = Path(cfg.out)
-            out.mkdir(parents=True, exist_ok=True)
-            record = _run_record(cfg, env, policy, tasks, uuid.uuid4().hex[:12])
-            record["run_id"] = _prepare_folder(out, record, cfg.resume)
-            done = {k for k, t in latest_by_pair(out / FILE).items() if t.status != "error"}
-            (out / RUN_FILE).write_text(json.dumps(record, indent=2))
+            record, done = await asyncio.to_thread(_open_folder, out, cfg, env, policy, tasks)
             queue: asyncio.Queue[tuple[TaskRef, int]] = asyncio.Queue()
             for task in tasks:
                 for sample in range(cfg.samples):
@@ -259,7 +276,11 @@ async def run_eval_async(cfg: EvalConfig, *, on_trajectory: Callable[[Trajectory
 
 
 def write_results(
-    out: Path, pass_rule: PassRule | None = None, *, tasks: Sequence[str] | None = None, samples: int | None = None
+    out: Path,
+    pass_rule: PassRule | None = None,
+    *,
+    tasks: Sequence[str] | None = None,
+    samples: int | None = None,
 ) -> dict[str, Any]:
     """Summarize a run folder's trajectories into ``results.json`` (the last record of
     each pair; ``tasks``/``samples`` keep only the pairs of this selection)."""

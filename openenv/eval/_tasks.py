@@ -91,7 +91,9 @@ def _seed_tasks(selection: TaskSelection) -> list[TaskRef]:
         try:
             seeds = [int(str(i).removeprefix("seed-")) for i in selection.ids]
         except ValueError:
-            raise EvalError("this env serves no tasks: its task ids are seeds (seed-0, seed-1, ...)") from None
+            raise EvalError(
+                "this env serves no tasks: its task ids are seeds (seed-0, seed-1, ...)"
+            ) from None
     else:
         seeds = list(range(selection.count or 10))
     return [TaskRef(id=f"seed-{s}", reset_seed=s) for s in seeds]

@@ -38,7 +38,9 @@ class AnthropicPolicy(Policy):
         key = os.environ.get(api_key_env)
         if key is None:
             raise PolicyError(f"the anthropic policy reads its key from ${api_key_env}, which is not set")
-        self.client = anthropic.AsyncAnthropic(base_url=base_url, api_key=key, max_retries=0, timeout=timeout_s)
+        self.client = anthropic.AsyncAnthropic(
+            base_url=base_url, api_key=key, max_retries=0, timeout=timeout_s
+        )
 
     async def check(self) -> None:
         """Fail fast: the server answers and takes the key."""
@@ -83,7 +85,7 @@ class _AnthropicAgent(Agent):
         reply = await self.policy.client.messages.create(
             model=self.policy.model,
             system=self.system,
-            messages=self.messages,  # type: ignore[arg-type]
+            messages=self.messages,
             max_tokens=self.policy.max_tokens,
             temperature=self.policy.temperature,
             **extra,
@@ -93,6 +95,7 @@ class _AnthropicAgent(Agent):
         calls = [b for b in blocks if b.get("type") == "tool_use"]
         if calls:
             self.pending_call = str(calls[0]["id"])
+            action: dict[str, Any] | None
             action = self.episode.actions.action_from_call(calls[0]["name"], calls[0].get("input") or {})
         else:
             self.pending_call = None

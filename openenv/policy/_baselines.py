@@ -12,7 +12,7 @@ from ._base import Agent, Decision, Episode, Policy
 from ._space import ActionSpace, Tool
 
 #: ``fn(observation, episode)`` -> an action dict, or None to stop; sync or async.
-ActFn = Callable[[Mapping[str, Any], Episode], "dict[str, Any] | None | Awaitable[dict[str, Any] | None]"]
+ActFn = Callable[[Mapping[str, Any], Episode], "dict[str, Any] | Awaitable[dict[str, Any] | None] | None"]
 
 
 class NullPolicy(Policy):
@@ -96,7 +96,7 @@ class CallablePolicy(Policy):
 
     def __init__(self, fn: ActFn, name: str | None = None) -> None:
         self.fn = fn
-        self.name = name or getattr(fn, "__name__", "callable")
+        self.name = name or str(getattr(fn, "__name__", "callable"))
 
     def agent(self, episode: Episode) -> Agent:
         return _CallableAgent(self.fn, episode)

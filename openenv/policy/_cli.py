@@ -18,7 +18,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="openenv policy", description="Serve a policy.")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("serve", help="an OpenAI-compatible server (chat completions) over a local checkpoint")
-    p.add_argument("checkpoint", help="'tiny', a Hugging Face model folder, or an `openenv train --out` folder")
+    p.add_argument(
+        "checkpoint", help="'tiny', a Hugging Face model folder, or an `openenv train --out` folder"
+    )
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8001)
     p.add_argument("--model-name", help="the model id clients send (default: the checkpoint)")

@@ -54,9 +54,11 @@ class LocalModel:
 
     @property
     def name(self) -> str:
-        return self.policy.name
+        return str(self.policy.name)
 
-    def render(self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]] | None = None) -> list[int]:
+    def render(
+        self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]] | None = None
+    ) -> list[int]:
         """The prompt ids of a chat, ready for the assistant's turn."""
         tok = getattr(self.renderer, "tok", None)
         if tok is not None and getattr(tok, "chat_template", None):
@@ -136,7 +138,9 @@ def _load(checkpoint: str, seed: int) -> Any:
 
     path = Path(checkpoint)
     if checkpoint != "tiny" and not path.exists():
-        raise PolicyError(f"no checkpoint at {checkpoint!r} (a model folder, an `openenv train` --out folder, or 'tiny')")
+        raise PolicyError(
+            f"no checkpoint at {checkpoint!r} (a model folder, an `openenv train` --out folder, or 'tiny')"
+        )
     saved = path / "checkpoint.pt"
     if path.is_dir() and saved.is_file():
         import torch
@@ -148,7 +152,9 @@ def _load(checkpoint: str, seed: int) -> Any:
         policy.name = str(path)
         return policy
     if path.is_dir() and not (path / "config.json").is_file():
-        raise PolicyError(f"{checkpoint} holds neither checkpoint.pt (openenv train) nor config.json (a model folder)")
+        raise PolicyError(
+            f"{checkpoint} holds neither checkpoint.pt (openenv train) nor config.json (a model folder)"
+        )
     try:
         return load_policy(checkpoint, seed=seed)
     except (OSError, ValueError) as exc:

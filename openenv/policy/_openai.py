@@ -80,7 +80,7 @@ class OpenAIPolicy(Policy):
             extra["extra_body"] = {"return_token_ids": True}
         return await self.client.chat.completions.create(
             model=self.model,
-            messages=messages,  # type: ignore[arg-type]
+            messages=messages,
             temperature=self.temperature,
             max_tokens=self.max_tokens,
             **extra,
@@ -118,6 +118,7 @@ class _OpenAIAgent(Agent):
         assistant: dict[str, Any] = {"role": "assistant", "content": content}
         if calls:
             call = calls[0]  # one action per step: the first call is played
+            action: dict[str, Any] | None
             assistant["tool_calls"] = [_wire_call(call)]
             self.pending_call = call["id"]
             action = self.episode.actions.action_from_call(call["name"], call["arguments"])

@@ -72,7 +72,9 @@ class OraclePolicy(Policy):
             actions = source(episode)
             if actions is not None:
                 return actions
-        raise NoSolution(f"task {episode.task_id!r} of {episode.env} has no reference solution the oracle can play")
+        raise NoSolution(
+            f"task {episode.task_id!r} of {episode.env} has no reference solution the oracle can play"
+        )
 
     def agent(self, episode: Episode) -> Agent:
         return _Script(self.solution(episode))

@@ -28,7 +28,9 @@ from ._chat import _TOOL_CALL, parse_tool_calls
 from ._local import LocalModel
 
 
-def _error(status: int, message: str, kind: str = "invalid_request_error", code: str | None = None) -> Response:
+def _error(
+    status: int, message: str, kind: str = "invalid_request_error", code: str | None = None
+) -> Response:
     return JSONResponse({"error": {"message": message, "type": kind, "param": None, "code": code}}, status)
 
 
@@ -79,7 +81,10 @@ class _Server:
         if not self.authorized(request):
             return _error(401, "Incorrect API key provided.", code="invalid_api_key")
         return JSONResponse(
-            {"object": "list", "data": [{"id": self.name, "object": "model", "created": 0, "owned_by": "openenv"}]}
+            {
+                "object": "list",
+                "data": [{"id": self.name, "object": "model", "created": 0, "owned_by": "openenv"}],
+            }
         )
 
     async def chat(self, request: Request) -> Response:
@@ -105,14 +110,19 @@ class _Server:
         except Exception as exc:
             return _error(400, f"cannot render the messages: {exc}")
         outs = await asyncio.gather(
-            *(self.model.generate(prompt, max_new_tokens=max_tokens, temperature=temperature) for _ in range(n))
+            *(
+                self.model.generate(prompt, max_new_tokens=max_tokens, temperature=temperature)
+                for _ in range(n)
+            )
         )
         choices = [_Completion(self.model, list(i), list(lp), stops, bool(tools)) for i, lp in outs]
         if body.get("stream"):
             return StreamingResponse(self.stream(body, prompt, choices), media_type="text/event-stream")
         return JSONResponse(self.response(body, prompt, choices))
 
-    def response(self, body: Mapping[str, Any], prompt: list[int], choices: list[_Completion]) -> dict[str, Any]:
+    def response(
+        self, body: Mapping[str, Any], prompt: list[int], choices: list[_Completion]
+    ) -> dict[str, Any]:
         want_ids, want_lp = bool(body.get("return_token_ids")), bool(body.get("logprobs"))
         out: dict[str, Any] = {
             "id": f"chatcmpl-{uuid.uuid4().hex}",
@@ -141,11 +151,21 @@ class _Server:
 
     def usage(self, prompt: list[int], choices: list[_Completion]) -> dict[str, int]:
         completion = sum(len(c.ids) for c in choices)
-        return {"prompt_tokens": len(prompt), "completion_tokens": completion, "total_tokens": len(prompt) + completion}
+        return {
+            "prompt_tokens": len(prompt),
+            "completion_tokens": completion,
+            "total_tokens": len(prompt) + completion,
+        }
 
-    async def stream(self, body: Mapping[str, Any], prompt: list[int], choices: list[_Completion]) -> AsyncIterator[str]:
-        base = {"id": f"chatcmpl-{uuid.uuid4().hex}", "object": "chat.completion.chunk",
-                "created": int(time.time()), "model": self.name}
+    async def stream(
+        self, body: Mapping[str, Any], prompt: list[int], choices: list[_Completion]
+    ) -> AsyncIterator[str]:
+        base = {
+            "id": f"chatcmpl-{uuid.uuid4().hex}",
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": self.name,
+        }
 
         def chunk(index: int, delta: dict[str, Any], finish: str | None = None, **extra: Any) -> str:
             choice = {"index": index, "delta": delta, "finish_reason": finish, "logprobs": None, **extra}
@@ -164,12 +184,14 @@ class _Server:
                 extra["logprobs"] = c.logprobs()
             last = chunk(i, {}, c.finish)
             if extra:
-                payload = json.loads(last[len("data: "):])
+                payload = json.loads(last[len("data: ") :])
                 payload["choices"][0].update(extra)
                 last = "data: " + json.dumps(payload) + "\n\n"
             yield last
         if (body.get("stream_options") or {}).get("include_usage"):
-            yield "data: " + json.dumps({**base, "choices": [], "usage": self.usage(prompt, choices)}) + "\n\n"
+            yield (
+                "data: " + json.dumps({**base, "choices": [], "usage": self.usage(prompt, choices)}) + "\n\n"
+            )
         yield "data: [DONE]\n\n"
 
 
@@ -194,4 +216,6 @@ def run_server(
     """Serve until interrupted (uvicorn)."""
     import uvicorn
 
-    uvicorn.run(serve_app(model, model_name=model_name, api_key=api_key), host=host, port=port, log_level="warning")
+    uvicorn.run(
+        serve_app(model, model_name=model_name, api_key=api_key), host=host, port=port, log_level="warning"
+    )

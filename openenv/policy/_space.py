@@ -73,9 +73,13 @@ class ActionSpace:
             try:
                 arguments = json.loads(arguments or "{}")
             except ValueError as exc:
-                raise PolicyError(f"tool {name!r} was called with arguments that are not JSON: {exc}") from None
+                raise PolicyError(
+                    f"tool {name!r} was called with arguments that are not JSON: {exc}"
+                ) from None
         if not isinstance(arguments, Mapping):
-            raise PolicyError(f"tool {name!r} was called with {type(arguments).__name__} arguments, not an object")
+            raise PolicyError(
+                f"tool {name!r} was called with {type(arguments).__name__} arguments, not an object"
+            )
         action = dict(arguments)
         if tool.tag_field is not None:
             action[tool.tag_field] = tool.tag_value

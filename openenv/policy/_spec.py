@@ -1,10 +1,10 @@
 """Policies named on the command line.
 
-    null | random | oracle
-    openai:MODEL[?base_url=URL&api_key_env=VAR&temperature=T&max_tokens=N&logprobs=1&token_ids=1&tools=1]
-    anthropic:MODEL[?base_url=URL&api_key_env=VAR&temperature=T&max_tokens=N]
-    local:CHECKPOINT[?temperature=T&max_tokens=N&seed=S&device=cpu]     (tiny, a model folder, a train --out)
-    python:MODULE:FUNCTION       fn(observation, episode) -> action dict or None (MODULE may be a .py file)
+null | random | oracle
+openai:MODEL[?base_url=URL&api_key_env=VAR&temperature=T&max_tokens=N&logprobs=1&token_ids=1&tools=1]
+anthropic:MODEL[?base_url=URL&api_key_env=VAR&temperature=T&max_tokens=N]
+local:CHECKPOINT[?temperature=T&max_tokens=N&seed=S&device=cpu]     (tiny, a model folder, a train --out)
+python:MODULE:FUNCTION       fn(observation, episode) -> action dict or None (MODULE may be a .py file)
 """
 
 from __future__ import annotations
@@ -22,7 +22,12 @@ from ._base import Policy
 
 KINDS = ("null", "random", "oracle", "openai:", "anthropic:", "local:", "python:")
 _NUMBERS = {
-    "temperature": float, "max_tokens": int, "seed": int, "timeout_s": float, "max_batch": int, "max_chars": int
+    "temperature": float,
+    "max_tokens": int,
+    "seed": int,
+    "timeout_s": float,
+    "max_batch": int,
+    "max_chars": int,
 }
 _FLAGS = ("logprobs", "token_ids", "tools")
 
@@ -96,4 +101,5 @@ def policy_from_spec(spec: str) -> Policy:
             return LocalPolicy(rest, **options)
     except TypeError as exc:
         raise PolicyError(f"policy {spec!r}: {exc}") from None
-    raise PolicyError(f"unknown policy {spec!r}: use one of {', '.join(k + ('...' if k.endswith(':') else '') for k in KINDS)}")
+    kinds = ", ".join(k + ("..." if k.endswith(":") else "") for k in KINDS)
+    raise PolicyError(f"unknown policy {spec!r}: use one of {kinds}")

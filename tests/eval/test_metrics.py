@@ -46,22 +46,37 @@ def test_bootstrap_interval_is_seeded_and_brackets_the_mean() -> None:
 
 
 def _t(task: str, sample: int, reward: float, *, status: str = "done", category: str = "a") -> Trajectory:
-    t = Trajectory(run_id="r", env="e", policy="p", task_id=task, sample=sample, seed=sample,
-                   status=status, reward=reward, category=category)
+    t = Trajectory(
+        run_id="r",
+        env="e",
+        policy="p",
+        task_id=task,
+        sample=sample,
+        seed=sample,
+        status=status,
+        reward=reward,
+        category=category,
+    )
     t.passed = status != "error" and PassRule().passed(reward, None)
     return t
 
 
 def test_summary_counts_errors_apart_and_splits_by_category() -> None:
     trajectories = [
-        _t("t1", 0, 1.0), _t("t1", 1, 0.0), _t("t1", 2, 1.0),
-        _t("t2", 0, 0.0, category="b"), _t("t2", 1, 0.5, category="b"),
+        _t("t1", 0, 1.0),
+        _t("t1", 1, 0.0),
+        _t("t1", 2, 1.0),
+        _t("t2", 0, 0.0, category="b"),
+        _t("t2", 1, 0.5, category="b"),
         _t("t2", 2, 0.0, status="error", category="b"),
     ]
     r = summarize(trajectories)
-    assert r["episodes"] == 6 and r["errors"] == 1 and r["k"] == 3
+    assert r["episodes"] == 6
+    assert r["errors"] == 1
+    assert r["k"] == 3
     rows = {row["task_id"]: row for row in r["per_task"]}
-    assert rows["t2"]["samples"] == 2 and rows["t2"]["errors"] == 1  # the error is no zero
+    assert rows["t2"]["samples"] == 2
+    assert rows["t2"]["errors"] == 1
     assert rows["t1"]["pass_at_k"]["1"] == pytest.approx(2 / 3)
     assert rows["t1"]["avg_at_k"]["2"] == pytest.approx(0.5)
     assert r["pass_at_k"]["1"] == pytest.approx((2 / 3 + 0) / 2)
@@ -73,7 +88,9 @@ def test_summary_counts_errors_apart_and_splits_by_category() -> None:
 
 def test_pass_rule_prefers_the_success_flag() -> None:
     rule = PassRule()
-    assert rule.passed(0.2, True) and not rule.passed(1.0, False)
-    assert rule.passed(1.0, None) and not rule.passed(0.99, None)
+    assert rule.passed(0.2, True)
+    assert not rule.passed(1.0, False)
+    assert rule.passed(1.0, None)
+    assert not rule.passed(0.99, None)
     assert PassRule(threshold=0.5).passed(0.5, None)
     assert PassRule(use_success=False).passed(1.0, False)

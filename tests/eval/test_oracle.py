@@ -16,9 +16,11 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 @pytest.mark.parametrize(("env", "tasks"), [("terminal_env", 30), ("coding_env", 54)])
 def test_oracle_full_marks_on_every_task(tmp_path: Path, env: str, tasks: int) -> None:
-    results = run_eval(EvalConfig(env=str(ROOT / "envs" / env), policy="oracle", out=tmp_path,
-                                  concurrency=3, max_turns=3))
-    assert results["tasks"] == tasks and results["errors"] == 0, results["error_kinds"]
+    results = run_eval(
+        EvalConfig(env=str(ROOT / "envs" / env), policy="oracle", out=tmp_path, concurrency=3, max_turns=3)
+    )
+    assert results["tasks"] == tasks
+    assert results["errors"] == 0, results["error_kinds"]
     assert [r["task_id"] for r in results["per_task"] if r["mean_reward"] != 1.0] == []
     assert results["pass_at_k"] == {"1": 1.0}
     assert all(t.status == "done" for t in load_trajectories(tmp_path))
@@ -26,14 +28,31 @@ def test_oracle_full_marks_on_every_task(tmp_path: Path, env: str, tasks: int) -
 
 @pytest.mark.parametrize("env", ["terminal_env", "coding_env"])
 def test_null_stays_at_the_floor(tmp_path: Path, env: str) -> None:
-    results = run_eval(EvalConfig(env=str(ROOT / "envs" / env), policy="null", out=tmp_path,
-                                  count=6, samples=2, concurrency=3, max_turns=2))
-    assert results["episodes"] == 12 and results["errors"] == 0
-    assert results["mean_reward"] == 0.0 and results["pass_at_k"] == {"1": 0.0, "2": 0.0}
+    results = run_eval(
+        EvalConfig(
+            env=str(ROOT / "envs" / env),
+            policy="null",
+            out=tmp_path,
+            count=6,
+            samples=2,
+            concurrency=3,
+            max_turns=2,
+        )
+    )
+    assert results["episodes"] == 12
+    assert results["errors"] == 0
+    assert results["mean_reward"] == 0.0
+    assert results["pass_at_k"] == {"1": 0.0, "2": 0.0}
 
 
 def test_a_task_without_a_solution_is_an_error_not_a_zero(tmp_path: Path) -> None:
-    results = run_eval(EvalConfig(env=str(ROOT / "envs" / "echo_env"), policy="oracle", out=tmp_path, count=2))
-    assert results["errors"] == 2 and results["scored_tasks"] == 0
+    results = run_eval(
+        EvalConfig(env=str(ROOT / "envs" / "echo_env"), policy="oracle", out=tmp_path, count=2)
+    )
+    assert results["errors"] == 2
+    assert results["scored_tasks"] == 0
     assert results["error_kinds"] == {"NoSolution": 2}
-    assert all(t.status == "error" and "no reference solution" in (t.error or "") for t in load_trajectories(tmp_path))
+    assert all(
+        t.status == "error" and "no reference solution" in (t.error or "")
+        for t in load_trajectories(tmp_path)
+    )

@@ -14,12 +14,12 @@ pytest.importorskip("torch", reason="a local checkpoint needs the train extra (t
 pytest.importorskip("transformers", reason="a Hugging Face checkpoint needs transformers")
 pytest.importorskip("openai", reason="the eval extra brings the openai SDK")
 
-from openenv.eval import EvalConfig, load_trajectories, run_eval  # noqa: E402
-from openenv.policy import ActionSpace, LocalModel, observation_text, serve_app  # noqa: E402
-from openenv.policy._chat import system_prompt  # noqa: E402
-from openenv.server import serve_in_background  # noqa: E402
+from openenv.eval import EvalConfig, load_trajectories, run_eval
+from openenv.policy import ActionSpace, LocalModel, observation_text, serve_app
+from openenv.policy._chat import system_prompt
+from openenv.server import serve_in_background
 
-from ..policy._models import REPLY, make_model  # noqa: E402
+from ..policy._models import REPLY, make_model
 
 ROOT = Path(__file__).resolve().parents[2]
 ECHO = str(ROOT / "envs" / "echo_env")
@@ -28,17 +28,19 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(400)]
 
 def _echo_prompts() -> list[list[dict[str, str]]]:
     """The first chat the openai policy sends on the echo env, by text and by tools."""
+    import json
+    import urllib.request
+
     from echo_env import EchoEnv
 
     from openenv.server import create_app
 
-    import json
-    import urllib.request
-
     with serve_in_background(create_app(EchoEnv)) as server:
         schema = json.loads(urllib.request.urlopen(server.url + "/schema").read())
     space = ActionSpace.from_schema(schema)
-    first = observation_text({"metadata": {}, "echoed_message": "Echo environment ready!", "message_length": 0})
+    first = observation_text(
+        {"metadata": {}, "echoed_message": "Echo environment ready!", "message_length": 0}
+    )
     return [
         [{"role": "system", "content": system_prompt(space, tools=tools)}, {"role": "user", "content": first}]
         for tools in (False, True)
@@ -53,23 +55,44 @@ def server(tmp_path_factory: pytest.TempPathFactory):
 
 
 def _spec(server, **options: str) -> str:
-    query = "&".join(f"{k}={v}" for k, v in {"base_url": server.url + "/v1", "api_key_env": "H8_TEST_KEY",
-                                             "temperature": "0", "max_tokens": "100", **options}.items())
+    query = "&".join(
+        f"{k}={v}"
+        for k, v in {
+            "base_url": server.url + "/v1",
+            "api_key_env": "H8_TEST_KEY",
+            "temperature": "0",
+            "max_tokens": "100",
+            **options,
+        }.items()
+    )
     return f"openai:caller?{query}"
 
 
 def test_openai_policy_by_tool_calls(server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("H8_TEST_KEY", "k1")
-    results = run_eval(EvalConfig(env=ECHO, policy=_spec(server, tools="1", token_ids="1", logprobs="1"),
-                                  out=tmp_path, count=2, samples=2, max_turns=1, concurrency=4))
-    assert results["errors"] == 0 and results["episodes"] == 4
+    results = run_eval(
+        EvalConfig(
+            env=ECHO,
+            policy=_spec(server, tools="1", token_ids="1", logprobs="1"),
+            out=tmp_path,
+            count=2,
+            samples=2,
+            max_turns=1,
+            concurrency=4,
+        )
+    )
+    assert results["errors"] == 0
+    assert results["episodes"] == 4
     for t in load_trajectories(tmp_path):
         [turn] = t.turns
         assert turn.tool_calls == [{"name": "echo_action", "arguments": {"message": "hi"}}]
-        assert turn.action == {"message": "hi"} and turn.reward == pytest.approx(0.2)
-        assert turn.token_ids and len(turn.token_ids) == len(REPLY) + 1 == len(turn.logprobs or [])
+        assert turn.action == {"message": "hi"}
+        assert turn.reward == pytest.approx(0.2)
+        assert turn.token_ids
+        assert len(turn.token_ids) == len(REPLY) + 1 == len(turn.logprobs or [])
         assert [m["role"] for m in turn.messages] == ["user", "assistant"]
-        assert t.prompt_tokens > 0 and t.completion_tokens == len(REPLY) + 1
+        assert t.prompt_tokens > 0
+        assert t.completion_tokens == len(REPLY) + 1
     assert results["completion_tokens"] == 4 * (len(REPLY) + 1)
 
 
@@ -84,18 +107,34 @@ def test_openai_policy_by_text(server, tmp_path: Path, monkeypatch: pytest.Monke
 def test_a_refused_key_is_one_line_and_exit_2(server, tmp_path: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "openenv", "eval", ECHO, "-p", _spec(server), "-o", str(tmp_path / "o")],
-        cwd=ROOT, capture_output=True, text=True, timeout=120, env={**os.environ, "H8_TEST_KEY": "wrong"},
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "H8_TEST_KEY": "wrong"},
     )
     assert proc.returncode == 2, proc.stderr
     [line] = proc.stderr.strip().splitlines()
-    assert line.startswith("openenv eval: ") and "refused the key (401)" in line
+    assert line.startswith("openenv eval: ")
+    assert "refused the key (401)" in line
 
 
 def test_local_policy_samples_in_process_with_token_ids(tmp_path: Path) -> None:
-    results = run_eval(EvalConfig(env=str(ROOT / "envs" / "arith_env"), policy="local:tiny?max_tokens=4",
-                                  out=tmp_path, count=3, samples=2, max_turns=1, concurrency=6))
-    assert results["errors"] == 0 and results["episodes"] == 6
+    results = run_eval(
+        EvalConfig(
+            env=str(ROOT / "envs" / "arith_env"),
+            policy="local:tiny?max_tokens=4",
+            out=tmp_path,
+            count=3,
+            samples=2,
+            max_turns=1,
+            concurrency=6,
+        )
+    )
+    assert results["errors"] == 0
+    assert results["episodes"] == 6
     for t in load_trajectories(tmp_path):
         turn = t.turns[0]
-        assert turn.token_ids and len(turn.token_ids) == len(turn.logprobs or []) <= 4
+        assert turn.token_ids
+        assert len(turn.token_ids) == len(turn.logprobs or []) <= 4
         assert set(turn.action or {}) == {"answer"}

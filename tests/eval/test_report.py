@@ -22,10 +22,24 @@ pytestmark = pytest.mark.timeout(300)
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("run")
-    run_eval(EvalConfig(env=str(ROOT / "envs" / "echo_env"), policy="random?max_chars=14", out=out,
-                        count=6, samples=3, max_turns=2, concurrency=4))
-    proc = subprocess.run([sys.executable, "-m", "openenv", "eval", "report", str(out)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
+    run_eval(
+        EvalConfig(
+            env=str(ROOT / "envs" / "echo_env"),
+            policy="random?max_chars=14",
+            out=out,
+            count=6,
+            samples=3,
+            max_turns=2,
+            concurrency=4,
+        )
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "openenv", "eval", "report", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == str(out / "report.html")
     return out
@@ -45,9 +59,15 @@ def browser():
 def _open(browser, path: Path):
     page = browser.new_page()
     problems: list[str] = []
-    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type in ("error", "warning") else None)
+    page.on(
+        "console",
+        lambda m: problems.append(f"console {m.type}: {m.text}") if m.type in ("error", "warning") else None,
+    )
     page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-    page.on("request", lambda r: None if r.url.startswith(("file://", "data:", "about:")) else problems.append(r.url))
+    page.on(
+        "request",
+        lambda r: None if r.url.startswith(("file://", "data:", "about:")) else problems.append(r.url),
+    )
     page.goto(path.as_uri())
     page.wait_for_selector("#tasks tbody tr")
     return page, problems
@@ -57,32 +77,49 @@ def test_report_opens_offline_without_errors_and_shows_the_results(run_dir: Path
     results = json.loads((run_dir / "results.json").read_text())
     page, problems = _open(browser, run_dir / "report.html")
     try:
-        cards = {e.get_attribute("data-metric"): float(e.get_attribute("data-value"))
-                 for e in page.query_selector_all("[data-metric]")}
-        assert cards["tasks"] == results["tasks"] == 6 and cards["episodes"] == results["episodes"] == 18
+        cards = {
+            e.get_attribute("data-metric"): float(e.get_attribute("data-value"))
+            for e in page.query_selector_all("[data-metric]")
+        }
+        assert cards["tasks"] == results["tasks"] == 6
+        assert cards["episodes"] == results["episodes"] == 18
         assert cards["mean reward"] == pytest.approx(results["mean_reward"])
         assert cards["CI95 low"] == pytest.approx(results["reward_ci95"][0])
         assert cards["CI95 high"] == pytest.approx(results["reward_ci95"][1])
         for k, value in results["pass_at_k"].items():
             assert cards[f"pass@{k}"] == pytest.approx(value)
-        points = {int(e.get_attribute("data-k")): float(e.get_attribute("data-value"))
-                  for e in page.query_selector_all("#passk circle.point")}
+        points = {
+            int(e.get_attribute("data-k")): float(e.get_attribute("data-value"))
+            for e in page.query_selector_all("#passk circle.point")
+        }
         assert points == pytest.approx({int(k): v for k, v in results["pass_at_k"].items()})
         bars = [int(e.get_attribute("data-value")) for e in page.query_selector_all("#hist rect.bar")]
         assert sum(bars) == len(results["rewards"]) == 18
         rows = page.query_selector_all("#tasks tbody tr")
         assert len(rows) == len(results["per_task"])
-        shown = {r.get_attribute("data-task"): float(r.query_selector("td[data-key=mean_reward]").get_attribute("data-value"))
-                 for r in rows}
+        shown = {
+            r.get_attribute("data-task"): float(
+                r.query_selector("td[data-key=mean_reward]").get_attribute("data-value")
+            )
+            for r in rows
+        }
         assert shown == pytest.approx({t["task_id"]: t["mean_reward"] for t in results["per_task"]})
         # sortable: a click on "mean reward" orders the rows by it, a second click reverses
         page.click("#tasks th[data-key=mean_reward]")
-        values = [float(v) for v in page.eval_on_selector_all(
-            "#tasks tbody td[data-key=mean_reward]", "els => els.map(e => e.dataset.value)")]
+        values = [
+            float(v)
+            for v in page.eval_on_selector_all(
+                "#tasks tbody td[data-key=mean_reward]", "els => els.map(e => e.dataset.value)"
+            )
+        ]
         assert values == sorted(values)
         page.click("#tasks th[data-key=mean_reward]")
-        values = [float(v) for v in page.eval_on_selector_all(
-            "#tasks tbody td[data-key=mean_reward]", "els => els.map(e => e.dataset.value)")]
+        values = [
+            float(v)
+            for v in page.eval_on_selector_all(
+                "#tasks tbody td[data-key=mean_reward]", "els => els.map(e => e.dataset.value)"
+            )
+        ]
         assert values == sorted(values, reverse=True)
         # the trajectory browser shows the chosen episode's turns
         page.select_option("#pick", "4")
@@ -96,8 +133,11 @@ def test_report_opens_offline_without_errors_and_shows_the_results(run_dir: Path
 def test_a_run_of_errors_only_still_opens(tmp_path: Path, browser) -> None:
     from openenv.eval._report import write_report
 
-    results = run_eval(EvalConfig(env=str(ROOT / "envs" / "echo_env"), policy="oracle", out=tmp_path, count=2))
-    assert results["mean_reward"] is None and results["errors"] == 2  # nothing to average: no NaN in JSON
+    results = run_eval(
+        EvalConfig(env=str(ROOT / "envs" / "echo_env"), policy="oracle", out=tmp_path, count=2)
+    )
+    assert results["mean_reward"] is None
+    assert results["errors"] == 2
     page, problems = _open(browser, write_report(tmp_path))
     try:
         assert "NoSolution" in page.inner_text("#episode")
@@ -109,8 +149,15 @@ def test_a_run_of_errors_only_still_opens(tmp_path: Path, browser) -> None:
 def test_script_end_tags_in_trajectories_do_not_break_the_page(tmp_path: Path, browser) -> None:
     from openenv.eval._report import write_report
 
-    run_eval(EvalConfig(env=str(ROOT / "envs" / "echo_env"), policy="python:tests.eval._policies:script_tag",
-                        out=tmp_path, count=1, max_turns=1))
+    run_eval(
+        EvalConfig(
+            env=str(ROOT / "envs" / "echo_env"),
+            policy="python:tests.eval._policies:script_tag",
+            out=tmp_path,
+            count=1,
+            max_turns=1,
+        )
+    )
     page, problems = _open(browser, write_report(tmp_path))
     try:
         assert "</script><b>x</b>" in page.inner_text("#episode")

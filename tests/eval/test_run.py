@@ -26,30 +26,49 @@ def _play(t) -> tuple:
 
 
 def test_a_run_writes_one_trajectory_per_pair_and_the_results(tmp_path: Path) -> None:
-    results = run_eval(EvalConfig(env=ECHO, policy="python:tests.eval._policies:ten_chars", out=tmp_path,
-                                  samples=3, count=4, max_turns=2, concurrency=3))
+    results = run_eval(
+        EvalConfig(
+            env=ECHO,
+            policy="python:tests.eval._policies:ten_chars",
+            out=tmp_path,
+            samples=3,
+            count=4,
+            max_turns=2,
+            concurrency=3,
+        )
+    )
     trajectories = load_trajectories(tmp_path)
     assert sorted(t.key for t in trajectories) == [(f"seed-{i}", s) for i in range(4) for s in range(3)]
-    assert all(t.status == "truncated" and t.reward == pytest.approx(2.0) and len(t.turns) == 2 for t in trajectories)
+    assert all(
+        t.status == "truncated" and t.reward == pytest.approx(2.0) and len(t.turns) == 2 for t in trajectories
+    )
     assert all(t.env == "echo_env" and t.env_version and t.policy == "ten_chars" for t in trajectories)
     assert all(t.seed == episode_seed(0, t.task_id, t.sample) for t in trajectories)
-    assert results["episodes"] == 12 and results["errors"] == 0 and results["k"] == 3
+    assert results["episodes"] == 12
+    assert results["errors"] == 0
+    assert results["k"] == 3
     assert results["pass_at_k"] == {"1": 1.0, "2": 1.0, "3": 1.0}
     assert results["mean_reward"] == pytest.approx(2.0)
-    assert results["env_s"] > 0 and results["policy_s"] >= 0
+    assert results["env_s"] > 0
+    assert results["policy_s"] >= 0
     on_disk = json.loads((tmp_path / "results.json").read_text())
     assert on_disk["pass_at_k"] == results["pass_at_k"]
     dataset = load_dataset(tmp_path)
-    assert dataset.num_rows == 12 and {"task_id", "sample", "reward", "turns"} <= set(dataset.column_names)
+    assert dataset.num_rows == 12
+    assert {"task_id", "sample", "reward", "turns"} <= set(dataset.column_names)
 
 
 def test_the_same_seed_plays_the_same_episodes(tmp_path: Path) -> None:
     a = run_eval(EvalConfig(env=ECHO, policy=SEEDED, out=tmp_path / "a", samples=2, count=3, max_turns=3))
     b = run_eval(EvalConfig(env=ECHO, policy=SEEDED, out=tmp_path / "b", samples=2, count=3, max_turns=3))
-    c = run_eval(EvalConfig(env=ECHO, policy=SEEDED, out=tmp_path / "c", samples=2, count=3, max_turns=3, seed=1))
+    c = run_eval(
+        EvalConfig(env=ECHO, policy=SEEDED, out=tmp_path / "c", samples=2, count=3, max_turns=3, seed=1)
+    )
     plays = [sorted(map(_play, load_trajectories(tmp_path / d))) for d in "abc"]
-    assert plays[0] == plays[1] and plays[0] != plays[2]
-    assert a["mean_reward"] == b["mean_reward"] and c["episodes"] == 6
+    assert plays[0] == plays[1]
+    assert plays[0] != plays[2]
+    assert a["mean_reward"] == b["mean_reward"]
+    assert c["episodes"] == 6
 
 
 def test_a_folder_of_a_run_needs_resume(tmp_path: Path) -> None:
@@ -68,19 +87,38 @@ def test_a_line_cut_by_a_kill_is_dropped_before_resuming(tmp_path: Path) -> None
         f.write(b'{"run_id": "cut", "task_id": "seed-')  # what a SIGKILL mid-write leaves
     run_eval(EvalConfig(env=ECHO, policy=SEEDED, out=tmp_path, count=4, max_turns=1, resume=True))
     lines = (tmp_path / "trajectories.jsonl").read_bytes().splitlines()
-    assert len(lines) == 4 and all(json.loads(line)["run_id"] != "cut" for line in lines)
+    assert len(lines) == 4
+    assert all(json.loads(line)["run_id"] != "cut" for line in lines)
     assert sorted(t.key for t in load_trajectories(tmp_path)) == [(f"seed-{i}", 0) for i in range(4)]
 
 
 def _cli(*args: str, **kwargs) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "openenv", "eval", *args], cwd=ROOT, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kwargs)
+    return subprocess.Popen(
+        [sys.executable, "-m", "openenv", "eval", *args],
+        cwd=ROOT,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        **kwargs,
+    )
 
 
 @pytest.mark.slow
 def test_sigkill_halfway_then_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None:
-    args = [ECHO, "-p", "python:tests.eval._policies:slow_seeded_echo", "-k", "4", "--count", "10",
-            "--max-turns", "3", "-c", "4", "--no-progress"]
+    args = [
+        ECHO,
+        "-p",
+        "python:tests.eval._policies:slow_seeded_echo",
+        "-k",
+        "4",
+        "--count",
+        "10",
+        "--max-turns",
+        "3",
+        "-c",
+        "4",
+        "--no-progress",
+    ]
     killed = tmp_path / "killed"
     proc = _cli(*args, "-o", str(killed))
     lines = 0
@@ -97,10 +135,11 @@ def test_sigkill_halfway_then_resume_equals_an_uninterrupted_run(tmp_path: Path)
     assert 12 <= len(before) < 40  # killed halfway
 
     resumed = _cli(*args, "-o", str(killed), "--resume")
-    out, err = resumed.communicate(timeout=120)
+    _out, err = resumed.communicate(timeout=120)
     assert resumed.returncode == 0, err
     whole = _cli(*args, "-o", str(tmp_path / "whole"))
-    assert whole.communicate(timeout=120) and whole.returncode == 0
+    assert whole.communicate(timeout=120)
+    assert whole.returncode == 0
 
     records = list(iter_trajectories(killed / "trajectories.jsonl"))
     counts = Counter(t.key for t in records)
@@ -116,7 +155,8 @@ def _one_line_exit_2(*args: str, env: dict[str, str] | None = None) -> str:
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 2, (out, err)
     lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("openenv eval: "), err
+    assert len(lines) == 1, err
+    assert lines[0].startswith("openenv eval: "), err
     assert "Traceback" not in err
     return lines[0]
 
@@ -131,6 +171,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    line = _one_line_exit_2(ECHO, "-p", f"openai:m?base_url=http://127.0.0.1:{port}/v1", "-o", out,
-                            env={"OPENAI_API_KEY": "k"})
+    line = _one_line_exit_2(
+        ECHO, "-p", f"openai:m?base_url=http://127.0.0.1:{port}/v1", "-o", out, env={"OPENAI_API_KEY": "k"}
+    )
     assert "cannot reach the model server" in line

@@ -30,21 +30,35 @@ def make_model(
     core.pre_tokenizer = pre_tokenizers.Split("", behavior="isolated")
     core.decoder = decoders.Fuse()
     tok = transformers.PreTrainedTokenizerFast(
-        tokenizer_object=core, bos_token="<s>", eos_token="</s>", pad_token="<pad>", unk_token="<unk>",
+        tokenizer_object=core,
+        bos_token="<s>",
+        eos_token="</s>",
+        pad_token="<pad>",
+        unk_token="<unk>",
         additional_special_tokens=specials[4:],
     )
     tok.chat_template = TEMPLATE
     config = transformers.LlamaConfig(
-        vocab_size=len(vocab), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=512,
-        bos_token_id=1, eos_token_id=2, pad_token_id=0,
+        vocab_size=len(vocab),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=4,
+        max_position_embeddings=512,
+        bos_token_id=1,
+        eos_token_id=2,
+        pad_token_id=0,
     )
     torch.manual_seed(0)
     model = transformers.LlamaForCausalLM(config)
     prompts = [
         [{"role": "user", "content": text}]
         for text in ("hello", "say something", "x", "what now?", '{"echoed_message": "ready"}')
-    ] + [[{"role": "system", "content": "you act"}, {"role": "user", "content": "go"}], *(extra_prompts or [])]
+    ] + [
+        [{"role": "system", "content": "you act"}, {"role": "user", "content": "go"}],
+        *(extra_prompts or []),
+    ]
     target = tok(reply, add_special_tokens=False)["input_ids"] + [tok.eos_token_id]
     rows = []
     for messages in prompts:

@@ -17,7 +17,10 @@ from openenv.server import serve_in_background  # noqa: E402
 
 from ._models import REPLY, make_model  # noqa: E402
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(400)]  # the fixture trains a model (seconds; more when loaded)
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.timeout(400),
+]  # the fixture trains a model (seconds; more when loaded)
 
 TOOLS = [
     {
@@ -58,7 +61,11 @@ def test_models_lists_the_checkpoint(server) -> None:
 
 def test_sync_completion_with_token_ids_and_logprobs(server) -> None:
     reply = client(server).chat.completions.create(
-        model="caller", messages=HELLO, temperature=0, max_tokens=100, logprobs=True,
+        model="caller",
+        messages=HELLO,
+        temperature=0,
+        max_tokens=100,
+        logprobs=True,
         extra_body={"return_token_ids": True},
     )
     choice = reply.choices[0]
@@ -67,9 +74,11 @@ def test_sync_completion_with_token_ids_and_logprobs(server) -> None:
     ids = choice.model_extra["token_ids"]
     assert len(ids) == len(REPLY) + 1  # one id a character, then the stop token
     lps = [t.logprob for t in choice.logprobs.content]
-    assert len(lps) == len(ids) and all(lp <= 0 and math.isfinite(lp) for lp in lps)
+    assert len(lps) == len(ids)
+    assert all(lp <= 0 and math.isfinite(lp) for lp in lps)
     assert reply.usage.completion_tokens == len(ids)
-    assert reply.model_extra["prompt_token_ids"] and reply.usage.prompt_tokens == len(reply.model_extra["prompt_token_ids"])
+    assert reply.model_extra["prompt_token_ids"]
+    assert reply.usage.prompt_tokens == len(reply.model_extra["prompt_token_ids"])
 
 
 def test_tool_calls_come_back_as_tool_calls(server) -> None:
@@ -87,7 +96,9 @@ def test_tool_calls_come_back_as_tool_calls(server) -> None:
 async def test_async_client(server) -> None:
     async with openai.AsyncOpenAI(base_url=server.url + "/v1", api_key="sekrit", max_retries=0) as aclient:
         replies = [
-            await aclient.chat.completions.create(model="caller", messages=HELLO, temperature=0, max_tokens=100)
+            await aclient.chat.completions.create(
+                model="caller", messages=HELLO, temperature=0, max_tokens=100
+            )
             for _ in range(2)
         ]
     assert [r.choices[0].message.content for r in replies] == [REPLY, REPLY]
@@ -95,7 +106,11 @@ async def test_async_client(server) -> None:
 
 def test_streaming_text_and_tool_calls(server) -> None:
     stream = client(server).chat.completions.create(
-        model="caller", messages=HELLO, temperature=0, max_tokens=100, stream=True,
+        model="caller",
+        messages=HELLO,
+        temperature=0,
+        max_tokens=100,
+        stream=True,
         stream_options={"include_usage": True},
     )
     chunks = list(stream)
@@ -121,13 +136,20 @@ def test_concurrent_requests_are_batched(server, model: LocalModel) -> None:
     before = len(model.batch_sizes)
 
     async def many() -> list[str]:
-        async with openai.AsyncOpenAI(base_url=server.url + "/v1", api_key="sekrit", max_retries=0) as aclient:
+        async with openai.AsyncOpenAI(
+            base_url=server.url + "/v1", api_key="sekrit", max_retries=0
+        ) as aclient:
             replies = await asyncio.gather(
-                *(aclient.chat.completions.create(model="caller", messages=HELLO, temperature=0, max_tokens=100)
-                  for _ in range(6))
+                *(
+                    aclient.chat.completions.create(
+                        model="caller", messages=HELLO, temperature=0, max_tokens=100
+                    )
+                    for _ in range(6)
+                )
             )
         return [r.choices[0].message.content for r in replies]
 
     assert asyncio.run(many()) == [REPLY] * 6
     sizes = model.batch_sizes[before:]
-    assert sum(sizes) == 6 and max(sizes) > 1  # requests that came together were sampled together
+    assert sum(sizes) == 6
+    assert max(sizes) > 1
