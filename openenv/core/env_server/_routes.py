@@ -199,9 +199,3 @@ class CompatApp(Starlette):
             self._fastapi_tail = Mount("", app=sub)
             self.router.routes.append(self._fastapi_tail)
         self._fastapi_tail.app.include_router(router, **kwargs)
-
-
-def as_compat(app: Starlette) -> CompatApp:
-    """The same app object, now with ``CompatApp``'s methods (no copy, no wrapper)."""
-    app.__class__ = CompatApp
-    return app  # type: ignore[return-value]

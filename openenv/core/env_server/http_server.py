@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from ...server import ServerSettings
 from ...server import create_app as _create_app
 from ._adapter import adapt
-from ._routes import CompatApp, as_compat
+from ._routes import CompatApp
 from .exceptions import ConcurrencyConfigurationError
 from .types import ConcurrencyConfig, ServerMode, State
 
@@ -126,7 +126,7 @@ class HTTPEnvServer:
 
     def app(self, mode: ServerMode | str | None = None) -> CompatApp:
         """Our app serving this env, with upstream's app methods (``CompatApp``)."""
-        app = as_compat(_create_app(self.adapter, settings=self.settings()))
+        app: CompatApp = _create_app(self.adapter, settings=self.settings(), app_class=CompatApp)  # type: ignore[assignment]
         app.state.env_class = self.adapter  # what `openenv serve DIR` serves
         if _mode(mode) is ServerMode.PRODUCTION:
             app.router.routes[:] = [
