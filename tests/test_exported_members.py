@@ -11,7 +11,7 @@ import pytest
 MODULES = [
     "openenv", "openenv.client", "openenv.server", "echo_env", "openenv.tasks", "openenv.rewards",
     "openenv.gym", "openenv.sandbox", "openenv.mcp", "openenv.authoring", "openenv.hub", "openenv.train",
-    "openenv.containers", "openenv.k8s",
+    "openenv.containers", "openenv.k8s", "openenv.core", "openenv.core.env_server", "openenv.auto",
 ]
 
 

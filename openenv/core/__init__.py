@@ -9,11 +9,11 @@ load the client adapters (``env_client``, ``sync_client``...), and the env-serve
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import typing as _typing
 
-from .._lazy import lazy_exports
+from .._lazy import lazy_exports as _lazy_exports
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from .client_types import StepResult  # noqa: F401
     from .env_client import EnvClient  # noqa: F401
     from .generic_client import GenericAction, GenericEnvClient  # noqa: F401
@@ -51,10 +51,11 @@ _SERVER_NAMES = (
     "deserialize_action", "deserialize_action_with_preprocessing", "serialize_observation",
 )
 
-__all__ = sorted([*_CLIENT_NAMES, *_SERVER_NAMES])
+#: Sorted as ruff's RUF022 sorts: SCREAMING_CASE, then CamelCase, then the rest.
+__all__ = sorted([*_CLIENT_NAMES, *_SERVER_NAMES], key=lambda n: (not n.isupper(), not n[:1].isupper(), n))
 
 
-__getattr__, __dir__ = lazy_exports(
+__getattr__, __dir__ = _lazy_exports(
     __name__,
     {**_CLIENT_NAMES, **dict.fromkeys(_SERVER_NAMES, ".env_server")},
     __all__,

@@ -5,7 +5,7 @@ each name is a thin adapter over ``openenv``'s own model layer and server (see
 ``docs/upstream.md``). ``MCPEnvironment`` needs FastMCP only when an env is built.
 """
 
-from ..._lazy import lazy_exports
+from ..._lazy import lazy_exports as _lazy_exports
 from .base_transforms import CompositeTransform, NullTransform
 from .exceptions import (
     ConcurrencyConfigurationError,
@@ -67,7 +67,7 @@ from .types import (
 )
 
 #: Upstream's Gradio web UI is not part of this package (our playground is ``/web``).
-__getattr__ = lazy_exports(
+__getattr__ = _lazy_exports(
     __name__,
     {},
     missing=dict.fromkeys(
