@@ -96,7 +96,7 @@ def logic_in(source: str) -> list[str]:
     for s in ast.parse(source).body:
         if _is_doc(s) or isinstance(s, (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign)):
             continue
-        if isinstance(s, ast.If) and ast.unparse(s.test) == "TYPE_CHECKING":
+        if isinstance(s, ast.If) and ast.unparse(s.test).split(".")[-1] == "TYPE_CHECKING":
             continue
         if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)):
             function(s, "")
