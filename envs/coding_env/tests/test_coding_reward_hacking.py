@@ -4,7 +4,9 @@ honest wrong answer scores, at every sandbox level this machine has.
 Each technique is a wrong ``two_sum`` plus a trick aimed at the grader rather than the
 problem (lying dunders, stack and ``gc`` walks to the tests and the report pipe,
 monkeypatched builtins and test runner, fake reports on inherited descriptors, early
-exits, odd exceptions, huge or slow results). Every one of them is graded in the same
+exits, odd exceptions, huge or slow results; issue 27: a test child that stops reading,
+floods of stale or forged replies, replies slow to decode or nested to crash a hash,
+and calls that change the test's own arguments). Every one of them is graded in the same
 run as the honest wrong answer and the reference solution, and must score exactly the
 former. See docs/sandbox.md, "Graders the graded code cannot reach".
 """
@@ -193,6 +195,76 @@ def two_sum(nums, target):
     "bool_for_int": """
 def two_sum(nums, target): return [False, True]
 """,
+    # issue 27: attacks on the grader's process rather than its logic
+    "stop_reading_before_a_big_call": """
+import os, signal, sys
+main = sys.modules["__main__"]
+forks = [0]
+os.register_at_fork(before=lambda: forks.__setitem__(0, forks[0] + 1))
+send = main.Pipe.send
+def send_then_stop(self, obj, *tag):
+    send(self, obj, *tag)
+    if forks[0] == 5 and "value" in obj:
+        os.kill(os.getpid(), signal.SIGSTOP)
+main.Pipe.send = send_then_stop
+def two_sum(nums, target): return [0, 0]
+""",
+    "flood_of_stale_replies": """
+import json, os, struct, sys
+main = sys.modules["__main__"]
+send = main.Pipe.send
+body = json.dumps({"value": ["L", 2, "I", "0", "I", "1"]}).encode()
+def flood_then_send(self, obj, tag=0):
+    for stale in range(1, 200):
+        os.write(self.wfd, struct.pack(">IQ", len(body), tag + stale) + body)
+    send(self, obj, tag)
+main.Pipe.send = flood_then_send
+def two_sum(nums, target): return [0, 0]
+""",
+    "forged_reply_id": """
+import json, os, struct, sys
+main = sys.modules["__main__"]
+send = main.Pipe.send
+def forge(self, obj, tag=0):
+    if "value" in obj and tag:
+        fake = json.dumps({"value": ["L", 2, "I", "0", "I", "1"]}).encode()
+        os.write(self.wfd, struct.pack(">IQ", len(fake), tag + 1) + fake)
+    send(self, obj, tag)
+main.Pipe.send = forge
+def two_sum(nums, target): return [0, 0]
+""",
+    "reply_slow_to_decode": """
+import sys
+main = sys.modules["__main__"]
+P = 2**61 - 1
+main.encode = lambda value, put: ["E", 50_000] + [t for k in range(1, 50_001) for t in ("I", str(k * P))]
+def two_sum(nums, target): return [0, 0]
+""",
+    "reply_nested_to_crash_the_hash": """
+import sys
+main = sys.modules["__main__"]
+main.encode = lambda value, put: ["E", 1] + ["U", 1] * 1_000_000 + ["N"]
+def two_sum(nums, target): return [0, 0]
+""",
+    "oversized_reply": """
+def two_sum(nums, target): return ["x" * 1000] * 10_000
+""",
+}
+
+#: Forgeries on other problems: (problem id, the honest wrong answer, the forgery).
+OTHER_PROBLEMS: dict[str, tuple[str, str, str]] = {
+    # issue 27: the test's own arguments, changed by the call before the test compares
+    # against them (topological_sort test_1 checks the order against `edges`).
+    "clear_the_tests_arguments": (
+        "topological_sort",
+        "def topo_sort(n, edges):\n    return list(range(n))[::-1]\n",
+        "def topo_sort(n, edges):\n    edges.clear()\n    return list(range(n))[::-1]\n",
+    ),
+    "rewrite_the_tests_arguments": (
+        "topological_sort",
+        "def topo_sort(n, edges):\n    return list(range(n))[::-1]\n",
+        "def topo_sort(n, edges):\n    edges[:] = [(b, a) for a, b in edges]\n    return list(range(n))[::-1]\n",
+    ),
 }
 
 
@@ -214,5 +286,22 @@ def test_a_forgery_scores_what_an_honest_wrong_answer_scores(
     assert grade.reward == honest, grade.to_json()
 
 
+@pytest.mark.parametrize("technique", sorted(OTHER_PROBLEMS))
+def test_a_forgery_on_another_problem_scores_what_an_honest_wrong_answer_scores(
+    graded: tuple[CodingRuntime, float], technique: str
+) -> None:
+    rt, _ = graded
+    pid, wrong, forgery = OTHER_PROBLEMS[technique]
+    tests = next(
+        json.loads(line)["tests"]
+        for line in (Path(__file__).parents[1] / "coding_env/data/problems.jsonl").open()
+        if json.loads(line)["id"] == pid
+    )
+    honest = rt.grader.grade(wrong, tests).reward
+    assert honest < 1.0
+    grade = rt.grader.grade(forgery, tests)
+    assert grade.reward == honest, grade.to_json()
+
+
 def test_there_are_at_least_fifteen_techniques() -> None:
-    assert len(TECHNIQUES) >= 15
+    assert len(TECHNIQUES) + len(OTHER_PROBLEMS) >= 15
