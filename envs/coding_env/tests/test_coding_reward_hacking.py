@@ -263,7 +263,8 @@ OTHER_PROBLEMS: dict[str, tuple[str, str, str]] = {
     "rewrite_the_tests_arguments": (
         "topological_sort",
         "def topo_sort(n, edges):\n    return list(range(n))[::-1]\n",
-        "def topo_sort(n, edges):\n    edges[:] = [(b, a) for a, b in edges]\n    return list(range(n))[::-1]\n",
+        "def topo_sort(n, edges):\n    edges[:] = [(b, a) for a, b in edges]\n"
+        "    return list(range(n))[::-1]\n",
     ),
 }
 
