@@ -27,3 +27,45 @@ def ten_chars(observation: dict[str, Any], episode: Any) -> dict[str, Any]:
 def script_tag(observation: dict[str, Any], episode: Any) -> dict[str, Any]:
     """A message that would end an inline script if embedded carelessly."""
     return {"message": "</script><b>x</b>"}
+
+
+_failures: dict[tuple[int, int], int] = {}
+
+
+def flaky(observation: dict[str, Any], episode: Any) -> dict[str, Any]:
+    """Fails twice per episode seed with a connection error (transient), then plays."""
+    key = (episode.seed, episode.sample)
+    _failures[key] = _failures.get(key, 0) + 1
+    if _failures[key] <= 2:
+        raise ConnectionError(f"model server went away ({_failures[key]})")
+    return {"message": "abcdefghij"}
+
+
+def broken(observation: dict[str, Any], episode: Any) -> dict[str, Any]:
+    """Always a bug: not transient."""
+    raise KeyError("no such field")
+
+
+async def sleepy(observation: dict[str, Any], episode: Any) -> dict[str, Any]:
+    """Takes far longer than the tests' episode timeout."""
+    import asyncio
+
+    await asyncio.sleep(30)
+    return {"message": "late"}
+
+
+def _short(action: Any, observation: Any) -> float:
+    return 1.0 if len(action.message) <= 5 else 0.0
+
+
+def _echoed(action: Any, observation: Any) -> float:
+    return 1.0 if observation.echoed_message == action.message else 0.0
+
+
+def short_and_echoed() -> Any:
+    from openenv.rewards import WeightedSum
+
+    return WeightedSum({"short": _short, "echoed": _echoed}, weights=[0.5, 0.5])
+
+
+RUBRIC = short_and_echoed()
