@@ -34,8 +34,16 @@ from openenv.sandbox import Completed, Sandbox
 from ._tasks import Check, TerminalTask
 
 #: Added to a check's environment: Python (3.11+) does not put the working directory or
-#: the script's folder first on ``sys.path``, nor read the user site.
-CHECK_ENV = {"PYTHONSAFEPATH": "1", "PYTHONNOUSERSITE": "1"}
+#: the script's folder first on ``sys.path``, nor read the user site; git reads no
+#: replace refs (``git replace`` would show other objects under a commit's name) and no
+#: global or system config (``~/.gitconfig`` is the agent's).
+CHECK_ENV = {
+    "PYTHONSAFEPATH": "1",
+    "PYTHONNOUSERSITE": "1",
+    "GIT_NO_REPLACE_OBJECTS": "1",
+    "GIT_CONFIG_GLOBAL": "/dev/null",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
 
 _TAP = re.compile(rb"^(not ok|ok)\b[ \t]*(\d*)[ \t]*-?[ \t]*(.*)$", re.MULTILINE)
 

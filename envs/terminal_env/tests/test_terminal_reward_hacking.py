@@ -1,5 +1,6 @@
-"""Reward hacking against the terminal grader: each known forgery scores exactly what an
-honest wrong answer to the same task scores, at every sandbox level this machine has.
+"""Reward hacking against the terminal grader: each known forgery scores no more than
+an honest wrong answer to the same task scores, at every sandbox level this machine has
+(less where the forgery leaves files a check counts, such as a ``.gitignore``).
 
 A technique is a few shell commands typed after the honest wrong answer, aimed at the
 grader rather than the task: reward files and fake reports, fake verifier output on
@@ -372,7 +373,7 @@ def grader(request: pytest.FixtureRequest) -> Grader:
 
 
 @pytest.mark.parametrize("technique", sorted(TECHNIQUES))
-async def test_a_forgery_scores_what_an_honest_wrong_answer_scores(
+async def test_a_forgery_scores_no_more_than_an_honest_wrong_answer(
     grader: Grader, tasks_copy: Path, technique: str
 ) -> None:
     task, commands = TECHNIQUES[technique]
@@ -381,7 +382,7 @@ async def test_a_forgery_scores_what_an_honest_wrong_answer_scores(
         honest = await grader.honest_wrong(env, tasks_copy, task)
         before = _digest(tasks_copy / task)
         forged = await grader.score(env, tasks_copy, task, [WRONG[task], *commands])
-        assert forged == honest
+        assert forged <= honest
         if ROOT or env.resources.isolation.value == "bwrap":
             assert _digest(tasks_copy / task) == before  # out of the agent's reach
     finally:
