@@ -6,7 +6,7 @@
 import typing as _typing
 
 from ._base import BaseEnvClient, ws_url
-from ._batch import BatchItem, Close, Reset, State, Step
+from ._batch import BatchItem, Close, GetState, Reset, Step
 from ._sync import EnvClient
 from ._transport import ConnectParams
 from ._websocket import WebSocketTransport
@@ -23,8 +23,8 @@ __all__ = [
     "Close",
     "ConnectParams",
     "EnvClient",
+    "GetState",
     "Reset",
-    "State",
     "Step",
     "WebSocketTransport",
     "ws_url",

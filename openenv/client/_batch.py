@@ -1,9 +1,9 @@
 """Items of a mixed batch: resets, steps, state reads and closes in one frame.
 
-    results = client.batch([Reset("a", seed=1), Step("b", action), State("c"), Close("d")])
+    results = client.batch([Reset("a", seed=1), Step("b", action), GetState("c"), Close("d")])
 
 Each item names its session; the reply lists one outcome per item in order (a
-``StepResult`` for ``Reset``/``Step``, the state for ``State``, None for ``Close``).
+``StepResult`` for ``Reset``/``Step``, the state for ``GetState``, None for ``Close``).
 Items for the same session run in order; different sessions run concurrently.
 """
 
@@ -32,7 +32,9 @@ class Step:
 
 
 @dataclass(frozen=True, slots=True)
-class State:
+class GetState:
+    """Read the state of ``session`` (not ``openenv.State``, the state model)."""
+
     session: str
     timeout_s: float | None = None
 
@@ -42,4 +44,4 @@ class Close:
     session: str
 
 
-BatchItem = Reset | Step | State | Close
+BatchItem = Reset | Step | GetState | Close

@@ -213,7 +213,7 @@ class EnvClient(BaseEnvClient[ActT, ObsT, StateT]):
         self, items: Iterable[BatchItem], *, return_exceptions: bool = False, timeout_s: float | None = None
     ) -> list[Any]:
         """Resets, steps, state reads and closes of named sessions in one frame
-        (``openenv.client.Reset``, ``Step``, ``State``, ``Close``); one outcome per item,
+        (``openenv.client.Reset``, ``Step``, ``GetState``, ``Close``); one outcome per item,
         in order. A failed item raises ``BatchError`` (carrying every outcome) unless
         ``return_exceptions``."""
         self.connect()

@@ -320,17 +320,17 @@ def test_sync_client_starts_no_threads(serve):
 
 
 def test_mixed_batch_of_resets_steps_states_and_closes(server):
-    from openenv.client import Close, Reset, State, Step
+    from openenv.client import Close, GetState, Reset, Step
 
     with EnvClient(server.url, MODELS) as env:
         env.reset_batch(["a", "b"])
         out = env.batch([Reset("c", seed=5, options={"level": 2}), Step("a", TAction(message="x")),
-                         State("b"), Close("b")])
+                         GetState("b"), Close("b")])
         assert out[0].observation.seed == 5
         assert out[0].observation.options == {"level": 2}
         assert out[1].observation.message == "x"
         assert isinstance(out[2], TState)
         assert out[3] is None
         with pytest.raises(BatchError) as info:
-            env.batch([Step("a", TAction()), State("b")])
+            env.batch([Step("a", TAction()), GetState("b")])
         assert isinstance(info.value.results[1], ResetRequired)  # "b" was closed
