@@ -21,15 +21,19 @@ def lazy_exports(
     names: Mapping[str, str],
     exported: Iterable[str] = (),
     missing: Mapping[str, str] | None = None,
+    check: Callable[[str], None] | None = None,
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """``(__getattr__, __dir__)`` for ``package``: ``names`` maps each lazy name to the
     module (relative to ``package``) that defines it; a loaded name is cached in the
-    package. ``missing`` maps a name to why it is not provided."""
+    package. ``missing`` maps a name to why it is not provided; ``check(name)`` runs
+    before a name loads (to raise a clear error when an extra is not installed)."""
     listed = sorted(set(exported) | set(names))
     gone = dict(missing or {})
 
     def __getattr__(name: str) -> Any:
         if name in names:
+            if check is not None:
+                check(name)
             value = getattr(import_module(names[name], package), name)
             setattr(sys.modules[package], name, value)
             return value

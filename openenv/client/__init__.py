@@ -5,6 +5,7 @@
 
 import typing as _typing
 
+from .._lazy import lazy_exports as _lazy_exports
 from ._base import BaseEnvClient, ws_url
 from ._batch import BatchItem, Close, GetState, Reset, Step
 from ._sync import EnvClient
@@ -31,17 +32,6 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> _typing.Any:
-    if name == "AsyncEnvClient":
-        from ._async import AsyncEnvClient
-
-        return AsyncEnvClient
-    if name == "ASGITransport":
-        from ._asgi import ASGITransport
-
-        return ASGITransport
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = _lazy_exports(
+    __name__, {"AsyncEnvClient": "._async", "ASGITransport": "._asgi"}, __all__
+)
