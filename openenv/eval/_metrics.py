@@ -7,7 +7,8 @@ and per category, tokens and time.
 * avg@k: the mean reward of each task's first ``k`` samples (by sample number),
   averaged over tasks.
 * the mean reward's 95% interval: a percentile bootstrap over tasks (each resample
-  draws tasks with replacement and averages their mean rewards), seeded.
+  draws tasks with replacement and averages their mean rewards), seeded (numpy's
+  generator when numpy is installed, else ``random``'s).
 
 Episodes that errored count nowhere but in ``errors``: an error is never a zero.
 """
@@ -53,9 +54,15 @@ def bootstrap_ci(values: Sequence[float], *, resamples: int = 2000, seed: int = 
         return (math.nan, math.nan)
     if len(values) == 1:
         return (values[0], values[0])
-    rng = random.Random(seed)
     n = len(values)
-    means = sorted(sum(rng.choices(values, k=n)) / n for _ in range(resamples))
+    try:
+        import numpy as np  # with the eval extra (datasets brings it): ~100x faster
+    except ImportError:
+        rng = random.Random(seed)
+        means = sorted(sum(rng.choices(values, k=n)) / n for _ in range(resamples))
+    else:
+        picks = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
+        means = sorted(np.asarray(values, dtype=float)[picks].mean(axis=1).tolist())
     return means[int(0.025 * (resamples - 1))], means[math.ceil(0.975 * (resamples - 1))]
 
 

@@ -82,7 +82,9 @@ class Trajectory(BaseModel):
 
 
 class TrajectoryWriter:
-    """Appends trajectories to a JSONL file, one flushed and fsynced line each."""
+    """Appends trajectories to a JSONL file, one line each, written through to the OS at
+    once (a killed process loses nothing written); fsynced on ``close`` (a crash of the
+    machine itself may lose the last lines of a run that did not close)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -92,9 +94,10 @@ class TrajectoryWriter:
     def write(self, trajectory: Trajectory) -> None:
         self._file.write(trajectory.to_line())
         self._file.flush()
-        os.fsync(self._file.fileno())
 
     def close(self) -> None:
+        self._file.flush()
+        os.fsync(self._file.fileno())
         self._file.close()
 
 
