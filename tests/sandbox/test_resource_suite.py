@@ -8,7 +8,11 @@ every sandbox level this machine supports, under real cgroups and a real tmpfs:
   killer ends some of them, in that session only);
 * writing 6 GiB stops at the session's 512 MiB disk limit (``ENOSPC``), the host's disk
   untouched;
-* four busy loops in one session leave B's p99 step latency within 2x its idle p99;
+* four busy loops in one session are held to its one-core quota (the cgroup's CPU
+  counter) and, where sessions are pinned, to its own core (every process's affinity;
+  B's core is another), and B's p99 step stays under 200 ms: a bound load on a shared
+  machine cannot break, where the ratio to B's idle p99 could (the ratio is recorded
+  and printed, a benchmark figure: ``docs/benchmarks.md``);
 * 40 coding sessions blocked in their cells leave a 41st session's step under 50 ms
   (``envs/coding_env/tests/test_coding_fairness.py`` checks the order of the same case);
 * 2,000 session creations from one client stop at its quota while another client
@@ -282,10 +286,10 @@ async def test_writing_6_gib_stops_at_the_session_disk_limit(terminal: Server) -
 
 
 SPIN = "for i in 1 2 3 4; do (while :; do :; done) & done; echo spinning"
-#: Without pinning, the 2x bound needs a core free of the spinners at every instant: the
-#: CFS quota alone (1 core per 100 ms period) lets four spinners fill four cores for a
-#: quarter of each period. Pinned to one core (the cpuset controller), they never leave it.
-CORES_FOR_THE_BOUND = 6
+#: B's p99 step while A spins, a sanity bound (an echo takes about a millisecond; on a
+#: loaded 2-core machine B's p99 was 30 ms with no spinner at all). What proves the
+#: isolation is what the kernel says: the quota's CPU counter and every affinity.
+SPIN_BOUND_MS = 200.0
 
 
 def pinned_cores(cgroup: SessionCgroup) -> list[int]:
@@ -299,12 +303,24 @@ def pinned_cores(cgroup: SessionCgroup) -> list[int]:
     return cores if len(cores) < (os.cpu_count() or 1) else []
 
 
+def affinities(cgroup: SessionCgroup) -> set[int]:
+    """Every core any process of the session may run on."""
+    cores: set[int] = set()
+    for pid in cgroup.pids():
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            continue  # gone meanwhile
+        line = next(x for x in status.splitlines() if x.startswith("Cpus_allowed_list:"))
+        cores.update(parse_cpu_list(line.split(":", 1)[1]))
+    return cores
+
+
 @needs_cgroup
-async def test_four_spinners_leave_the_other_session_within_2x_its_idle_p99(terminal: Server) -> None:
+async def test_four_spinners_are_held_to_their_session_core(terminal: Server) -> None:
     level, url = terminal
-    # Up to three runs: another process of the host (not the spinners) can delay B's steps,
-    # and one run cannot tell which; and A and B may share a core (the sessions of the test
-    # before may still be closing, holding the other), when another run is worth a try.
+    # Up to three runs while A and B share a core (the sessions of the test before may
+    # still be closing, holding the other): pinned apart is what is checked.
     for attempt in (1, 2, 3):
         async with shells(url, 2) as (a, b):
             cgroup = await session_cgroup(a)
@@ -317,6 +333,7 @@ async def test_four_spinners_leave_the_other_session_within_2x_its_idle_p99(term
             first, start = cgroup.stats(), time.monotonic()
             await bystander.run("during", LOAD_S)
             last, elapsed = cgroup.stats(), time.monotonic() - start
+            spinners_on = affinities(cgroup)
             assert (await a.step(RestartAction())).observation.session_restarted  # kills the four
             await bystander.run("after", IDLE_S)
         cores_used = (last["cpu_usage_usec"] - first["cpu_usage_usec"]) / (elapsed * 1e6)
@@ -328,25 +345,18 @@ async def test_four_spinners_leave_the_other_session_within_2x_its_idle_p99(term
             throttled_periods=throttled,
             cores=os.cpu_count(),
             pinned=pinned,
-            pinned_b=pinned_cores(b_cgroup),
+            pinned_b=pinned_b,
             attempt=attempt,
         )
-        assert cores_used <= 1.1  # four spinners, held to the session's one core by its quota
-        shared = set(pinned) & set(pinned_b)
-        if pinned and shared:
-            await asyncio.sleep(2)  # for the earlier sessions to close
-            continue
-        if not pinned and (os.cpu_count() or 1) < CORES_FOR_THE_BOUND:
-            pytest.skip(
-                f"B's p99 bound (2x idle) needs the session pinned (no cpuset controller here) or "
-                f"{CORES_FOR_THE_BOUND} cores; this host has {os.cpu_count()}, which the spinners fill "
-                f"in bursts: p99 {figures['during']} ms vs {figures['idle']} ms idle"
-            )
-        if figures["during"] <= 2 * figures["idle"]:
+        if not (pinned and set(pinned) & set(pinned_b)):
             break
+        await asyncio.sleep(2)  # for the earlier sessions to close
+    assert cores_used <= 1.1  # four spinners, held to the session's one core by its quota
     if pinned:
-        assert pinned_b  # both pinned; on one core or two, the bound below must hold
-    assert figures["during"] <= 2 * figures["idle"]
+        assert spinners_on == set(pinned)  # not one of them may run on another core
+        assert pinned_b
+        assert not set(pinned) & set(pinned_b), "A and B on one core three times"
+    assert figures["during"] < SPIN_BOUND_MS
 
 
 async def test_2000_creations_stop_at_the_client_quota_while_another_client_gets_one(
