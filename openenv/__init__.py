@@ -40,6 +40,7 @@ from ._exceptions import (
     ValidationFailed,
     WireError,
 )
+from ._lazy import lazy_exports as _lazy_exports
 from ._models import (
     GENERIC_MODELS,
     Action,
@@ -105,18 +106,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> _typing.Any:
-    # Clients load on first use: a server process never imports them.
-    if name == "EnvClient":
-        from .client._sync import EnvClient
-
-        return EnvClient
-    if name == "AsyncEnvClient":
-        from .client._async import AsyncEnvClient
-
-        return AsyncEnvClient
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+# Clients load on first use: a server process never imports them.
+__getattr__, __dir__ = _lazy_exports(
+    __name__, {"EnvClient": ".client._sync", "AsyncEnvClient": ".client._async"}, __all__
+)
