@@ -12,9 +12,9 @@ The models import without the SDK; everything else loads it on first use.
 
 from __future__ import annotations
 
-import importlib
 import typing
 
+from .._lazy import lazy_exports as _lazy_exports
 from ._models import MCP_MODELS, McpState, ToolCall, ToolResult
 
 if typing.TYPE_CHECKING:
@@ -47,11 +47,10 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> typing.Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'openenv.mcp' has no attribute {name!r}")
+def _require_sdk(name: str) -> None:
     from .._extras import require
 
     require("mcp", extra="mcp", feature=f"openenv.mcp.{name}")
-    return getattr(importlib.import_module(module, __name__), name)
+
+
+__getattr__, __dir__ = _lazy_exports(__name__, _LAZY, __all__, check=_require_sdk)
