@@ -1,6 +1,6 @@
 """An OpenAI-compatible server over a local checkpoint (``openenv policy serve``).
 
-Routes: ``GET /v1/models`` and ``POST /v1/chat/completions`` (``stream`` as server-sent
+Routes: ``GET /health``, ``GET /v1/models`` and ``POST /v1/chat/completions`` (``stream`` as server-sent
 events, ``tools`` with tool calls parsed from ``<tool_call>{...}</tool_call>`` in the
 model's text, ``stop``, ``n``, ``max_tokens`` / ``max_completion_tokens``,
 ``temperature``, ``logprobs``). Like vLLM, each choice also carries the sampled
@@ -204,6 +204,7 @@ def serve_app(model: LocalModel, *, model_name: str | None = None, api_key: str 
     server = _Server(model, model_name or model.checkpoint, api_key)
     return Starlette(
         routes=[
+            Route("/health", lambda request: JSONResponse({"status": "healthy"}), methods=["GET"]),
             Route("/v1/models", server.models, methods=["GET"]),
             Route("/v1/chat/completions", server.chat, methods=["POST"]),
         ]
