@@ -8,6 +8,7 @@ client-side pool over the replicas (a list of URLs or a headless Service's DNS n
 import typing as _typing
 
 from .._exceptions import ReplicaLost
+from .._lazy import lazy_exports as _lazy_exports
 from ._manifest import PORT, K8sOptions, manifest, to_yaml
 from ._pinned import PinnedClient
 from ._pool import UrlPool
@@ -30,9 +31,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> _typing.Any:
-    if name == "PinnedAsyncClient":  # loads the async client, as openenv.client does
-        from ._apinned import PinnedAsyncClient
-
-        return PinnedAsyncClient
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = _lazy_exports(__name__, {"PinnedAsyncClient": "._apinned"}, __all__)
