@@ -13,8 +13,7 @@ serve CHECKPOINT`` serves a checkpoint as an OpenAI-compatible endpoint
 (``openenv.policy.serve_app``).
 """
 
-from typing import Any
-
+from .._lazy import lazy_exports as _lazy_exports
 from ._base import Agent, Decision, Episode, Policy
 from ._baselines import CallablePolicy, NullPolicy, RandomPolicy
 from ._chat import is_transient, parse_tool_calls
@@ -29,14 +28,6 @@ _LAZY = {
     "OpenAIPolicy": "._openai",
     "serve_app": "._serve",
 }
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name], __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [
@@ -61,3 +52,5 @@ __all__ = [
     "policy_from_spec",
     "serve_app",
 ]
+
+__getattr__, __dir__ = _lazy_exports(__name__, _LAZY, __all__)
