@@ -5,8 +5,9 @@ Names load on first use, so ``openenv --help`` stays quick.
 
 from __future__ import annotations
 
-import importlib
 import typing
+
+from .._lazy import lazy_exports as _lazy_exports
 
 if typing.TYPE_CHECKING:
     from .._exceptions import ManifestError
@@ -42,13 +43,4 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> typing.Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = _lazy_exports(__name__, {k: "." + v for k, v in _WHERE.items()}, __all__)
