@@ -46,7 +46,11 @@ def _render_message(m: dict[str, Any]) -> list[int]:
         text = "".join(p.get("text", "") for p in text)
     for call in m.get("tool_calls") or []:
         fn = call["function"]
-        text += "<tool_call>" + json.dumps({"name": fn["name"], "arguments": json.loads(fn["arguments"])}) + "</tool_call>"
+        text += (
+            "<tool_call>"
+            + json.dumps({"name": fn["name"], "arguments": json.loads(fn["arguments"])})
+            + "</tool_call>"
+        )
     return [START, *encode(m["role"]), SEP, *encode(text), END]
 
 
@@ -89,7 +93,9 @@ class ScriptedBackend:
         )
 
     async def models(self, request: Request) -> Response:
-        return JSONResponse({"object": "list", "data": [{"id": self.model, "object": "model", "owned_by": "test"}]})
+        return JSONResponse(
+            {"object": "list", "data": [{"id": self.model, "object": "model", "owned_by": "test"}]}
+        )
 
     async def chat(self, request: Request) -> Response:
         body = await request.json()
@@ -110,10 +116,13 @@ class ScriptedBackend:
         if calls:
             finish = "tool_calls"
             message["tool_calls"] = [
-                {"id": f"call_{len(self.calls)}_{i}", "type": "function",
-                 "function": {"name": c["name"], "arguments": json.dumps(c["arguments"])}}
+                {
+                    "id": f"call_{len(self.calls)}_{i}",
+                    "type": "function",
+                    "function": {"name": c["name"], "arguments": json.dumps(c["arguments"])},
+                }
                 for i, c in enumerate(calls)
-            ]  # fmt: skip
+            ]
         choice: dict[str, Any] = {"index": 0, "message": message, "finish_reason": finish, "logprobs": None}
         out: dict[str, Any] = {
             "id": f"chatcmpl-{len(self.calls)}",
@@ -121,15 +130,20 @@ class ScriptedBackend:
             "created": int(time.time()),
             "model": self.model,
             "choices": [choice],
-            "usage": {"prompt_tokens": len(prompt), "completion_tokens": len(sampled),
-                      "total_tokens": len(prompt) + len(sampled)},
-        }  # fmt: skip
+            "usage": {
+                "prompt_tokens": len(prompt),
+                "completion_tokens": len(sampled),
+                "total_tokens": len(prompt) + len(sampled),
+            },
+        }
         if self.mode != "text":
             if body.get("logprobs"):
-                choice["logprobs"] = {"content": [
-                    {"token": f"token_id:{t}", "logprob": logprob(i, t), "bytes": [], "top_logprobs": []}
-                    for i, t in enumerate(sampled)
-                ]}  # fmt: skip
+                choice["logprobs"] = {
+                    "content": [
+                        {"token": f"token_id:{t}", "logprob": logprob(i, t), "bytes": [], "top_logprobs": []}
+                        for i, t in enumerate(sampled)
+                    ]
+                }
             if body.get("return_token_ids"):
                 choice["token_ids"] = sampled
                 out["prompt_token_ids"] = prompt

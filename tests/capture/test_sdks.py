@@ -28,7 +28,8 @@ SCHEMA = {"type": "object", "properties": {"q": {"type": "string"}}, "required":
 
 def last_call(session: Session) -> tuple[str, list[int]]:
     node = session.graph.nodes()[-1]
-    assert node.prompt_ids and node.sampled_logprobs is not None
+    assert node.prompt_ids
+    assert node.sampled_logprobs is not None
     assert len(node.sampled_logprobs) == len(node.sampled_ids)
     assert node.sampled_ids[-1] == END
     return decode(node.sampled_ids), node.sampled_ids
@@ -57,7 +58,9 @@ def oa_async(proxy: CaptureServer, session: Session) -> Any:
     return openai.AsyncOpenAI(base_url=proxy.url + "/v1", api_key=session.session_id, max_retries=0)
 
 
-CHAT_TOOLS = [{"type": "function", "function": {"name": "search", "description": "search", "parameters": SCHEMA}}]
+CHAT_TOOLS = [
+    {"type": "function", "function": {"name": "search", "description": "search", "parameters": SCHEMA}}
+]
 
 
 @pytest.mark.parametrize("stream", [False, True])
@@ -70,7 +73,8 @@ def test_openai_chat_sync(proxy: CaptureServer, stream: bool) -> None:
     else:
         reply = oa(proxy, session).chat.completions.create(model="m", messages=messages)
         text = reply.choices[0].message.content
-        assert reply.choices[0].logprobs is None and "token_ids" not in (reply.choices[0].model_extra or {})
+        assert reply.choices[0].logprobs is None
+        assert "token_ids" not in (reply.choices[0].model_extra or {})
     assert_text(session, text)
 
 
@@ -102,12 +106,16 @@ def test_openai_chat_async_tool_call(proxy: CaptureServer, stream: bool) -> None
 def test_openai_chat_returns_ids_when_the_agent_asks(proxy: CaptureServer) -> None:
     session = new_session(proxy)
     reply = oa(proxy, session).chat.completions.create(
-        model="m", messages=[{"role": "user", "content": PROMPT}], logprobs=True,
+        model="m",
+        messages=[{"role": "user", "content": PROMPT}],
+        logprobs=True,
         extra_body={"return_token_ids": True},
-    )  # fmt: skip
+    )
     _, ids = last_call(session)
     assert reply.choices[0].model_extra["token_ids"] == ids
-    assert [t.logprob for t in reply.choices[0].logprobs.content] == session.graph.nodes()[-1].sampled_logprobs
+    assert [t.logprob for t in reply.choices[0].logprobs.content] == session.graph.nodes()[
+        -1
+    ].sampled_logprobs
 
 
 # --- OpenAI Responses ----------------------------------------------------------------------
@@ -160,7 +168,11 @@ def ant(proxy: CaptureServer, session: Session) -> Any:
 @pytest.mark.parametrize("stream", [False, True])
 def test_anthropic_sync(proxy: CaptureServer, stream: bool) -> None:
     session = new_session(proxy)
-    kwargs: dict[str, Any] = {"model": "m", "max_tokens": 256, "messages": [{"role": "user", "content": PROMPT}]}
+    kwargs: dict[str, Any] = {
+        "model": "m",
+        "max_tokens": 256,
+        "messages": [{"role": "user", "content": PROMPT}],
+    }
     if stream:
         with ant(proxy, session).messages.stream(**kwargs) as s:
             text = "".join(s.text_stream)
@@ -175,8 +187,12 @@ def test_anthropic_sync(proxy: CaptureServer, stream: bool) -> None:
 @pytest.mark.parametrize("stream", [False, True])
 def test_anthropic_async_tool_call(proxy: CaptureServer, stream: bool) -> None:
     session = new_session(proxy)
-    kwargs: dict[str, Any] = {"model": "m", "max_tokens": 256, "tools": ANT_TOOLS,
-                              "messages": [{"role": "user", "content": TOOL_PROMPT}]}  # fmt: skip
+    kwargs: dict[str, Any] = {
+        "model": "m",
+        "max_tokens": 256,
+        "tools": ANT_TOOLS,
+        "messages": [{"role": "user", "content": TOOL_PROMPT}],
+    }
 
     async def run() -> Any:
         client = anthropic.AsyncAnthropic(base_url=proxy.url, api_key=session.session_id, max_retries=0)
@@ -193,8 +209,13 @@ def test_anthropic_async_tool_call(proxy: CaptureServer, stream: bool) -> None:
 
 # --- Google generateContent ----------------------------------------------------------------
 
-G_TOOLS = [gtypes.Tool(function_declarations=[gtypes.FunctionDeclaration(name="search", description="search",
-                                                                          parameters_json_schema=SCHEMA)])]  # fmt: skip
+G_TOOLS = [
+    gtypes.Tool(
+        function_declarations=[
+            gtypes.FunctionDeclaration(name="search", description="search", parameters_json_schema=SCHEMA)
+        ]
+    )
+]
 
 
 def gclient(proxy: CaptureServer, session: Session) -> Any:
@@ -220,12 +241,15 @@ def test_google_async_tool_call(proxy: CaptureServer, stream: bool) -> None:
     config = gtypes.GenerateContentConfig(tools=G_TOOLS)
 
     async def run() -> list[Any]:
-        models = gclient(proxy, session).aio.models
+        client = gclient(proxy, session)  # held: a Client closes its transport when collected
+        models = client.aio.models
         if not stream:
             reply = await models.generate_content(model="gemini-x", contents=TOOL_PROMPT, config=config)
             return list(reply.function_calls or [])
-        calls = []
-        async for chunk in await models.generate_content_stream(model="gemini-x", contents=TOOL_PROMPT, config=config):
+        calls: list[Any] = []
+        async for chunk in await models.generate_content_stream(
+            model="gemini-x", contents=TOOL_PROMPT, config=config
+        ):
             calls += chunk.function_calls or []
         return calls
 
