@@ -14,10 +14,10 @@ ASGI messages: no size limit, no pings.
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
+from .._aio import LoopThread
 from .._exceptions import ConnectError, ErrorCode, RequestTimeout, Unauthorized, connection_closed
 from ._transport import ConnectParams
 
@@ -32,8 +32,7 @@ class ASGITransport:
         (a live server of the same app)."""
         self.app = app
         self.lifespan = lifespan
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
+        self._loop = LoopThread("openenv-asgi")
         self._lifespan: _Lifespan | None = None
 
     # --- lifespan -----------------------------------------------------------------
@@ -64,20 +63,13 @@ class ASGITransport:
 
     def close(self) -> None:
         """Stop the app (sync use) and the transport's loop thread."""
-        if self._loop is None:
+        if not self._loop.running:
             return
         self._run(self.aclose())
-        loop, self._loop = self._loop, None
-        loop.call_soon_threadsafe(loop.stop)
-        if self._thread is not None:
-            self._thread.join(5)
+        self._loop.close()
 
     def _run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
-        if self._loop is None:
-            self._loop = asyncio.new_event_loop()
-            self._thread = threading.Thread(target=self._loop.run_forever, name="openenv-asgi", daemon=True)
-            self._thread.start()
-        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
+        return self._loop.run(coro, timeout)
 
     # --- connections --------------------------------------------------------------
 
@@ -185,7 +177,7 @@ class SyncASGIConnection:
         return self._transport._run(self._conn.recv(timeout_s))
 
     def close(self) -> None:
-        if self._transport._loop is not None:
+        if self._transport._loop.running:
             self._transport._run(self._conn.close())
 
 
