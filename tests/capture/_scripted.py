@@ -83,6 +83,7 @@ class ScriptedBackend:
 
     def __init__(self, model: str = "scripted-1") -> None:
         self.model = model
+        self.url = ""  # its /v1 base URL, once served
         self.mode = "ok"
         self.calls: list[dict[str, Any]] = []
         self.app = Starlette(

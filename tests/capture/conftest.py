@@ -18,7 +18,7 @@ from ._scripted import ScriptedBackend
 def backend() -> Iterator[ScriptedBackend]:
     scripted = ScriptedBackend()
     with serve_in_background(scripted.app) as running:
-        scripted.url = running.url + "/v1"  # type: ignore[attr-defined]
+        scripted.url = running.url + "/v1"
         yield scripted
 
 
@@ -30,7 +30,7 @@ def _backend_ok(request: pytest.FixtureRequest) -> None:
 
 @pytest.fixture(scope="module")
 def proxy(backend: ScriptedBackend) -> Iterator[CaptureServer]:
-    with CaptureServer(llm_url=backend.url, port=0) as server:  # type: ignore[attr-defined]
+    with CaptureServer(llm_url=backend.url, port=0) as server:
         yield server
 
 

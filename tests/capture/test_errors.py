@@ -170,7 +170,7 @@ def test_an_agent_that_drops_its_stream_halfway_leaves_the_session_whole(proxy: 
 
 
 def test_session_routes_need_the_admin_key_when_one_is_set(backend: ScriptedBackend) -> None:
-    with CaptureServer(llm_url=backend.url, port=0, admin_key="adm") as server:  # type: ignore[attr-defined]
+    with CaptureServer(llm_url=backend.url, port=0, admin_key="adm") as server:
         assert httpx.post(server.url + "/sessions", json={}).status_code == 401
         assert httpx.get(server.url + "/sessions").status_code == 401
         made = httpx.post(server.url + "/sessions", json={}, headers={"authorization": "Bearer adm"})

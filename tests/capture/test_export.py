@@ -113,7 +113,7 @@ def text_backend() -> Iterator[ScriptedBackend]:
     scripted = ScriptedBackend()
     scripted.mode = "text"
     with serve_in_background(scripted.app) as running:
-        scripted.url = running.url + "/v1"  # type: ignore[attr-defined]
+        scripted.url = running.url + "/v1"
         yield scripted
 
 
@@ -122,7 +122,7 @@ def test_a_text_only_backend_is_probed_said_and_never_trainable(
     text_backend: ScriptedBackend, mode: str, level: str
 ) -> None:
     text_backend.mode = mode
-    with CaptureServer(llm_url=text_backend.url, port=0) as server:  # type: ignore[attr-defined]
+    with CaptureServer(llm_url=text_backend.url, port=0) as server:
         made = httpx.post(server.url + "/sessions", json={}).json()
         assert made["capture_level"] == level
         assert made["trainable"] is False
