@@ -39,13 +39,22 @@ if [ ! -f "$stamp" ]; then
 fi
 # Parts marked "# setup.d: train" install the training stack (torch, ~2 GB): only for
 # the extras that include it (train, all, and dev, which CI's training tests need).
+# Parts marked "# setup.d: test" make test fixtures (other venvs, packages only tests
+# use): only for dev, the extras of scripts/test.sh, never for the demo's standard.
 case ",$extras," in
   *,train,*|*,all,*|*,dev,*) train=1 ;;
   *) train=0 ;;
 esac
+case ",$extras," in
+  *,dev,*) test=1 ;;
+  *) test=0 ;;
+esac
 for part in scripts/setup.d/*.sh; do
   [ -e "$part" ] || continue
   if [ "$train" = 0 ] && grep -q '^# setup.d: train' "$part"; then
+    continue
+  fi
+  if [ "$test" = 0 ] && grep -q '^# setup.d: test' "$part"; then
     continue
   fi
   bash "$part"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# setup.d: test
 # .venv-mcp1: the mcp 1.x SDK in a venv of its own, so tests/mcp can drive our /mcp and
 # `openenv mcp` with a 1.x `initialize` client too (the project itself uses mcp 2.x).
 # Idempotent; the tests skip, saying why, when this venv is missing.

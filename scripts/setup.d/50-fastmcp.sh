@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# setup.d: test
 # fastmcp in .venv: upstream OpenEnv's MCP envs define their tools with fastmcp.FastMCP,
 # so tests/core serves such an env (tests/core/upstream_envs/tools_env) unchanged. It is
 # about 25 packages, so it is a test-only install here, not part of the dev extra.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# setup.d: test
 # A third-party env package from PyPI written against upstream OpenEnv, for
 # tests/interop/test_pypi_env.py: openenv-dipg-safety (med_safety_gym), installed
 # WITHOUT its dependencies (they name upstream's openenv-core, which would replace

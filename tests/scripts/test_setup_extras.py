@@ -47,9 +47,24 @@ def test_every_setup_part_that_installs_torch_is_marked_train() -> None:
             assert "\n# setup.d: train\n" in text, f"{part.name} installs the training stack unmarked"
 
 
-@pytest.mark.parametrize(("extras", "train_ran"), [("standard", False), ("all", True), ("dev", True)])
+def test_the_test_fixtures_are_marked_test_so_the_demo_skips_them() -> None:
+    """.venv-mcp1, fastmcp in .venv and the third-party env in .cache are for the tests
+    only (issue 28): scripts/test.sh (dev) makes them, scripts/demo.sh (standard) does not."""
+    for name in ("40-mcp.sh", "50-fastmcp.sh", "55-pypi-env.sh"):
+        text = (ROOT / "scripts" / "setup.d" / name).read_text()
+        assert "\n# setup.d: test\n" in text, f"{name} makes a test fixture unmarked"
+    for part in sorted((ROOT / "scripts" / "setup.d").glob("*.sh")):
+        text = part.read_text()
+        if ".venv-" in text or "--target" in text:  # another venv, or a package tree for tests
+            assert "\n# setup.d: test\n" in text, f"{part.name} makes a test fixture unmarked"
+
+
+@pytest.mark.parametrize(
+    ("extras", "train_ran", "test_ran"),
+    [("standard", False, False), ("all", True, False), ("dev", True, True)],
+)
 def test_setup_runs_the_training_parts_only_for_extras_with_training(
-    tmp_path: Path, extras: str, train_ran: bool
+    tmp_path: Path, extras: str, train_ran: bool, test_ran: bool
 ) -> None:
     """scripts/setup.sh in a scratch tree whose .venv python is a stub (nothing installed)."""
     (tmp_path / "scripts" / "setup.d").mkdir(parents=True)
@@ -57,6 +72,7 @@ def test_setup_runs_the_training_parts_only_for_extras_with_training(
     parts = tmp_path / "scripts" / "setup.d"
     (parts / "10-plain.sh").write_text("#!/usr/bin/env bash\ntouch plain.ran\n")
     (parts / "40-train.sh").write_text("#!/usr/bin/env bash\n# setup.d: train\ntouch train.ran\n")
+    (parts / "50-test.sh").write_text("#!/usr/bin/env bash\n# setup.d: test\ntouch test.ran\n")
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
     (tmp_path / "envs" / "e").mkdir(parents=True)
     (tmp_path / "envs" / "e" / "pyproject.toml").write_text("[project]\nname = 'e'\n")
@@ -70,3 +86,4 @@ def test_setup_runs_the_training_parts_only_for_extras_with_training(
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "plain.ran").exists()
     assert (tmp_path / "train.ran").exists() is train_ran
+    assert (tmp_path / "test.ran").exists() is test_ran
