@@ -19,7 +19,8 @@ from ._space import observation_text
 
 
 class AnthropicPolicy(Policy):
-    """``AnthropicPolicy("claude-sonnet-4-5")``; ``base_url`` for a compatible server."""
+    """``AnthropicPolicy("claude-sonnet-4-5")``; ``base_url`` for a compatible server;
+    ``temperature`` None leaves the model's default."""
 
     def __init__(
         self,
@@ -27,7 +28,7 @@ class AnthropicPolicy(Policy):
         *,
         base_url: str | None = None,
         api_key_env: str = "ANTHROPIC_API_KEY",
-        temperature: float = 1.0,
+        temperature: float | None = None,
         max_tokens: int = 1024,
         timeout_s: float = 120.0,
     ) -> None:
@@ -82,12 +83,13 @@ class _AnthropicAgent(Agent):
         shown = {"role": "user", "content": content}
         self.messages.append(shown)
         extra: dict[str, Any] = {"tools": self.tools} if self.tools else {}
+        if self.policy.temperature is not None:  # newer SDKs take no `temperature` keyword: in the body
+            extra["extra_body"] = {"temperature": self.policy.temperature}
         reply = await self.policy.client.messages.create(
             model=self.policy.model,
             system=self.system,
             messages=self.messages,
             max_tokens=self.policy.max_tokens,
-            temperature=self.policy.temperature,
             **extra,
         )
         blocks = [block.model_dump() for block in reply.content]
