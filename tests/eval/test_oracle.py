@@ -23,7 +23,11 @@ def test_oracle_full_marks_on_every_task(tmp_path: Path, env: str, tasks: int) -
     assert results["errors"] == 0, results["error_kinds"]
     assert [r["task_id"] for r in results["per_task"] if r["mean_reward"] != 1.0] == []
     assert results["pass_at_k"] == {"1": 1.0}
-    assert all(t.status == "done" for t in load_trajectories(tmp_path))
+    trajectories = load_trajectories(tmp_path)
+    assert all(t.status == "done" for t in trajectories)
+    categories = {t.category or "-" for t in trajectories}
+    assert set(results["per_category"]) == categories  # terminal: files, git, ...; coding: none given
+    assert sum(c["tasks"] for c in results["per_category"].values()) == tasks
 
 
 @pytest.mark.parametrize("env", ["terminal_env", "coding_env"])

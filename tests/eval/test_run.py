@@ -175,3 +175,37 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
         ECHO, "-p", f"openai:m?base_url=http://127.0.0.1:{port}/v1", "-o", out, env={"OPENAI_API_KEY": "k"}
     )
     assert "cannot reach the model server" in line
+
+
+def test_an_env_by_url(tmp_path: Path) -> None:
+    from echo_env import EchoEnv
+
+    from openenv.server import create_app, serve_in_background
+
+    with serve_in_background(create_app(EchoEnv)) as server:
+        results = run_eval(
+            EvalConfig(env=server.url, policy=SEEDED, out=tmp_path, count=2, samples=2, max_turns=2)
+        )
+    assert results["env"] == "echo_env"
+    assert results["episodes"] == 4
+    assert results["errors"] == 0
+
+
+def test_the_progress_line_counts_and_estimates() -> None:
+    import io
+
+    from openenv.eval._progress import Progress
+    from openenv.eval._trajectory import Trajectory
+
+    stream = io.StringIO()
+    progress = Progress(4, stream=stream)
+    done = Trajectory(
+        run_id="r", env="e", policy="p", task_id="t", sample=0, seed=0, status="done", passed=True
+    )
+    failed = done.model_copy(update={"status": "error", "passed": False})
+    for t in (done, failed, done, done):
+        progress.advance(t)
+    progress.close()
+    assert progress.line().startswith("[########################] 4/4 episodes, 3 passed, 1 errors")
+    assert "ETA 0:00:00" in stream.getvalue()
+    assert stream.getvalue().endswith("\n")
