@@ -18,6 +18,9 @@ class Launcher:
     wait_timeout: float = 30.0
     env_vars: dict[str, str] | None = None
     options: dict[str, Any] = field(default_factory=dict)
+    #: The caller consented (``trust_remote_code``): the default Docker provider may pull
+    #: an image that is not here. Without it an absent image is an error, never a pull.
+    may_pull: bool = False
 
     def image(self, client_cls: Any, image: str) -> Any:
         """Run ``image`` and return a connected ``client_cls`` on it (``wait_timeout``
@@ -25,6 +28,8 @@ class Launcher:
         options: dict[str, Any] = {"env_vars": self.env_vars or {}, **self.options}
         if self.provider is None:
             options.setdefault("start_timeout_s", self.wait_timeout)
+            if not self.may_pull:
+                refuse_to_pull(image)
         handle = client_cls.from_docker_image(image, provider=self.provider, **options)
         return run_sync(handle, in_thread=True)
 
@@ -33,3 +38,28 @@ class Launcher:
         options: dict[str, Any] = {"env_vars": self.env_vars or {}, **self.options}
         handle = client_cls.from_env(repo_id, use_docker=True, provider=self.provider, **options)
         return run_sync(handle, in_thread=True)
+
+
+def refuse_to_pull(image: str) -> None:
+    """Raise ``ProviderError`` when ``image`` is not in the local Docker engine: running it
+    would pull code from a registry, which needs the caller's consent."""
+    from .._exceptions import ProviderError
+    from .._extras import require
+
+    docker = require("docker", extra="docker", feature="running env containers")
+    try:
+        client = docker.from_env(timeout=10)
+    except docker.errors.DockerException as exc:
+        raise ProviderError(f"no Docker engine answers ({type(exc).__name__}): is dockerd running?") from None
+    try:
+        client.images.get(image)
+    except docker.errors.ImageNotFound:
+        raise ProviderError(
+            f"image {image!r} is not here, and AutoEnv pulls an image only with consent: "
+            "pass trust_remote_code=True (or set OPENENV_TRUST_REMOTE_CODE=1), "
+            "or build it (openenv build ENV_FOLDER)"
+        ) from None
+    except docker.errors.DockerException:
+        pass  # the engine cannot say: the provider's own start reports it
+    finally:
+        client.close()

@@ -14,11 +14,16 @@ _INSTALLED = re.compile(r"^(openenv-.+?)(?:-\d[\w.+!]*)?$")
 _UV_INSTALLED = re.compile(r"^\s*\+\s*(openenv-[^=\s]+)==")
 
 
+def trusted_by_environment() -> bool:
+    """Whether ``OPENENV_TRUST_REMOTE_CODE`` is set true: consent given once for all."""
+    return os.environ.get(TRUST_VAR, "").strip().lower() in _YES
+
+
 def _confirm_remote_install(repo_id: str) -> bool:
     """Whether installing (and so running) the code of Space ``repo_id`` is allowed:
     yes when ``OPENENV_TRUST_REMOTE_CODE`` is set true, else asked on a terminal;
     never without one."""
-    if os.environ.get(TRUST_VAR, "").strip().lower() in _YES:
+    if trusted_by_environment():
         return True
     if not sys.stdin.isatty():
         return False

@@ -17,7 +17,7 @@ from typing import Any
 
 from . import _connect
 from ._discovery import get_discovery
-from ._install import TRUST_VAR, _confirm_remote_install, installed_package
+from ._install import TRUST_VAR, _confirm_remote_install, installed_package, trusted_by_environment
 from ._lookup import find_env, import_failed
 from ._names import _is_hub_url, git_url_of, is_local_url, package_env_name, repo_id_of, space_url_of
 
@@ -141,7 +141,8 @@ class AutoEnv:
         (``org/name``). With ``base_url`` it connects there (starting ``docker_image``
         when that local server is down); without, it runs the env's image (a live
         Space is connected to directly). ``skip_install`` uses the generic client."""
-        launch = _connect.Launcher(container_provider, wait_timeout, env_vars, kwargs)
+        consent = trust_remote_code or trusted_by_environment()
+        launch = _connect.Launcher(container_provider, wait_timeout, env_vars, kwargs, may_pull=consent)
         if skip_install:
             return cls._generic(name, base_url, docker_image, launch)
         env_name = name

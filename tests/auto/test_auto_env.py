@@ -150,6 +150,37 @@ def test_a_space_is_not_installed_without_consent(monkeypatch: pytest.MonkeyPatc
     )
 
 
+@pytest.mark.parametrize("consent", [False, True])
+def test_an_absent_image_is_pulled_only_with_consent(monkeypatch: pytest.MonkeyPatch, consent: bool) -> None:
+    """Issue 34: AutoEnv ran an env's image that was not here, and so pulled it from a
+    registry, without the caller's consent. The pull is recorded, never made."""
+    docker = pytest.importorskip("docker")
+    from openenv._exceptions import ProviderError
+
+    try:
+        client = docker.from_env(timeout=5)
+        client.ping()
+        client.close()
+    except Exception as exc:
+        pytest.skip(f"needs a Docker engine to ask for the image: {type(exc).__name__}")
+    pulls: list[str] = []
+
+    def pull(self: Any, repository: str, *args: Any, **kwargs: Any) -> None:
+        pulls.append(repository)
+
+    monkeypatch.setattr(docker.models.images.ImageCollection, "pull", pull)
+    monkeypatch.delenv("OPENENV_TRUST_REMOTE_CODE", raising=False)
+    image = "openenv-absent-h6-test:never"
+    with pytest.raises(ProviderError) as info:
+        AutoEnv.from_env("echo", docker_image=image, trust_remote_code=consent)
+    if consent:
+        assert pulls == [image]  # asked for, then not found: the provider's own error
+    else:
+        assert pulls == []
+        assert "consent" in str(info.value)
+        assert image in str(info.value)
+
+
 def test_what_pip_and_uv_report_installed_names_the_env_package() -> None:
     pip = "Successfully installed fastapi-0.115.0 openenv-wordle_env-0.1.0 uvicorn-0.30.1"
     assert installed_package(pip) == "openenv-wordle_env"
