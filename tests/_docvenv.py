@@ -1,0 +1,172 @@
+"""A venv holding exactly what a docs page tells its reader to install, for tests/test_docs.py.
+
+A page says it with a marker, in force from there on (``<!-- docs-test: venv standard +envs -->``):
+the extras of ``pip install 'openenv[EXTRAS]'`` (comma-separated; ``-`` for none) and,
+with ``+envs``, every env of ``envs/``: what ``bash scripts/demo.sh`` (``standard
++envs``) or ``OPENENV_EXTRAS=all bash scripts/setup.sh`` (``all +envs``) install.
+
+The venv is made as the reader's is (``python -m venv``: the pip and setuptools a fresh
+venv of this Python has; pip upgraded, as scripts/setup.sh does), and filled from the
+distributions already installed in ``.venv``: the dependency closure of what the page
+names, resolved from their metadata, hard-linked (no network, about a second). A page
+that needs a package it does not name fails on the import, as it would for its reader.
+A block may install more (``pip install pytest``); that stays in this page's venv.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata as md
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tomllib
+from pathlib import Path
+
+from packaging.requirements import Requirement
+
+ROOT = Path(__file__).resolve().parents[1]
+CACHE = ROOT / ".cache" / "docs-venvs"
+SITE = Path(sysconfig.get_paths()["purelib"])  # .venv's site-packages: the test runs in .venv
+#: What a fresh ``python -m venv`` holds, and the version of each (its setuptools cannot
+#: build a wheel without the ``wheel`` package: the case the reader meets).
+FRESH = ("setuptools", "pkg_resources", "_distutils_hack", "distutils-precedence.pth")
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def parse_profile(text: str) -> tuple[frozenset[str], bool]:
+    """``"standard +envs"`` -> ``({"standard"}, True)``; ``"-"`` -> no extras."""
+    words = text.split()
+    if not words:
+        raise ValueError("a venv marker names the extras, e.g. 'venv standard +envs'")
+    extras = frozenset() if words[0] == "-" else frozenset(e for e in words[0].split(",") if e)
+    rest = set(words[1:])
+    if rest - {"+envs"}:
+        raise ValueError(f"unknown venv words {sorted(rest - {'+envs'})}: only '+envs'")
+    return extras, "+envs" in rest
+
+
+def _installed() -> dict[str, md.Distribution]:
+    found: dict[str, md.Distribution] = {}
+    for dist in md.distributions(path=[str(SITE)]):
+        found.setdefault(_norm(dist.metadata["Name"]), dist)
+    return found
+
+
+def _env_projects() -> list[str]:
+    names = []
+    for pyproject in sorted(ROOT.glob("envs/*/pyproject.toml")):
+        with pyproject.open("rb") as f:
+            names.append(tomllib.load(f)["project"]["name"])
+    return names
+
+
+def closure(extras: frozenset[str], envs: bool) -> list[md.Distribution]:
+    """The installed distributions ``pip install 'openenv[extras]'`` (and the envs) brings."""
+    installed = _installed()
+    todo: list[tuple[str, frozenset[str]]] = [("openenv", extras)]
+    todo += [(_norm(name), frozenset()) for name in (_env_projects() if envs else [])]
+    seen: set[tuple[str, str]] = set()
+    chosen: dict[str, md.Distribution] = {}
+    while todo:
+        name, wanted = todo.pop()
+        dist = installed.get(_norm(name))
+        if dist is None:
+            raise LookupError(f"{name} is not installed in .venv: cannot link it into a docs venv")
+        chosen[_norm(name)] = dist
+        for extra in ("", *sorted(wanted)):
+            if (_norm(name), extra) in seen:
+                continue
+            seen.add((_norm(name), extra))
+            for text in dist.requires or []:
+                req = Requirement(text)
+                if req.marker is not None and not req.marker.evaluate({"extra": extra}):
+                    continue
+                if req.marker is None and extra:
+                    continue  # an unconditional requirement: taken with extra ""
+                todo.append((req.name, frozenset(req.extras)))
+    return sorted(chosen.values(), key=lambda d: _norm(d.metadata["Name"]))
+
+
+def _tops(dist: md.Distribution) -> set[str]:
+    """The top-level names of ``dist`` in site-packages (packages, modules, .pth, dist-info)."""
+    tops = {Path(str(dist._path)).name}  # type: ignore[attr-defined]
+    for file in dist.files or []:
+        parts = Path(str(file)).parts
+        if parts and parts[0] != ".." and parts[0] != "__pycache__":
+            tops.add(parts[0])
+    return tops
+
+
+def _link_or_copy(src: str, dst: str) -> None:
+    if os.path.exists(dst) and os.path.samefile(src, dst):  # a namespace package (google/) of two dists
+        return
+    try:
+        os.link(src, dst)
+    except OSError:  # another file system: a copy
+        shutil.copy2(src, dst)
+
+
+def _link(src_site: Path, name: str, dest_site: Path) -> None:
+    src, dst = src_site / name, dest_site / name
+    if src.is_dir():
+        shutil.copytree(src, dst, copy_function=_link_or_copy, dirs_exist_ok=True, symlinks=True)
+    elif src.exists() and not dst.exists():
+        _link_or_copy(str(src), str(dst))
+
+
+def _fresh_venv(python: str) -> Path:
+    """A venv exactly as ``python -m venv`` makes it, made once and kept in .cache."""
+    version = subprocess.run([python, "-c", "import sys; print(sys.version.split()[0])"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    fresh = CACHE / f"fresh-{version}"
+    if not (fresh / ".done").exists():
+        shutil.rmtree(fresh, ignore_errors=True)
+        fresh.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run([python, "-m", "venv", str(fresh)], check=True, capture_output=True)
+        (fresh / ".done").touch()
+    return fresh
+
+
+def _site_of(venv: Path) -> Path:
+    found = sorted(venv.glob("lib/python3*/site-packages"))
+    if not found:
+        raise LookupError(f"{venv} has no site-packages")
+    return found[0]
+
+
+def _console_scripts(dists: list[md.Distribution], bin_dir: Path) -> None:
+    python = bin_dir / "python"
+    for dist in dists:
+        for ep in dist.entry_points.select(group="console_scripts"):
+            module, _, attr = ep.value.partition(":")
+            script = bin_dir / ep.name
+            script.write_text(
+                f"#!{python}\nimport sys\nfrom {module} import {attr.split('.')[0]}\n"
+                f"sys.exit({attr}())\n"
+            )
+            script.chmod(0o755)
+
+
+def build(dest: Path, profile: str) -> Path:
+    """Make the venv ``profile`` names at ``dest``; returns its ``bin`` folder."""
+    extras, envs = parse_profile(profile)
+    python = getattr(sys, "_base_executable", sys.executable)
+    fresh = _fresh_venv(python)
+    subprocess.run([python, "-m", "venv", "--without-pip", str(dest)], check=True, capture_output=True)
+    dest_site, fresh_site = _site_of(dest), _site_of(fresh)
+    for item in fresh_site.iterdir():  # setuptools as a fresh venv has it (pip comes from .venv)
+        if item.name.startswith(FRESH) and not item.name.startswith("pip"):
+            _link(fresh_site, item.name, dest_site)
+    installed = _installed()
+    dists = [*closure(extras, envs), installed["pip"]]
+    for dist in dists:
+        for top in _tops(dist):
+            _link(SITE, top, dest_site)
+    _console_scripts(dists, dest / "bin")
+    return dest / "bin"
