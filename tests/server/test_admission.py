@@ -148,7 +148,8 @@ def test_a_plain_connection_over_the_quota_gets_the_error_then_close_1013(serve)
         assert expect_closed(second) == 1013  # "try again later", as for capacity
 
 
-def test_no_quota_by_default(server):
+def test_zero_means_no_quota(serve):
+    server = serve(max_sessions_per_client=0)  # the default keeps a quarter: test_client_identity.py
     with _http(server) as http:
         assert all(http.post("/sessions").status_code == 201 for _ in range(20))
 
