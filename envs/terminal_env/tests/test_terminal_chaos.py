@@ -1,0 +1,199 @@
+"""Chaos on a real ``openenv serve terminal``: many sessions whose shells stop themselves
+and are fed long commands, others flooding their terminals with output, while a victim
+session steps and ``/health`` is polled. The victim's p99 step stays under 50 ms and
+every ``/health`` under 100 ms throughout (checked where the machine itself is quiet
+enough: see ``QUIET_STEP_P99_MS``; no step or /health ever stalls 2 s); afterwards
+nothing the test made is left: no process of the server's tree, no sandbox directory,
+mount or cgroup, no uid lease, while the server runs and after it stops.
+
+The server runs with no pool of ready shells (``pool_size`` 0), so every sandbox it
+makes is a session's, and each is found by its uid while the session holds it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psutil
+import pytest
+from _terminal_fixtures import LEVELS, served
+from terminal_env import MODELS, RunAction
+
+from openenv import AsyncEnvClient
+from openenv.sandbox._cgroup import cgroup_host
+from openenv.sandbox._sandbox import default_root
+
+pytestmark = pytest.mark.timeout(240)
+
+STOPPED, FLOODING = 8, 4
+CHAOS_S = 8.0
+LONG = "echo " + "x" * 200_000 + " | wc -c"
+STEP_P99_MS, HEALTH_MAX_MS = 50.0, 100.0
+#: The bounds are checked where the same victim, measured just before the chaos, is well
+#: inside them: on a machine loaded by others (a load average of 20 on 2 cores was seen
+#: here, the idle p99 at 45-93 ms) a latency bound measures the machine, not the server.
+QUIET_STEP_P99_MS, QUIET_HEALTH_MAX_MS = 10.0, 50.0
+STALL_S = 2.0
+
+
+def client(server: Any) -> AsyncEnvClient[Any, Any, Any]:
+    return AsyncEnvClient(server.base_url, MODELS, timeout_s=60)
+
+
+async def sh(env: AsyncEnvClient[Any, Any, Any], command: str, timeout_s: float = 10) -> Any:
+    return (await env.step(RunAction(command=command, timeout_s=timeout_s))).observation
+
+
+async def sandbox_of(env: AsyncEnvClient[Any, Any, Any]) -> str:
+    """The name of the session's sandbox directory (``u<uid>-<id>``): its uid is leased
+    to it alone while it lives, so one directory of the shared root has that uid."""
+    uid = int((await sh(env, "id -u")).output)
+    names = [p.name for p in default_root().glob(f"u{uid}-*")]
+    assert len(names) == 1, names
+    return names[0]
+
+
+async def stop_and_feed(env: AsyncEnvClient[Any, Any, Any], until: float) -> int:
+    """Stop the shell, feed it a long command it cannot take (a restart), again."""
+    stalls = 0
+    for _ in range(50):
+        if time.monotonic() > until:
+            break
+        await sh(env, "(sleep 0.2; kill -STOP $$) >/dev/null 2>&1 &")
+        await asyncio.sleep(0.4)
+        obs = (await env.step(RunAction(command=LONG, timeout_s=1))).observation
+        stalls += obs.timed_out and obs.session_restarted
+    return stalls
+
+
+async def flood(env: AsyncEnvClient[Any, Any, Any], until: float) -> int:
+    """Endless output, cut by the timeout's Ctrl-C, again."""
+    floods = 0
+    for _ in range(50):
+        if time.monotonic() > until:
+            break
+        floods += (await sh(env, "yes $(seq 1000)", timeout_s=1)).timed_out
+    return floods
+
+
+async def victim(
+    server: Any, env: AsyncEnvClient[Any, Any, Any], until: float
+) -> tuple[list[float], list[float]]:
+    """Step an echo and call /health until ``until``: the seconds of each."""
+    steps, health = [], []
+    async with httpx.AsyncClient(base_url=server.base_url, timeout=30) as http:
+        for _ in range(5000):
+            if time.monotonic() > until:
+                break
+            start = time.perf_counter()
+            assert (await sh(env, "echo hi")).output == "hi\n"
+            steps.append(time.perf_counter() - start)
+            start = time.perf_counter()
+            assert (await http.get("/health")).status_code == 200
+            health.append(time.perf_counter() - start)
+    return steps, health
+
+
+def p99(samples: list[float]) -> float:
+    ordered = sorted(samples)
+    return ordered[max(0, math.ceil(0.99 * len(ordered)) - 1)]
+
+
+def leftovers(server_pid: int | None, names: list[str]) -> list[str]:
+    """What is left of the test's sandboxes (and, with ``server_pid``, of the server's
+    process tree and uid leases)."""
+    left = []
+    root = default_root()
+    mounts = Path("/proc/self/mountinfo").read_text()
+    host, _ = cgroup_host()
+    for name in names:
+        if (root / name).exists():
+            left.append(f"directory {root / name}")
+        if f"/{name} " in mounts:
+            left.append(f"mount of {name}")
+        cgroups = [*host.dirs(name), *([host.cpuset / name] if host.cpuset else [])] if host else []
+        left += [f"cgroup {path}" for path in cgroups if path.exists()]
+    if server_pid is not None:
+        for child in psutil.Process(server_pid).children(recursive=True):
+            with contextlib.suppress(psutil.NoSuchProcess):  # gone meanwhile: not left
+                left.append(f"process {child.pid} {child.cmdline()}")
+        inodes = {os.stat(root / ".uids" / f"{name[1:].split('-')[0]}.lock").st_ino for name in names}
+        for line in Path("/proc/locks").read_text().splitlines():
+            fields = line.split()
+            held = len(fields) > 5 and fields[4] == str(server_pid)
+            if held and int(fields[5].rsplit(":", 1)[1]) in inodes:
+                left.append(f"uid lease {line}")
+    return left
+
+
+async def gone(server_pid: int | None, names: list[str]) -> list[str]:
+    """Leftovers, waited for up to 15 s (sessions are torn down in the background)."""
+    for _ in range(150):
+        left = await asyncio.to_thread(leftovers, server_pid, names)
+        if not left:
+            break
+        await asyncio.sleep(0.1)
+    return left
+
+
+async def test_stopped_shells_and_floods_leave_the_victim_and_health_fast() -> None:
+    with served(LEVELS[-1], OPENENV_ENV_KWARGS='{"pool_size": 0}') as server:
+        names, steps, health, counts, left, (idle_steps, idle_health) = await _chaos(server)
+        pid = server.proc.pid
+    left_after_stop = await gone(None, names)
+    step_p99, health_max = p99(steps) * 1000, max(health) * 1000
+    print(
+        f"\nchaos: {len(steps)} victim steps, p99 {step_p99:.1f} ms (max {max(steps) * 1000:.1f}); "
+        f"/health max {health_max:.1f} ms (p99 {p99(health) * 1000:.1f}); stalls, floods {counts}; "
+        f"before the chaos: {len(idle_steps)} steps, p99 {p99(idle_steps) * 1000:.1f} ms, "
+        f"/health max {max(idle_health) * 1000:.1f} ms; load {os.getloadavg()}"
+    )
+    assert sum(counts[:STOPPED]) >= STOPPED  # each stopped shell stalled a command at least once
+    assert sum(counts[STOPPED:]) >= FLOODING
+    assert left == []  # with the server running: its sessions closed
+    assert left_after_stop == []
+    assert not psutil.pid_exists(pid)
+    # Always: no stall (one was 5 s for /health and 38 s for a step when the PTY write
+    # slept on the event loop); a loaded machine's worst seen here was 0.47 s.
+    assert max(steps) < STALL_S
+    assert max(health) < STALL_S
+    idle_p99, idle_health = p99(idle_steps) * 1000, max(idle_health) * 1000
+    if idle_p99 > QUIET_STEP_P99_MS or idle_health > QUIET_HEALTH_MAX_MS:
+        pytest.skip(
+            f"the machine is too loaded to hold a latency bound: before the chaos the victim's p99 "
+            f"was {idle_p99:.1f} ms and /health took up to {idle_health:.1f} ms "
+            f"(quiet: {QUIET_STEP_P99_MS:g} and {QUIET_HEALTH_MAX_MS:g}); load {os.getloadavg()}"
+        )
+    assert step_p99 <= STEP_P99_MS
+    assert health_max <= HEALTH_MAX_MS
+
+
+async def _chaos(
+    server: Any,
+) -> tuple[list[str], list[float], list[float], list[int], list[str], tuple[list[float], list[float]]]:
+    stopped = [client(server) for _ in range(STOPPED)]
+    flooding = [client(server) for _ in range(FLOODING)]
+    calm = client(server)
+    everyone = [*stopped, *flooding, calm]
+    names: list[str] = []
+    try:
+        await asyncio.gather(*(env.reset(free_shell=True) for env in everyone))
+        names = list(await asyncio.gather(*(sandbox_of(env) for env in everyone)))
+        await victim(server, calm, time.monotonic() + 0.5)  # warm
+        idle = await victim(server, calm, time.monotonic() + 2.0)  # the same machine, no chaos
+        until = time.monotonic() + CHAOS_S
+        chaos = asyncio.gather(
+            *(stop_and_feed(env, until) for env in stopped), *(flood(env, until) for env in flooding)
+        )
+        steps, health = await victim(server, calm, until)
+        counts = list(await chaos)
+    finally:
+        await asyncio.gather(*(env.close() for env in everyone), return_exceptions=True)
+    return names, steps, health, counts, await gone(server.proc.pid, names), idle
