@@ -30,6 +30,7 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "rewards": frozenset({"base"}),
     "authoring": frozenset({"base"}),
     "containers": frozenset({"base"}),
+    "capture": frozenset({"base"}),
     "hub": frozenset({"base", "authoring", "containers"}),
     "client": frozenset({"base", "containers", "hub"}),
     "gym": frozenset({"base", "client"}),
@@ -40,7 +41,8 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "policy": frozenset({"base", "train"}),
     "eval": frozenset({"base", "client", "containers", "hub", "server", "policy"}),
     "cli": frozenset(
-        {"base", "authoring", "containers", "eval", "hub", "k8s", "mcp", "policy", "sandbox", "server", "train"}
+        {"base", "authoring", "capture", "containers", "eval", "hub", "k8s", "mcp", "policy", "sandbox"}
+        | {"server", "train"}
     ),
     "openenv": frozenset({"base", "client"}),
 }
