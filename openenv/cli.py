@@ -33,6 +33,9 @@ def _serve(args: argparse.Namespace) -> int:
     from ._exceptions import EnvKwargsError, EnvNotFound, ServeFailed
     from .server import ServerSettings, serve
 
+    if args.port is not None and not 0 <= args.port <= 65535:
+        print(f"openenv serve: --port {args.port} is not a port (0-65535; 0: any free one)", file=sys.stderr)
+        return 2
     env_kwargs = None
     if args.env_kwargs is not None:
         import json

@@ -8,6 +8,10 @@ on the line(s) just before its opening fence changes how::
     <!-- docs-test: timeout 300 -->         a longer bound for this block (seconds)
     <!-- docs-test: expect -->              the next ```text block is this block's output
     <!-- docs-test: docker -->              needs a Docker engine
+    <!-- docs-test: venv standard +envs -->  what the reader installed, from here on (tests/_docvenv.py)
+
+``venv`` is the one marker that is not the next block's alone: it holds until the next
+``venv`` marker. A page without one runs in the venv of README's first command.
 """
 
 from __future__ import annotations
@@ -18,7 +22,9 @@ from pathlib import Path
 
 RUNNABLE = ("bash", "sh", "python")
 DEFAULT_TIMEOUT_S = 120.0
-KNOWN_MARKERS = ("skip", "background", "timeout", "expect", "docker")
+KNOWN_MARKERS = ("skip", "background", "timeout", "expect", "docker", "venv")
+#: What ``bash scripts/demo.sh`` installs: README's first command.
+DEFAULT_VENV = "standard +envs"
 
 _FENCE = re.compile(r"^```([\w+-]*)\s*$")
 _MARKER = re.compile(r"^<!--\s*docs-test:\s*(.*?)\s*-->\s*$")
@@ -34,6 +40,7 @@ class Block:
     code: str
     markers: dict[str, str] = field(default_factory=dict)
     expected: str | None = None  # the text block after a block marked ``expect``
+    venv: str = DEFAULT_VENV  # what the reader has installed when they reach this block
 
     @property
     def where(self) -> str:
@@ -73,12 +80,14 @@ def blocks(path: Path, root: Path) -> list[Block]:
     lines = path.read_text().splitlines()
     found: list[Block] = []
     pending: dict[str, str] = {}
+    venv = DEFAULT_VENV
     i = 0
     while i < len(lines):
         marker = _MARKER.match(lines[i])
         fence = _FENCE.match(lines[i])
         if marker:
             pending.update(parse_markers(marker.group(1)))
+            venv = pending.get("venv", venv)
         elif fence:
             start, lang = i, fence.group(1) if fence else ""
             i += 1
@@ -86,7 +95,7 @@ def blocks(path: Path, root: Path) -> list[Block]:
             while i < len(lines) and lines[i].rstrip() != "```":
                 body.append(lines[i])
                 i += 1
-            block = Block(page, start + 1, lang, "\n".join(body) + "\n", pending)
+            block = Block(page, start + 1, lang, "\n".join(body) + "\n", pending, venv=venv)
             if found and "expect" in found[-1].markers and found[-1].expected is None and lang == "text":
                 found[-1].expected = block.code
             found.append(block)

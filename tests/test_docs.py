@@ -2,8 +2,12 @@
 
 One page is one test: its ``bash``/``sh``/``python`` blocks run in page order in a
 scratch directory that mirrors the repository (symlinks; ``envs/`` is a real folder of
-symlinks, so a block may add an env there), with ``.venv/bin`` first on ``PATH``.
-Python blocks of a page share one namespace and may use top-level ``await``. The docs'
+symlinks, so a block may add an env there), in a venv that holds exactly what the page
+has told its reader to install (``venv`` marker, tests/_docvenv.py; by default what
+README's first command, scripts/demo.sh, installs), its ``bin`` first on ``PATH``: a
+page that needs something it never names fails, as it would for the reader. Python
+blocks run in that venv's interpreter (tests/_docdriver.py), share one namespace and
+may use top-level ``await``. The docs'
 port ``8000`` becomes a free loopback port (also ``OPENENV_PORT``). Blocks are
 changed by an HTML comment just before their fence (tests/_docblocks.py):
 
@@ -13,6 +17,8 @@ changed by an HTML comment just before their fence (tests/_docblocks.py):
 * ``<!-- docs-test: expect -->``: the next ```` ```text ```` block is its output (every
   non-empty line, in order; ``...`` matches anything);
 * ``<!-- docs-test: timeout 300 -->``: this block's bound in seconds (default 120);
+* ``<!-- docs-test: venv EXTRAS [+envs] -->``: from here on, the reader has
+  ``pip install 'openenv[EXTRAS]'`` (and, with ``+envs``, every env of ``envs/``);
 * ``<!-- docs-test: docker -->``: needs a Docker engine (without one the page is
   reported as skipped, and under ``CI=true`` as failed); ``OPENENV_BASE_IMAGE`` is the
   offline base of scripts/docker/build_base_image.sh when it exists, as in tests/docker.
@@ -20,14 +26,15 @@ changed by an HTML comment just before their fence (tests/_docblocks.py):
 
 from __future__ import annotations
 
-import ast
-import asyncio
 import contextlib
-import io
+import json
 import os
+import queue
+import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -35,12 +42,13 @@ from typing import Any
 import httpx
 import pytest
 
+from . import _docvenv
 from ._docblocks import KNOWN_MARKERS, Block, blocks, expected_lines_found, parse_markers, with_port
 from .conftest import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = ["README.md", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").glob("*.md"))]
-BIN = Path(sys.executable).parent
+DRIVER = Path(__file__).with_name("_docdriver.py")
 LOCAL_BASE_IMAGE = "openenv-local/python:3.11-bookworm"
 #: Not linked into the scratch dir: envs/ is a real folder there; the rest are outputs.
 NOT_MIRRORED = frozenset({"envs", "build", "runs"})
@@ -79,8 +87,12 @@ class PageRun:
         self.namespace: dict[str, Any] = {"__name__": "__docs__"}
         self.server: subprocess.Popen[bytes] | None = None
         self.server_log = scratch.parent / "server.log"
-        env = {k: v for k, v in os.environ.items() if not k.startswith("OPENENV_")}
-        env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
+        self.venv: str | None = None  # the profile of the venv in use
+        self.venvs: list[Path] = []
+        self.driver: subprocess.Popen[str] | None = None
+        self.replies: queue.Queue[str] = queue.Queue()
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENENV_", "VIRTUAL_ENV"))}
+        self.path = env.get("PATH", "")
         env["OPENENV_PORT"] = str(self.port)
         env.pop("PYTHONPATH", None)
         base = os.environ.get("OPENENV_BASE_IMAGE") or _local_base_image()
@@ -97,7 +109,20 @@ class PageRun:
             if item.is_dir() and not item.name.startswith((".", "_")):
                 (scratch / "envs" / item.name).symlink_to(item)
 
+    def use_venv(self, profile: str) -> None:
+        """Build the venv ``profile`` names (when it is not the one in use) and put it first."""
+        if profile == self.venv:
+            return
+        self.stop_driver()
+        dest = self.dir.parent / f"venv-{len(self.venvs)}"
+        self.venvs.append(dest)
+        bin_dir = _docvenv.build(dest, profile)
+        self.env["PATH"] = f"{bin_dir}{os.pathsep}{self.path}"
+        self.env["VIRTUAL_ENV"] = str(dest)  # as `source .venv/bin/activate` leaves it
+        self.venv = profile
+
     def run(self, block: Block) -> str:
+        self.use_venv(block.venv)
         code = with_port(block.code, self.port)
         if block.lang == "python":
             return self._python(block, code)
@@ -120,14 +145,48 @@ class PageRun:
         return out
 
     def _python(self, block: Block, code: str) -> str:
-        compiled = compile(code, block.where, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out):
-            result = eval(compiled, self.namespace)
-            if asyncio.iscoroutine(result):
-                asyncio.run(result)
-        sys.stdout.write(out.getvalue())
-        return out.getvalue()
+        if self.driver is None or self.driver.poll() is not None:
+            self.driver = subprocess.Popen(
+                [str(Path(self.env["VIRTUAL_ENV"]) / "bin" / "python"), str(DRIVER)],
+                cwd=self.dir, env=self.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=self.server_log.with_name("python.log").open("ab"), text=True,
+            )
+            self.replies = queue.Queue()
+            out = self.driver.stdout
+            threading.Thread(target=lambda: [self.replies.put(line) for line in out], daemon=True).start()
+        assert self.driver.stdin is not None
+        self.driver.stdin.write(json.dumps({"code": code, "where": block.where}) + "\n")
+        self.driver.stdin.flush()
+        try:
+            reply = json.loads(self.replies.get(timeout=block.timeout_s))
+        except queue.Empty:
+            self.stop_driver()
+            pytest.fail(f"{block.where}: still running after {block.timeout_s:g} s")
+        except json.JSONDecodeError as exc:
+            pytest.fail(f"{block.where}: the Python driver answered garbage: {exc}")
+        if reply["error"]:
+            pytest.fail(f"{block.where} raised, in the page's venv ({self.venv}):\n{reply['error']}")
+        sys.stdout.write(reply["out"])
+        return str(reply["out"])
+
+    def stop_driver(self) -> None:
+        driver, self.driver = self.driver, None
+        if driver is None:
+            return
+        with contextlib.suppress(OSError):
+            assert driver.stdin is not None
+            driver.stdin.close()
+        try:
+            driver.wait(10)
+        except subprocess.TimeoutExpired:
+            driver.kill()
+            driver.wait(5)
+
+    def close(self) -> None:
+        self.stop_server()
+        self.stop_driver()
+        for venv in self.venvs:
+            shutil.rmtree(venv, ignore_errors=True)
 
     def _background(self, block: Block, code: str) -> str:
         self.stop_server()
@@ -251,7 +310,6 @@ def test_page_runs_as_written(page: str, tmp_path: Path, monkeypatch: pytest.Mon
         pytest.skip(f"{page} needs a Docker engine: {why}")
     run = PageRun(tmp_path / "work")
     monkeypatch.chdir(run.dir)
-    monkeypatch.syspath_prepend(str(run.dir))
     try:
         for block in todo:
             out = run.run(block)
@@ -259,4 +317,4 @@ def test_page_runs_as_written(page: str, tmp_path: Path, monkeypatch: pytest.Mon
             if expected is not None and (missing := expected_lines_found(expected, out)):
                 pytest.fail(f"{block.where}: expected output line {missing!r} not in:\n{_tail(out)}")
     finally:
-        run.stop_server()
+        run.close()

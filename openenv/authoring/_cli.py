@@ -18,8 +18,12 @@ def _init(args: argparse.Namespace) -> int:
         print(f"openenv init: {exc}", file=sys.stderr)
         return 2
     print(path)
+    import importlib.util
+
+    # The standard install has no test runner: the hint says so rather than fail later.
+    pytest = "" if importlib.util.find_spec("pytest") else "pip install pytest; "
     print(
-        f"next: openenv validate {path}  |  python -m pytest {path}/tests  |  openenv build {path}",
+        f"next: openenv validate {path}  |  {pytest}python -m pytest {path}/tests  |  openenv build {path}",
         file=sys.stderr,
     )
     return 0

@@ -6,15 +6,39 @@ import argparse
 import sys
 from typing import Any
 
+from .._extras import require
+
+
+def _bad_repo_id(command: str, repo_id: str) -> bool:
+    """Print the one line and say so when ``repo_id`` is not ``ORG/NAME``."""
+    from .._exceptions import HubError
+    from ._push import check_repo_id
+
+    try:
+        check_repo_id(repo_id)
+    except HubError as exc:
+        print(f"openenv {command}: {exc}", file=sys.stderr)
+        return True
+    return False
+
 
 def _push(args: argparse.Namespace) -> int:
     from .._exceptions import HubError
     from ..authoring._manifest import ManifestError
     from ._push import push
 
+    # Everything push needs is the hub extra's (openenv.yaml is read with its pyyaml).
+    require("yaml", extra="hub", feature="openenv push")
+    if not args.dry_run:
+        require("huggingface_hub", extra="hub", feature="openenv push")
+    if _bad_repo_id("push", args.repo_id):
+        return 2
     try:
         result = push(args.path, args.repo_id, private=args.private, dry_run=args.dry_run, token=args.token)
-    except (HubError, ManifestError, RuntimeError) as exc:
+    except ManifestError as exc:  # bad input: no env folder, or its openenv.yaml is wrong
+        print(f"openenv push: {exc}", file=sys.stderr)
+        return 2
+    except HubError as exc:
         print(f"openenv push: {exc}", file=sys.stderr)
         return 1
     if result.dry_run:
@@ -31,6 +55,9 @@ def _pull(args: argparse.Namespace) -> int:
     from .._exceptions import HubError
     from ._push import pull
 
+    require("huggingface_hub", extra="hub", feature="openenv pull")
+    if _bad_repo_id("pull", args.repo_id):
+        return 2
     try:
         path = pull(args.repo_id, args.dir, revision=args.revision, token=args.token)
     except HubError as exc:

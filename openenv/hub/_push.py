@@ -35,7 +35,7 @@ def hf() -> ModuleType:
 
 
 def check_repo_id(repo_id: str) -> str:
-    if not _REPO_ID.match(repo_id) or ".." in repo_id:
+    if not isinstance(repo_id, str) or not _REPO_ID.fullmatch(repo_id) or ".." in repo_id:
         raise HubError(f"{repo_id!r} is not a Hub repo id: use ORG/NAME")
     return repo_id
 

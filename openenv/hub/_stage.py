@@ -9,15 +9,18 @@ runs the openenv that was tested here and not a same-named package from an index
 from __future__ import annotations
 
 import fnmatch
+import importlib.metadata
 import importlib.util
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import tomllib
 from pathlib import Path
 from typing import Any
 
+from .._exceptions import HubError
 from .._extras import require
 from ..authoring._manifest import Manifest, load_manifest
 
@@ -98,16 +101,70 @@ def front_matter(readme: str, manifest: Manifest) -> str:
     return f"---\n{dumped}---\n\n{body.lstrip()}"
 
 
+def _build_requires(source: Path) -> list[str]:
+    try:
+        with (source / "pyproject.toml").open("rb") as f:
+            requires = tomllib.load(f).get("build-system", {}).get("requires")
+    except (OSError, tomllib.TOMLDecodeError):
+        requires = None
+    return list(requires) if isinstance(requires, list) else ["setuptools>=40.8.0"]
+
+
+def _builds_here(requires: list[str]) -> bool:
+    """Whether this interpreter can build the wheel itself (``--no-build-isolation``,
+    seconds faster and offline): every build requirement is installed at a version
+    that satisfies it, and setuptools older than 70.1 (no ``bdist_wheel`` of its own,
+    the one a fresh venv of Python 3.11 gets) has the ``wheel`` package beside it."""
+    try:
+        from packaging.requirements import InvalidRequirement, Requirement
+        from packaging.version import Version
+    except ImportError:  # cannot tell: let pip fetch the build requirements
+        return False
+    for text in requires:
+        try:
+            req = Requirement(text)
+        except InvalidRequirement:
+            return False
+        if req.marker is not None and not req.marker.evaluate():
+            continue
+        try:
+            installed = importlib.metadata.version(req.name)
+        except importlib.metadata.PackageNotFoundError:
+            return False
+        if not req.specifier.contains(installed, prereleases=True):
+            return False
+        old_setuptools = req.name == "setuptools" and Version(installed) < Version("70.1")
+        if old_setuptools and importlib.util.find_spec("wheel") is None:
+            return False
+    return True
+
+
+def _pip_error(stderr: str) -> str:
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    errors = [ln for ln in lines if ln.startswith("ERROR:") or "error:" in ln.lower()]
+    return (errors or lines or ["no output"])[-1].removeprefix("ERROR: ")
+
+
 def _pip_wheel(source: Path, dest: Path) -> Path:
+    """Build ``source``'s wheel into ``dest``: with this interpreter's setuptools when it
+    can, else in pip's isolated build (which fetches the build requirements from the
+    index); a failure is one line (``HubError``) saying what to install."""
     before = set(dest.glob("*.whl"))
+    requires = _build_requires(source)
+    here = _builds_here(requires)
     cmd = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--disable-pip-version-check",
            "--wheel-dir", str(dest), str(source)]
-    if importlib.util.find_spec("setuptools") is not None:
-        cmd.insert(4, "--no-build-isolation")  # seconds faster; both build with setuptools
+    if here:
+        cmd.insert(4, "--no-build-isolation")
     result = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     made = sorted(set(dest.glob("*.whl")) - before)
     if result.returncode != 0 or not made:
-        raise RuntimeError(f"pip wheel {source} failed:\n{result.stderr[-2000:]}")
+        fix = (
+            "" if here else
+            f"; pip could not fetch its build requirements ({', '.join(requires)}): "
+            "install them here (pip install 'setuptools>=70.1') or let pip reach an index"
+        )
+        raise HubError(f"cannot build the wheel of {source}: {_pip_error(result.stderr)}{fix}")
     return made[0]
 
 

@@ -1,0 +1,66 @@
+"""Every command, given bad input, prints one line and exits 2: never a traceback.
+
+Run through the console script, as a user would, from a scratch folder (issue 28). The
+library raises typed exceptions (``EnvNotFound``, ``EnvKwargsError``, ``HubError``,
+``ManifestError``, ...); the CLI turns each into ``openenv COMMAND: what is wrong``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+OPENENV = Path(sys.executable).with_name("openenv")
+
+#: (argv, the start of the one line on stderr). Paths are relative to the repository.
+CASES = [
+    (["serve", "ehco_env"], "openenv serve: no environment 'ehco_env': did you mean 'echo'?"),
+    (["serve", "ROOT/envs/echo_env", "--env-kwargs", '{"size": 3}'],
+     "openenv serve: --env-kwargs: EchoEnv takes no argument 'size'; it takes no arguments"),
+    (["serve", "ROOT/envs/arith_env", "--env-kwargs", '{"digit": 2}'],
+     "openenv serve: --env-kwargs: ArithEnv takes no argument 'digit' (did you mean 'digits'?); it takes"),
+    (["serve", "ROOT/envs/arith_env", "--env-kwargs", '{"digits": 9}'],
+     "openenv serve: --env-kwargs: ArithEnv digits: Input should be less than or equal to 6"),
+    (["serve", "echo", "--env-kwargs", "{bad"], "openenv serve: --env-kwargs is not valid JSON:"),
+    (["serve", "echo", "--env-kwargs", "[1]"], "openenv serve: --env-kwargs must be a JSON object"),
+    (["serve", "echo", "--port", "99999"], "openenv serve: --port 99999 is not a port"),
+    (["serve", "echo", "--workers", "0"], "openenv serve: workers must be at least 1"),
+    (["serve", "echo", "--session-limits", "memory=lots"], "openenv serve: --session-limits:"),
+    (["serve", "nope_mod_h6:Env"], "openenv serve: no module named 'nope_mod_h6'"),
+    (["mcp", "ehco_env"], "openenv mcp: no environment 'ehco_env': did you mean 'echo'?"),
+    (["mcp", "echo", "--reset-options", "{bad"], "openenv mcp: --reset-options is not JSON:"),
+    (["mcp", "echo", "--reset-options", "[1]"], "openenv mcp: --reset-options must be a JSON object"),
+    (["run", "openenv-echo", "-e", "NOEQUALS"], "openenv run: -e 'NOEQUALS' is not KEY=VALUE"),
+    (["pull", "alice/maze\n"], "openenv pull: 'alice/maze\\n' is not a Hub repo id: use ORG/NAME"),
+    (["pull", "no-slash"], "openenv pull: 'no-slash' is not a Hub repo id: use ORG/NAME"),
+    (["push", "ROOT/envs/echo_env", "--repo-id", "a/../b", "--dry-run"],
+     "openenv push: 'a/../b' is not a Hub repo id"),
+    (["push", "no_such_folder_h6", "--repo-id", "alice/maze", "--dry-run"],
+     "openenv push: no_such_folder_h6/openenv.yaml does not exist"),
+    (["init", "1bad"], "openenv init: '1bad' is not usable as an env name"),
+    (["validate", "ROOT/envs/echo_env", "--action", "[1]"],
+     "openenv validate: --action '[1]' is not a JSON object"),
+    (["k8s", "openenv-echo", "--replicas", "0"], "openenv k8s: --replicas must be at least 1"),
+]
+
+
+def _argv(argv: list[str]) -> list[str]:
+    return [arg.replace("ROOT/", f"{ROOT}/") for arg in argv]
+
+
+@pytest.mark.parametrize(("argv", "line"), CASES, ids=[" ".join(argv)[:60] for argv, _ in CASES])
+def test_bad_input_is_one_line_and_exit_2(argv: list[str], line: str, tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENENV_") and k != "PYTHONPATH"}
+    proc = subprocess.run([str(OPENENV), *_argv(argv)], cwd=tmp_path, env=env, stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=60)
+    err = proc.stderr.replace(str(ROOT) + "/", "").replace(f"{tmp_path}/", "")
+    assert "Traceback" not in err, err
+    assert err.startswith(line), err
+    assert len(err.strip().splitlines()) == 1, err
+    assert proc.returncode == 2, err
+    assert proc.stdout == ""
