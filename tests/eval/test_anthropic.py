@@ -24,6 +24,7 @@ from openenv.server import serve_in_background
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "test-key"
+pytestmark = pytest.mark.timeout(300)
 
 
 class MessagesServer:

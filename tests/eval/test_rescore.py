@@ -11,6 +11,7 @@ import pytest
 from openenv.eval import EvalConfig, load_trajectories, run_eval
 
 ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.timeout(300)
 
 
 def test_rescore_recomputes_rewards_with_a_rubric(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ import pytest
 from openenv.eval import EvalConfig, load_trajectories, run_eval
 
 ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.timeout(300)
 ECHO = str(ROOT / "envs" / "echo_env")
 
 

@@ -19,6 +19,7 @@ from openenv.eval._trajectory import iter_trajectories
 ROOT = Path(__file__).resolve().parents[2]
 ECHO = str(ROOT / "envs" / "echo_env")
 SEEDED = "python:tests.eval._policies:seeded_echo"
+pytestmark = pytest.mark.timeout(300)  # runs serve an env and play dozens of episodes; slower when loaded
 
 
 def _play(t) -> tuple:
@@ -104,6 +105,7 @@ def _cli(*args: str, **kwargs) -> subprocess.Popen[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(400)  # three runs of 40 episodes as processes; minutes on a loaded machine
 def test_sigkill_halfway_then_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None:
     args = [
         ECHO,

@@ -19,6 +19,7 @@ from openenv._exceptions import PolicyError  # noqa: E402
 from openenv.policy import LocalModel  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.timeout(300)
 
 
 def test_a_train_run_folder_loads_with_its_trained_weights(tmp_path: Path) -> None:
