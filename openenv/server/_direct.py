@@ -202,6 +202,8 @@ class DirectWebSocketsProtocol(WebSocketsSansIOProtocol):
 
     #: the longest a message may take to arrive whole once its first byte has
     message_timeout_s: float = 60.0
+    #: called once when the socket goes (``_guard.py`` gives the connection's place back)
+    on_lost: Any = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -317,6 +319,9 @@ class DirectWebSocketsProtocol(WebSocketsSansIOProtocol):
         self.frames_in.release()
         self.frames_in.unlink()
         self.direct.release()
+        if self.on_lost is not None:
+            self.on_lost()
+            self.on_lost = None
 
 
 def protocol_class(message_timeout_s: float | None = None) -> type | None:

@@ -32,6 +32,7 @@ from .._env import AsyncEnvironment, EnvClass, Environment
 from .._exceptions import EnvNotFound as EnvNotFound  # re-exported: its home before the one tree
 from .._exceptions import ServeFailed as ServeFailed  # re-exported: its home before the one tree
 from .._extras import require
+from ._guard import raise_open_files_limit
 from ._kwargs import check_env_kwargs
 from ._settings import ServerSettings
 
@@ -151,6 +152,24 @@ def _ws_protocol(settings: ServerSettings) -> Any:
     return protocol_class(settings.message_timeout_s) or "websockets-sansio"
 
 
+def _http_protocol(settings: ServerSettings) -> Any:
+    """uvicorn's HTTP protocol (httptools where installed, else h11) with header
+    deadlines and a cap per client (``_guard.py``), one guard per server process."""
+    from ._guard import ConnectionGuard, guarded_http
+
+    base: type
+    if importlib.util.find_spec("httptools"):
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+        base = HttpToolsProtocol
+    else:
+        from uvicorn.protocols.http.h11_impl import H11Protocol
+
+        base = H11Protocol
+    guard = ConnectionGuard(settings.max_connections_per_client, settings.header_timeout_s)
+    return guarded_http(base, guard)
+
+
 def uvicorn_options(settings: ServerSettings) -> dict[str, Any]:
     """The fastest uvicorn stack installed, compression off, sizes and pings set."""
     have = importlib.util.find_spec
@@ -158,7 +177,7 @@ def uvicorn_options(settings: ServerSettings) -> dict[str, Any]:
         "host": settings.host,
         "port": settings.port,
         "loop": "uvloop" if have("uvloop") else "asyncio",
-        "http": "httptools" if have("httptools") else "h11",
+        "http": _http_protocol(settings),
         "ws": _ws_protocol(settings),
         "ws_max_size": settings.max_frame_bytes,
         "ws_ping_interval": settings.ping_interval_s or None,
@@ -194,6 +213,7 @@ def serve(target: str | EnvClass, settings: ServerSettings | None = None) -> Non
 
         if settings.port:
             check_port(settings.host, settings.port)
+        raise_open_files_limit()
 
         app = create_app(env_class, settings=settings)
         server = uvicorn.Server(uvicorn.Config(app, **uvicorn_options(settings)))
@@ -264,6 +284,7 @@ def _worker_main(spec: str, path: str | None, settings: ServerSettings) -> None:
     from ._app import create_app
 
     sock = _listen(settings.host, settings.port)
+    raise_open_files_limit()
     app = create_app(load_env_class(spec, path), settings=settings)
     uvicorn.Server(uvicorn.Config(app, **uvicorn_options(settings))).run(sockets=[sock])
 

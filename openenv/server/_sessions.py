@@ -206,6 +206,8 @@ class SessionManager:
         #: sessions (open or being built) per peer address, when there is a quota
         self.per_client: dict[str, int] = {}
         self.sessions: dict[str, Session] = {}
+        #: open WebSocket connections (``_ws.Connection``), for the reaper
+        self.connections: set[Any] = set()
         self._pending = 0
         self._closing: set[asyncio.Future[None]] = set()
         self._reaper: asyncio.Task[None] | None = None
@@ -306,7 +308,11 @@ class SessionManager:
                 log.exception("reaper pass failed")
 
     async def reap_idle(self) -> int:
-        """Close every session idle past the timeout; returns how many."""
+        """Close every session idle past the timeout, and every WebSocket that has held
+        no live session for as long; returns how many sessions."""
+        now = time.monotonic()
+        for conn in [c for c in self.connections if c.idle_without_session(now, self.idle_timeout_s)]:
+            await conn.close_idle("idle timeout (no session)")
         idle = [s for s in self.sessions.values() if s.is_idle()]
         by_owner: dict[int, tuple[Owner, list[Session]]] = {}
         for session in idle:

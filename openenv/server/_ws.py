@@ -84,6 +84,8 @@ class Connection:
         self.concurrent = extended and not manager.runner.always_inline
         self._tasks: set[asyncio.Task[None]] = set()
         self._opening: set[str | None] = set()
+        #: when this socket last showed life without a session: connected, or an MCP call
+        self.active_at = time.monotonic()
         #: uvicorn's protocol hands messages straight to this loop where it can (_direct.py)
         self.direct: DirectChannel | None = (ws.scope.get("extensions") or {}).get("openenv.direct")
         if self.direct is not None:
@@ -110,6 +112,7 @@ class Connection:
         concurrent = self.concurrent
         direct = self.direct
         receive = ws.receive
+        self.manager.connections.add(self)  # the reaper closes it if it idles with no session
         try:
             while not self.closing:
                 if direct is not None:
@@ -134,6 +137,7 @@ class Connection:
             # connection ends here and only here.
             log.debug("connection loop ended by an exception", exc_info=True)
         finally:
+            self.manager.connections.discard(self)
             for task in list(self._tasks):
                 task.cancel()
             if self._tasks:
@@ -202,6 +206,21 @@ class Connection:
                 continue
             await session.close(reason)
 
+    def idle_without_session(self, now: float, limit_s: float) -> bool:
+        """No live session, and nothing from one (nor an MCP call) for ``limit_s``."""
+        if self.closing:
+            return False
+        last = self.active_at
+        for session in self.sessions.values():
+            if session.state is not SessionState.CLOSED:
+                return False  # the session reaper's to judge
+            last = max(last, session.last_active)
+        return now - last > limit_s
+
+    async def close_idle(self, reason: str) -> None:
+        await self.close_sessions(reason)
+        await self._close_socket(CLOSE_IDLE, reason)
+
     async def reap(self, sessions: list[Session], reason: str) -> None:
         for session in sessions:
             if session.is_idle():  # re-checked: it may have started a call during an earlier close
@@ -246,6 +265,7 @@ class Connection:
             elif isinstance(msg, CloseMessage):
                 return await self._close_one(key, msg.id)
             elif isinstance(msg, McpMessage):
+                self.active_at = time.monotonic()
                 session = self.sessions.get(key)
                 data = (
                     mcp_not_supported(msg.data)

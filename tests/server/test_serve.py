@@ -47,7 +47,9 @@ def test_uvicorn_options_pass_pings_frame_limit_and_stack():
     assert opts["access_log"] is False
     assert opts["log_level"] == "error"
     assert opts["loop"] == "uvloop"  # installed in the dev venv
-    assert opts["http"] == "httptools"
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+    assert issubclass(opts["http"], HttpToolsProtocol)  # with header deadlines, a cap per client (_guard.py)
 
 
 def test_zero_ping_settings_disable_keepalive():
@@ -70,7 +72,10 @@ def test_uvicorn_falls_back_without_uvloop_and_httptools(monkeypatch):
     monkeypatch.setattr(serve_mod.importlib.util, "find_spec",
                         lambda name: None if name in ("uvloop", "httptools") else real(name))
     opts = uvicorn_options(ServerSettings())
-    assert (opts["loop"], opts["http"]) == ("asyncio", "h11")
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    assert opts["loop"] == "asyncio"
+    assert issubclass(opts["http"], H11Protocol)
 
 
 # --- targets ---------------------------------------------------------------------------------------

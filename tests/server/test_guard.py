@@ -1,0 +1,152 @@
+"""Slow and idle clients cannot hold the server (issue 34): a header deadline on every
+request, sessionless WebSockets reaped, a cap on connections per client, and /health
+answering under a flood of 1,100 slow clients."""
+
+from __future__ import annotations
+
+import contextlib
+import resource
+import socket
+import time
+
+import httpx
+import pytest
+
+from openenv.server._guard import SPARE, ConnectionGuard
+
+from .._wire import call, connect, expect_closed, raw_handshake
+from ._net import raise_nofile, read_until_closed, served
+
+__all__ = ["served"]  # the fixture, used by name
+
+
+def _closed_within(sock: socket.socket, timeout_s: float) -> float | None:
+    """Seconds until the server closed ``sock`` (None: still open after ``timeout_s``)."""
+    started = time.monotonic()
+    read_until_closed(sock, timeout_s)
+    took = time.monotonic() - started
+    return took if took < timeout_s else None
+
+
+@pytest.mark.parametrize("sent", [b"", b"GET /health HTTP/1.1\r\nHost: x\r\n"], ids=["silent", "half a head"])
+def test_a_request_head_not_finished_in_header_timeout_s_is_closed(serve, sent: bytes) -> None:
+    server = serve(header_timeout_s=0.5)
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+    try:
+        sock.sendall(sent)
+        took = _closed_within(sock, 5)
+    finally:
+        sock.close()
+    assert took is not None, "the server kept a socket whose request head never ended"
+    assert httpx.get(f"{server.url}/health", timeout=5).status_code == 200
+
+
+def test_the_header_deadline_starts_again_after_each_response(serve) -> None:
+    server = serve(header_timeout_s=1.0)
+    with httpx.Client(base_url=server.url, timeout=5) as http:
+        for _ in range(3):  # one keep-alive connection, requests 0.6 s apart: each in time
+            assert http.get("/health").status_code == 200
+            time.sleep(0.6)
+
+
+def test_a_websocket_with_no_session_is_reaped_after_idle_timeout_s(serve) -> None:
+    server = serve(idle_timeout_s=0.5)
+    ws = connect(server.ws_url, extended=True)  # openenv.v1: no session until a reset
+    started = time.monotonic()
+    assert expect_closed(ws, timeout_s=10) == 4408
+    assert time.monotonic() - started < 8
+    with connect(server.ws_url, extended=True) as busy:  # a socket with a live session is the session's
+        call(busy, {"type": "reset", "id": 1})
+        time.sleep(0.3)
+        assert call(busy, {"type": "step", "id": 2, "data": {"message": "x"}})["type"] == "observation"
+
+
+def test_past_its_cap_a_client_may_only_ask_for_health(serve) -> None:
+    server = serve(max_connections_per_client=4, header_timeout_s=30)
+    held = [socket.create_connection(("127.0.0.1", server.port), timeout=5) for _ in range(4)]
+    try:
+        with httpx.Client(base_url=server.url, timeout=5) as http:
+            assert http.get("/health").status_code == 200  # the fifth: /health only
+            refused = http.get("/sessions")
+            assert refused.status_code == 503
+            assert b"too many connections" in refused.content
+        with pytest.raises(Exception, match="503"):
+            raw_handshake(server.port)  # a WebSocket handshake too
+        extra = [socket.create_connection(("127.0.0.1", server.port), timeout=5) for _ in range(SPARE + 2)]
+        try:
+            gone = sum(_closed_within(s, 1.0) is not None for s in extra)
+        finally:
+            for s in extra:
+                s.close()
+        assert gone >= 2  # past the cap and its spare: closed at once
+    finally:
+        for s in held:
+            s.close()
+    time.sleep(0.2)
+    with connect(server.ws_url) as ws:  # places given back
+        assert call(ws, {"type": "reset"})["type"] == "observation"
+
+
+def test_the_guard_counts_by_peer_and_keeps_room_below_the_files_limit() -> None:
+    guard = ConnectionGuard(max_per_client=10_000, header_timeout_s=1, files=1024)
+    assert guard.max_per_client == (1024 - 64) // 2
+    assert [guard.admit("a") for _ in range(guard.max_per_client)] == ["ok"] * guard.max_per_client
+    assert [guard.admit("a") for _ in range(SPARE)] == ["limited"] * SPARE
+    assert guard.admit("a") == "refused"
+    assert guard.admit("b") == "ok"
+    for _ in range(guard.max_per_client + SPARE):
+        guard.release("a")
+    guard.release("b")
+    assert (guard.open, guard.total) == ({}, 0)
+
+
+FLOOD = 1100
+
+
+def _slow_clients(port: int, n: int) -> list[socket.socket]:
+    """``n`` connections from 127.0.0.2, each having sent the first line of a request."""
+    socks = []
+    for _ in range(n):
+        try:
+            s = socket.create_connection(("127.0.0.1", port), timeout=2, source_address=("127.0.0.2", 0))
+            s.sendall(b"GET /health HTTP/1.1\r\n")
+        except OSError:
+            continue  # refused at once: counted by the server, not held
+        socks.append(s)
+    return socks
+
+
+def _trickle(socks: list[socket.socket]) -> None:
+    for s in socks:
+        with contextlib.suppress(OSError):
+            s.send(b"X-Slow: 1\r\n")
+
+
+@pytest.mark.timeout(120)
+def test_health_answers_while_1100_slow_clients_hold_connections(served) -> None:
+    if raise_nofile(FLOOD + 400) < FLOOD + 200:
+        pytest.skip(f"this process may open only {resource.getrlimit(resource.RLIMIT_NOFILE)} files")
+    server = served(nofile=1024)  # the server's soft and hard open-files limit: a common default
+    socks = _slow_clients(server.port, FLOOD)
+    failures, answered = [], 0
+    try:
+        deadline = time.monotonic() + 12
+        while time.monotonic() < deadline:
+            _trickle(socks)  # a header line every ~2 s from each
+            for _ in range(4):
+                started = time.monotonic()
+                try:
+                    status = httpx.get(f"{server.url}/health", timeout=3).status_code
+                    answered += status == 200
+                    if status != 200:
+                        failures.append(f"{status}")
+                except httpx.HTTPError as exc:
+                    failures.append(f"{type(exc).__name__} after {time.monotonic() - started:.1f} s")
+                time.sleep(0.5)
+        with connect(server.ws_url) as ws:  # and a client elsewhere can still work
+            assert call(ws, {"type": "reset"})["type"] == "observation"
+    finally:
+        for s in socks:
+            s.close()
+    assert not failures, f"/health failed {len(failures)} times ({answered} answered): {failures[:3]}"
+    assert answered >= 10
