@@ -64,3 +64,39 @@ def test_bad_input_is_one_line_and_exit_2(argv: list[str], line: str, tmp_path: 
     assert len(err.strip().splitlines()) == 1, err
     assert proc.returncode == 2, err
     assert proc.stdout == ""
+
+
+def test_the_python_api_raises_typed_errors_before_it_listens() -> None:
+    """``serve()`` itself checks the constructor arguments: ``EnvKwargsError`` (also a
+    ``ServeFailed`` and a ``ValueError``), before any port is bound."""
+    from arith_env.env import ArithEnv
+
+    from openenv import Action, Environment, Observation, State
+    from openenv._exceptions import EnvKwargsError, ServeFailed
+    from openenv.server import ServerSettings, serve
+
+    class NeedsSize(Environment[Action, Observation, State]):
+        def __init__(self, size: int, *, label: str = "") -> None:
+            self.size = size
+
+        def reset(self, *, seed=None, episode_id=None, options=None):  # type: ignore[no-untyped-def]
+            return Observation()
+
+        def step(self, action):  # type: ignore[no-untyped-def]
+            return Observation()
+
+        def state(self):  # type: ignore[no-untyped-def]
+            return State()
+
+    cases = [
+        (ArithEnv, {"digit": 2}, "ArithEnv takes no argument 'digit' (did you mean 'digits'?)"),
+        (ArithEnv, {"ops": "/"}, "ArithEnv ops: String should match pattern"),
+        (NeedsSize, {}, "NeedsSize needs 'size'"),
+        (NeedsSize, {"size": 1, "lable": "x"}, "NeedsSize takes no argument 'lable' (did you mean 'label'?)"),
+    ]
+    for env_class, kwargs, message in cases:
+        with pytest.raises(EnvKwargsError) as info:
+            serve(env_class, ServerSettings.from_env(port=0, env_kwargs=kwargs))
+        assert message in str(info.value)
+        assert isinstance(info.value, ServeFailed)
+        assert isinstance(info.value, ValueError)
