@@ -8,6 +8,7 @@ flag come from the last observation's ``metadata``.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -57,8 +58,11 @@ async def play(
     t0 = time.perf_counter()
     result = await client.reset(seed=spec.reset_seed, **spec.reset_options)
     clock.env_s += time.perf_counter() - t0
-    agent = policy.agent(episode)
     observation: dict[str, Any] = dict(result.observation)
+    actions = episode.actions.for_observation(observation)  # an MCP env's own tools, once listed
+    agent = policy.agent(
+        episode if actions is episode.actions else dataclasses.replace(episode, actions=actions)
+    )
     reward: float | None = None
     turns: list[Turn] = []
     total, status = 0.0, "truncated"

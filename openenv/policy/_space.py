@@ -27,6 +27,8 @@ class Tool:
     parameters: dict[str, Any]
     tag_field: str | None = None
     tag_value: Any = None
+    via: tuple[str, str] | None = None
+    """For a tool of an MCP env: the action's (tool name field, arguments field)."""
 
     def openai(self) -> dict[str, Any]:
         return {
@@ -59,6 +61,30 @@ class ActionSpace:
             observation_fields=tuple(observation.get("properties", {})),
         )
 
+    def for_observation(self, observation: Mapping[str, Any]) -> ActionSpace:
+        """For an env whose action calls a named MCP tool (``{tool, arguments}``, as
+        ``openenv.mcp.McpServerEnv``; ``{tool_name, arguments}`` as upstream's MCP envs):
+        the tools its reset observation lists in ``metadata["tools"]``, each its own
+        tool. Otherwise this space unchanged."""
+        listed = (observation.get("metadata") or {}).get("tools")
+        call = _mcp_call(self.schema)
+        if call is None or not isinstance(listed, list) or not listed:
+            return self
+        tag_field, tag_value, via = call
+        tools = tuple(
+            Tool(
+                str(t["name"]),
+                str(t.get("description") or ""),
+                dict(t.get("inputSchema") or t.get("input_schema") or {"type": "object", "properties": {}}),
+                tag_field,
+                tag_value,
+                via,
+            )
+            for t in listed
+            if isinstance(t, Mapping) and isinstance(t.get("name"), str)
+        )
+        return ActionSpace(self.schema, tools, None, self.observation_fields)
+
     def tool(self, name: str) -> Tool:
         for tool in self.tools:
             if tool.name == name:
@@ -80,7 +106,7 @@ class ActionSpace:
             raise PolicyError(
                 f"tool {name!r} was called with {type(arguments).__name__} arguments, not an object"
             )
-        action = dict(arguments)
+        action = {tool.via[0]: tool.name, tool.via[1]: dict(arguments)} if tool.via else dict(arguments)
         if tool.tag_field is not None:
             action[tool.tag_field] = tool.tag_value
         return action
@@ -154,6 +180,19 @@ def _tools(action: Mapping[str, Any]) -> list[Tool]:
         name = str(tag_value) if tag_value is not None else _snake(str(member.get("title", "act")))
         tools.append(Tool(name, str(member.get("description", "")).strip(), params, tag_field, tag_value))
     return tools
+
+
+def _mcp_call(action: Mapping[str, Any]) -> tuple[str | None, Any, tuple[str, str]] | None:
+    """(tag field, tag value, (name field, arguments field)) of the member of ``action``
+    that calls a named tool, or None."""
+    members = _members(action)
+    for member in members:
+        props = member.get("properties", {})
+        name = next((f for f in ("tool", "tool_name") if _is_string(props.get(f, {}))), None)
+        if name is not None and props.get("arguments", {}).get("type") == "object":
+            tag_field, tag_value = _tag(member) if len(members) > 1 else (None, None)
+            return tag_field, tag_value, (name, "arguments")
+    return None
 
 
 def _snake(title: str) -> str:

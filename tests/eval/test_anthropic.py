@@ -4,6 +4,7 @@ tool_use / tool_result turns on a tool env, the key refused with 401."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -65,11 +66,18 @@ class MessagesServer:
             return refused
         body = await request.json()
         self.requests.append(body)
-        if not body.get("tools"):
+        names = [tool["name"] for tool in body.get("tools", [])]
+        last = body["messages"][-1]["content"]
+        answered = isinstance(last, list) and last[0].get("type") == "tool_result"
+        if not names:
             content: list[dict[str, Any]] = [{"type": "text", "text": "hello there"}]
+        elif "add" in names:  # an MCP server's own tools: add, then submit what it said
+            said = json.loads(last[0]["content"])["text"] if answered else ""  # the observation, as JSON
+            call = ("submit", {"answer": said}) if answered else ("add", {"a": 2, "b": 3})
+            content = [
+                {"type": "tool_use", "id": f"toolu_{len(self.requests)}", "name": call[0], "input": call[1]}
+            ]
         else:
-            last = body["messages"][-1]["content"]
-            answered = isinstance(last, list) and last[0].get("type") == "tool_result"
             args = {"code": "", "submit": True} if answered else {"code": "x = 1"}
             tool = body["tools"][0]["name"]
             content = [{"type": "tool_use", "id": f"toolu_{len(self.requests)}", "name": tool, "input": args}]
@@ -162,3 +170,21 @@ def test_a_refused_key_is_one_line_and_exit_2(server, tmp_path: Path) -> None:
     assert proc.returncode == 2, proc.stderr
     [line] = proc.stderr.strip().splitlines()
     assert "refused the key (401)" in line
+
+
+def test_an_mcp_env_offers_its_own_tools(server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("H8_ANTHROPIC_KEY", KEY)
+    results = run_eval(
+        EvalConfig(
+            env="tests.mcp._mcp_envs:ToolServerEnv", policy=_spec(server), out=tmp_path, count=1, max_turns=4
+        )
+    )
+    assert results["errors"] == 0
+    [t] = load_trajectories(tmp_path)
+    assert [turn.action for turn in t.turns] == [
+        {"tool": "add", "arguments": {"a": 2, "b": 3}},
+        {"tool": "submit", "arguments": {"answer": "5"}},
+    ]
+    assert (t.status, t.reward, t.passed) == ("done", 1.0, True)
+    offered = [tool["name"] for tool in server.double.requests[0]["tools"]]
+    assert {"add", "count", "submit"} <= set(offered)  # the server's tools, not one generic call tool

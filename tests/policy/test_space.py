@@ -71,3 +71,36 @@ def test_tool_calls_in_text() -> None:
     call = '<tool_call>{"name": "run", "arguments": {"command": "ls"}}</tool_call>'
     text = f"ok {call} <tool_call>{{bad}}</tool_call>"
     assert parse_tool_calls(text) == [{"name": "run", "arguments": {"command": "ls"}}]
+
+
+def test_an_mcp_env_lists_its_own_tools_at_reset() -> None:
+    # upstream's MCP envs: a union of list_tools and call_tool {tool_name, arguments}
+    schema = {
+        "action": {
+            "oneOf": [{"$ref": "#/$defs/ListTools"}, {"$ref": "#/$defs/CallTool"}],
+            "$defs": {
+                "ListTools": {"properties": {"type": {"const": "list_tools"}}, "required": ["type"]},
+                "CallTool": {
+                    "properties": {
+                        "type": {"const": "call_tool"},
+                        "tool_name": {"type": "string"},
+                        "arguments": {"type": "object"},
+                    },
+                    "required": ["type", "tool_name"],
+                },
+            },
+        }
+    }
+    space = ActionSpace.from_schema(schema)
+    assert space.for_observation({"metadata": {}}) is space  # nothing listed: the schema's own tools
+    listed = {
+        "metadata": {"tools": [{"name": "add", "description": "Add.", "inputSchema": {"type": "object"}}]}
+    }
+    mcp = space.for_observation(listed)
+    assert [t.name for t in mcp.tools] == ["add"]
+    assert mcp.text_field is None
+    assert mcp.action_from_call("add", {"a": 1}) == {
+        "type": "call_tool",
+        "tool_name": "add",
+        "arguments": {"a": 1},
+    }
