@@ -89,6 +89,8 @@ class Admission:
         length: bytes | None = None
         host: bytes | None = None
         origin: bytes | None = None
+        fetch_site: bytes | None = None
+        fetch_mode: bytes | None = None
         authorized = expected is None or scope["path"] in OPEN_PATHS
         for name, value in scope["headers"]:
             if name == b"content-length":
@@ -97,9 +99,14 @@ class Admission:
                 host = value
             elif name == b"origin":
                 origin = value
+            elif name == b"sec-fetch-site":
+                fetch_site = value
+            elif name == b"sec-fetch-mode":
+                fetch_mode = value
             elif name == b"authorization" and not authorized:
                 authorized = hmac.compare_digest(value, expected)
-        refused = self.origins.refusal(host, origin) if self.origins is not None else None
+        origins = self.origins
+        refused = origins.refusal(host, origin, fetch_site, fetch_mode) if origins is not None else None
         client = scope.get("client")
         token = peer.set(client[0] if client else None)
         try:

@@ -8,8 +8,10 @@ WebSocket handshake (never per frame), keep such pages out:
   WebSocket handshake and on every non-GET request, ``no-cors`` ones included). A request
   with an ``Origin`` is served only when that origin is the server's own (its
   ``host[:port]`` is the request's ``Host``) or is listed in ``allowed_origins``
-  (``"*"``: any). Requests without one (Python clients, curl, probes) are not browsers'
-  cross-origin requests and pass.
+  (``"*"``: any). A plain GET carries no ``Origin``; a browser's says in
+  ``Sec-Fetch-Site`` whether another site's page made it, and such a GET is refused too
+  unless it is a navigation (a link the user follows). Requests with neither header
+  (Python clients, curl, probes) are not browsers' cross-origin requests and pass.
 * **Host.** A DNS-rebinding page makes its own name resolve to ``127.0.0.1``: its
   requests are then same-origin, but carry its name in ``Host``. On a loopback bind
   (the default) ``Host`` must be a loopback name (``localhost``, ``*.localhost``), an IP
@@ -31,6 +33,8 @@ import ipaddress
 from collections.abc import Iterable
 
 _LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+#: ``Sec-Fetch-Site`` values of a request another page made (``same-site``: another port).
+_OTHER_SITES = frozenset({b"cross-site", b"same-site"})
 _DEFAULT_PORTS = {"http": "80", "https": "443", "ws": "80", "wss": "443"}
 
 
@@ -127,8 +131,16 @@ class OriginPolicy:
             return True  # the server's own pages (the /web playground)
         return authority in self.origins
 
-    def refusal(self, host: bytes | None, origin: bytes | None) -> str | None:
-        """Why a request with these headers is refused; None when it is served."""
+    def refusal(
+        self, host: bytes | None, origin: bytes | None, fetch_site: bytes | None = None,
+        fetch_mode: bytes | None = None,
+    ) -> str | None:
+        """Why a request with these headers is refused; None when it is served.
+
+        ``fetch_site`` and ``fetch_mode`` are ``Sec-Fetch-Site`` and ``Sec-Fetch-Mode``:
+        a browser names no ``Origin`` on a plain GET (an ``<img>``, a ``<script>``), but
+        says there whether another site's page made it.
+        """
         host_text = host.decode("latin-1") if host is not None else None
         if host_text is not None and not self.host_allowed(host_text):
             return (
@@ -143,4 +155,10 @@ class OriginPolicy:
                     f"a page from origin {origin_text!r} may not use this server: only its own "
                     "pages and the origins in --allowed-origins (OPENENV_ALLOWED_ORIGINS) may"
                 )
+        elif fetch_site in _OTHER_SITES and fetch_mode != b"navigate" and not self.any_origin:
+            return (  # a link the user follows (navigate) is theirs; an <img> or <script> is the page's
+                "a page of another site may not use this server (Sec-Fetch-Site: "
+                f"{fetch_site.decode('latin-1')}): only its own pages and the origins in "
+                "--allowed-origins may"
+            )
         return None

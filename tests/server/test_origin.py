@@ -248,3 +248,17 @@ def test_the_policy_answers_none_for_what_it_serves():
     assert policy.refusal(None, None) is None  # HTTP/1.0 without Host: no browser sends that
     assert "Host" in (policy.refusal(b"evil.example:8000", b"http://evil.example:8000") or "")
     assert "origin" in (policy.refusal(b"127.0.0.1:8000", b"http://127.0.0.1:8001") or "")
+
+
+@pytest.mark.parametrize(("site", "mode", "served"), [
+    ("cross-site", "no-cors", False), ("same-site", "no-cors", False), ("cross-site", "cors", False),
+    ("cross-site", "navigate", True), ("same-origin", "cors", True), ("none", "navigate", True),
+])
+def test_a_get_without_origin_is_judged_by_sec_fetch_site(server, site, mode, served):
+    """An <img> or <script> of another page sends no Origin on a GET, but Sec-Fetch-Site."""
+    response = _request(server, "GET", "/state", None, {"sec-fetch-site": site, "sec-fetch-mode": mode})
+    if served:
+        assert response.status_code == 200
+    else:
+        _assert_forbidden(response)
+        _nothing_ran(server)

@@ -55,7 +55,18 @@ async function post(path, body, mode) {
   }
 }
 
+function image(path) {
+  return new Promise((resolve) => {
+    const img = new Image();
+    img.onload = () => resolve("loaded");
+    img.onerror = () => resolve("error");
+    img.src = base + path;
+    setTimeout(() => resolve("timeout"), 8000);
+  });
+}
+
 async function attack() {
+  results.img = await image("/state");  // a GET without Origin: Sec-Fetch-Site says whose
   results.ws = await socket();
   const create = JSON.stringify({jsonrpc: "2.0", id: 1, method: "openenv/session/create"});
   const posts = [["sessions", "/sessions", ""], ["mcp", "/mcp", create], ["reset", "/reset", "{}"]];
@@ -119,7 +130,7 @@ def page(chromium):
 
 @pytest.mark.timeout(90)
 def test_a_page_of_another_origin_can_neither_drive_nor_read_the_server(serve, other_origin, page):
-    server = serve(EchoEnv)
+    server = serve()  # the test env: its tracker sees every env built
     page.goto(f"{other_origin}/?target={server.port}")
     page.wait_for_function("document.body.dataset.results !== undefined", timeout=30000)
     results = orjson.loads(page.evaluate("document.body.dataset.results"))
@@ -128,8 +139,9 @@ def test_a_page_of_another_origin_can_neither_drive_nor_read_the_server(serve, o
     for name in ("sessions", "mcp", "reset"):
         assert results[name] == "sent", results  # the browser did send the no-cors POSTs
         assert results[f"{name} cors"] == "failed", results  # and could read nothing
+    assert results["img"] == "error", results
+    assert server.tracker.instances == []  # not one env was built, not even a throwaway one
     assert server.manager.active == 0
-    assert server.manager.stats()["active_sessions"] == 0
     assert page.errors == []
 
 
