@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import copy
 import logging
 import secrets
 import time
@@ -27,9 +26,10 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
+import orjson
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from ._backend import InferenceClient, read_capture
@@ -61,11 +61,11 @@ class _State:
             return self.level
 
 
-def _json(data: Any, status: int = 200) -> JSONResponse:
-    return JSONResponse(data, status_code=status)
+def _json(data: Any, status: int = 200) -> Response:
+    return Response(orjson.dumps(data), status_code=status, media_type="application/json")
 
 
-def _plain_error(status: int, message: str) -> JSONResponse:
+def _plain_error(status: int, message: str) -> Response:
     return _json({"error": {"message": message, "type": "invalid_request_error"}}, status)
 
 
@@ -205,7 +205,7 @@ def create_app(
                 dialect.error(401, "unknown API key: use a session id from POST /sessions as the key"), 401
             )
         try:
-            body = await request.json()
+            body = orjson.loads(await request.body())
             if not isinstance(body, dict):
                 raise BadRequest("the body must be a JSON object")
             chat = dialect.to_chat(body, path)
@@ -247,7 +247,7 @@ def create_app(
 
 async def _call(state: _State, session: Session, dialect: Dialect, chat: dict[str, Any]) -> ChatReply:
     """Forward one call to the backend and record it in the session's graph."""
-    request = copy.deepcopy(chat)
+    request = chat  # each dialect built it fresh from the body: the node may keep it
     raw = await state.backend.completion(chat, level=session.capture_level)
     reply = ChatReply.read(raw)
     got = read_capture(raw)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
+import orjson
 
 from ._errors import UpstreamError
 
@@ -81,7 +82,8 @@ class InferenceClient:
             body["model"] = self.served_model
         url = f"{self.base_url}/chat/completions"
         try:
-            reply = await self._client.post(url, json=body, headers=self._headers())
+            headers = {"content-type": "application/json", **self._headers()}
+            reply = await self._client.post(url, content=orjson.dumps(body), headers=headers)
         except httpx.TimeoutException as exc:
             raise UpstreamError(f"the backend at {self.base_url} did not answer in time", status=504) from exc
         except httpx.HTTPError as exc:
@@ -95,8 +97,8 @@ class InferenceClient:
                 backend_status=reply.status_code,
             )
         try:
-            data = reply.json()
-        except ValueError as exc:
+            data = orjson.loads(reply.content)
+        except orjson.JSONDecodeError as exc:
             raise UpstreamError("the backend's reply is not JSON") from exc
         if not isinstance(data, dict) or not data.get("choices"):
             raise UpstreamError("the backend's reply has no choices")

@@ -115,19 +115,24 @@ class RolloutGraph:
         return node
 
     def _parent_of(self, node: TurnNode) -> str | None:
+        """The earlier call whose prompt + sampled ids (or, without ids, whose messages and
+        reply) is the longest exact prefix of this call's."""
         best: TurnNode | None = None
         best_len = 0
+        prompt = node.prompt_ids
+        keys = None if prompt else [_message_key(msg) for msg in node.request_messages]
         for cand in self._nodes.values():
-            if node.prompt_ids and cand.prompt_ids:
-                end: list[Any] = cand.end_ids
-                ok = bool(cand.sampled_ids) and _is_prefix(end, node.prompt_ids)
-            elif not node.prompt_ids and not cand.prompt_ids:
-                end = [_message_key(m) for m in [*cand.request_messages, cand.response_message]]
-                ok = _is_prefix(end, [_message_key(m) for m in node.request_messages])
+            if prompt and cand.prompt_ids:
+                n, length = len(cand.prompt_ids), len(cand.prompt_ids) + len(cand.sampled_ids)
+                ok = n < length <= len(prompt) and prompt[n:length] == cand.sampled_ids
+                ok = ok and prompt[:n] == cand.prompt_ids
+            elif keys is not None and not cand.prompt_ids:
+                end = [_message_key(msg) for msg in [*cand.request_messages, cand.response_message]]
+                length, ok = len(end), _is_prefix(end, keys)
             else:
-                ok = False
-            if ok and len(end) > best_len:
-                best, best_len = cand, len(end)
+                continue
+            if ok and length > best_len:
+                best, best_len = cand, length
         return best.node_id if best else None
 
     def nodes(self) -> list[TurnNode]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterator
 from typing import Any
 
@@ -39,21 +38,23 @@ class OpenAIChat:
             "'messages' must be a non-empty list",
         )
         need(int(body.get("n") or 1) == 1, "the capture proxy records one choice per call: 'n' must be 1")
-        return {k: copy.deepcopy(v) for k, v in body.items() if k in _SAMPLING}
+        return {k: v for k, v in body.items() if k in _SAMPLING}
 
     def wants_stream(self, body: dict[str, Any], path: str, query: dict[str, str]) -> bool:
         return bool(body.get("stream"))
 
     def reply(self, chat: ChatReply, body: dict[str, Any]) -> dict[str, Any]:
-        out = copy.deepcopy(chat.raw)
-        if not body.get("return_token_ids"):
-            out.pop("prompt_token_ids", None)
-        for choice in out.get("choices") or []:
-            choice.pop("prompt_token_ids", None)
-            if not body.get("return_token_ids"):
-                choice.pop("token_ids", None)
-            if not body.get("logprobs"):
-                choice["logprobs"] = None
+        """The backend's reply, less the capture fields the agent did not ask for (no deep copy:
+        the recorded ids are lists the reply only shares, and nothing here mutates them)."""
+        ids, lps = bool(body.get("return_token_ids")), bool(body.get("logprobs"))
+        out = {k: v for k, v in chat.raw.items() if ids or k != "prompt_token_ids"}
+        choices = []
+        for choice in chat.raw.get("choices") or []:
+            kept = {k: v for k, v in choice.items() if k != "prompt_token_ids" and (ids or k != "token_ids")}
+            if not lps:
+                kept["logprobs"] = None
+            choices.append(kept)
+        out["choices"] = choices
         return out
 
     def events(self, chat: ChatReply, body: dict[str, Any]) -> Iterator[str]:
