@@ -99,7 +99,7 @@ def create_app(
         if not admin(request):
             return _plain_error(401, "this route needs the capture admin key")
         session = state.registry.get(request.path_params["session_id"])
-        return session if session is not None else _plain_error(404, "unknown session")
+        return session if session is not None else _json({"error": "unknown session"}, 404)  # upstream's body
 
     async def health(request: Request) -> Response:
         return _json(
@@ -110,6 +110,11 @@ def create_app(
                 "model": state.backend.served_model,
                 "capture_level": state.level,
                 "trainable": state.level == "tokens",
+                "rollout_type": None
+                if state.level is None
+                else "train"
+                if state.level == "tokens"
+                else "eval",
                 "sessions": len(state.registry.list_ids()),
             }
         )
