@@ -44,28 +44,33 @@ class WeightedSum(_Container):
         for key, child in kids.items():
             self.add(key, child)
         if weights is None:
-            self.weights = dict.fromkeys(kids, 1.0)
+            self._weights = dict.fromkeys(kids, 1.0)
         elif isinstance(weights, Mapping):
             if set(weights) != set(kids):
                 raise ValueError(f"weights name {sorted(weights)}, children are {sorted(kids)}")
-            self.weights = {k: float(weights[k]) for k in kids}
+            self._weights = {k: float(weights[k]) for k in kids}
         else:
             if len(weights) != len(kids):
                 raise ValueError(f"{len(weights)} weights for {len(kids)} children")
-            self.weights = {k: float(w) for k, w in zip(kids, weights, strict=True)}
-        if normalized and abs(sum(self.weights.values()) - 1.0) > 1e-6:
-            raise ValueError(f"Weights must sum to 1.0, got {sum(self.weights.values())}")
+            self._weights = {k: float(w) for k, w in zip(kids, weights, strict=True)}
+        if normalized and abs(sum(self._weights.values()) - 1.0) > 1e-6:
+            raise ValueError(f"Weights must sum to 1.0, got {sum(self._weights.values())}")
+
+    @property
+    def weights(self) -> dict[str, float]:
+        """``{child name: weight}``."""
+        return dict(self._weights)
 
     def plan(self, action: Any, observation: Any) -> Plan:
         total = 0.0
         for key, child in self.named_children():
-            total += self.weights[key] * (yield child)
+            total += self._weights[key] * (yield child)
         return total
 
     async def _compute_async(self, action: Any, observation: Any) -> float:
         kids = list(self.named_children())
         scores = await asyncio.gather(*(child._score_async(action, observation) for _, child in kids))
-        return sum(self.weights[key] * score for (key, _), score in zip(kids, scores, strict=True))
+        return sum(self._weights[key] * score for (key, _), score in zip(kids, scores, strict=True))
 
 
 class Gate(_Container):

@@ -69,8 +69,12 @@ def test_containers_name_children_as_upstream() -> None:
     assert total.breakdown() == {"rubric_0": 1.0, "rubric_1": 0.0, "rubric_1.rubric": 0.2}
     with pytest.raises(KeyError, match="Rubric path not found"):
         total.get_rubric("nope")
+    assert total.weights == [0.6, 0.4]  # upstream's list (ours: by name)
     with pytest.raises(ValueError, match=r"sum to 1\.0"):
         WeightedSum([Fixed(1.0)], weights=[0.5])
+    gate = Gate(Fixed(0.2), threshold=0.1)
+    seq = Sequential(Fixed(0.5), gate)
+    assert (gate.rubric.score, len(seq), seq[1]) == (0.2, 2, gate)
 
 
 def test_sequential_stops_at_zero() -> None:

@@ -30,6 +30,8 @@ class Gate(_Gate, Rubric):
 
 
 class WeightedSum(_WeightedSum, Rubric):
+    weights = property(lambda self: list(self._weights.values()))
+
     def __init__(self, rubrics: Sequence[_Rubric], weights: Sequence[float]) -> None:
         super().__init__({f"rubric_{i}": r for i, r in enumerate(rubrics)}, weights, normalized=True)
 
