@@ -50,11 +50,19 @@ class TrajectoryRubric(Rubric):
             raise NotImplementedError(f"{type(self).__name__}: pass score= or override score_trajectory()")
         return self._score(trajectory)
 
-    def step_rewards(self) -> list[float]:
-        """Credit per step once the episode ended: all of it on the last step."""
-        if self.final_score is None:
+    def step_rewards(self, rescore: bool = False) -> list[float]:
+        """Credit per step once the episode ended: all of it on the last step.
+        ``rescore``: score the steps recorded so far now, ended or not (upstream's
+        ``compute_step_rewards``)."""
+        final = self._final(rescore)
+        if final is None:
             return []
-        return [0.0] * (len(self._trajectory) - 1) + [self.final_score]
+        return [0.0] * (len(self._trajectory) - 1) + [final]
+
+    def _final(self, rescore: bool) -> float | None:
+        if rescore and self._trajectory:
+            return float(self.score_trajectory(self._trajectory))
+        return self.final_score
 
     def reset_self(self) -> None:
         self._trajectory = []
@@ -77,8 +85,9 @@ class DiscountedTrajectoryRubric(TrajectoryRubric):
         super().__init__(score, intermediate=intermediate, name=name)
         self.gamma = gamma
 
-    def step_rewards(self) -> list[float]:
-        if self.final_score is None:
+    def step_rewards(self, rescore: bool = False) -> list[float]:
+        final = self._final(rescore)
+        if final is None:
             return []
         n = len(self._trajectory)
-        return [self.final_score * self.gamma ** (n - 1 - t) for t in range(n)]
+        return [final * self.gamma ** (n - 1 - t) for t in range(n)]

@@ -125,6 +125,9 @@ def test_trajectory_rubric_pays_on_done_and_discounts() -> None:
     scores = [rubric(i, SimpleNamespace(done=i == 2, reward=8.0)) for i in range(3)]
     assert scores == [0.1, 0.1, 8.0]
     assert rubric.compute_step_rewards() == [2.0, 4.0, 8.0]
+    partial = Outcome(gamma=0.5)
+    partial("a", SimpleNamespace(done=False, reward=4.0))
+    assert partial.compute_step_rewards() == [4.0]  # as upstream: scored before the end too
     copy = rubric.trajectory
     copy.clear()
     assert len(rubric.trajectory) == 3

@@ -42,4 +42,4 @@ class ExponentialDiscountingTrajectoryRubric(TrajectoryRubric, _Discounted):
         _Discounted.__init__(self, gamma=gamma, intermediate=intermediate_reward)
 
     def compute_step_rewards(self) -> list[float]:
-        return self.step_rewards()
+        return self.step_rewards(rescore=True)
