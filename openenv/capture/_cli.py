@@ -74,6 +74,11 @@ def _serve(args: argparse.Namespace) -> int:
     require("uvicorn", extra="capture", feature="openenv capture serve")
     from ._server import CaptureServer
 
+    if not args.admin_key and args.host not in ("127.0.0.1", "localhost", "::1"):
+        raise ValueError(
+            f"--host {args.host} serves every session's trace to anyone who can reach it: set --admin-key "
+            "(or OPENENV_CAPTURE_ADMIN_KEY)"
+        )
     level, said = (args.capture_level, f"capture level {args.capture_level} (as told)")
     if level is None:
         level, said = _probe(args.llm_url, args.model, args.api_key)

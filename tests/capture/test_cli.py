@@ -59,3 +59,15 @@ def test_a_taken_port_is_one_line_and_exit_2(backend: ScriptedBackend) -> None:
     assert done.stderr.startswith("openenv capture: capture port")
     assert "taken" in done.stderr
     assert time.monotonic() - start < 60
+
+
+def test_a_public_bind_without_an_admin_key_is_refused(backend: ScriptedBackend) -> None:
+    done = subprocess.run(
+        [*CLI, "--llm-url", backend.url, "--host", "0.0.0.0", "--port", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert done.stderr.startswith("openenv capture: --host 0.0.0.0")
+    assert "--admin-key" in done.stderr
