@@ -257,3 +257,5 @@ def test_missing_upstream_names_say_so() -> None:
         _ = env_server.create_web_interface_app
     with pytest.raises(AttributeError, match="not provided here"):
         _ = openenv.core.WebInterfaceManager
+    with pytest.raises(ImportError, match="LLMJudge"):
+        from openenv.core.rubrics import LLMJudge  # noqa: F401
