@@ -113,7 +113,7 @@ class DirectChannel:
             finally:
                 self._waiter = None
         p = self._p
-        if p.read_paused and len(inbox) <= LOW_WATER:
+        if p.read_paused and len(inbox) <= LOW_WATER and p.writable.is_set():
             p.read_paused = False
             p.transport.resume_reading()
         return inbox.popleft()
@@ -307,6 +307,22 @@ class DirectWebSocketsProtocol(WebSocketsSansIOProtocol):
             # A refused handshake (401 from Admission) was answered in full; uvicorn's
             # sans-I/O protocol does not note it, then logs an error and tries a 500.
             self.handshake_complete = True
+
+    def pause_writing(self) -> None:
+        """The peer does not read what we write: stop reading it too (pongs to a flood of
+        pings would otherwise pile up in the write buffer)."""
+        super().pause_writing()
+        if self.direct.enabled and not self.read_paused and not self.transport.is_closing():
+            self.read_paused = True
+            self.transport.pause_reading()
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        direct = self.direct
+        if (direct.enabled and self.read_paused and len(direct._inbox) <= LOW_WATER
+                and not self.transport.is_closing()):
+            self.read_paused = False
+            self.transport.resume_reading()
 
     def connection_lost(self, exc: Exception | None) -> None:
         super().connection_lost(exc)

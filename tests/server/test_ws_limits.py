@@ -17,6 +17,7 @@ import pytest
 from openenv.server._direct import DirectWebSocketsProtocol
 
 from .._wire import call, connect, raw_handshake
+from . import _chaos_net
 from ._net import CONT, TEXT, close_code, frame, read_until_closed, rss_kib, served, server_frames
 
 __all__ = ["served"]  # the fixture, used by name
@@ -244,3 +245,19 @@ def test_a_16_mib_batch_frame_is_refused_quickly_while_another_client_steps(serv
     assert p99(took) <= 0.050, f"victim p99 {p99(took) * 1000:.1f} ms"
     assert max(took) <= 0.250, f"victim max {max(took) * 1000:.1f} ms"
     assert all(b"more than" in r and b"VALIDATION_ERROR" in r for _, r in answers), answers[:1]
+
+
+@pytest.mark.timeout(90)
+def test_a_ping_flood_that_never_reads_its_pongs_is_not_buffered(served) -> None:
+    """Pongs wait in the write buffer of a peer that does not read: reading it stops too."""
+    server = served()
+    with connect(server.ws_url) as ws:
+        call(ws, {"type": "reset"})
+    before = rss_kib(server.pid)
+    stop = time.monotonic() + 6
+    sent = _chaos_net.ping_flood(server.port, stop)["ping_flood_bytes"]
+    time.sleep(0.2)
+    during = rss_kib(server.pid)
+    assert sent > 0
+    grew = (during - before) // 1024
+    assert grew < 16, f"RSS grew {grew} MiB for {sent >> 20} MiB of pings"
