@@ -26,8 +26,8 @@ from pydantic import TypeAdapter
 ROOT = Path(__file__).resolve().parents[2]
 LAYERS = ("openenv/core", "openenv_core")
 
-#: ``wc -l`` of openenv/core and openenv_core: 5,398 before issue 29; may only go down.
-LINE_BUDGET = 5100
+#: ``wc -l`` of openenv/core and openenv_core: 5,398 before issue 29, 4,969 after; may only go down.
+LINE_BUDGET = 4970
 
 #: Modules that still hold logic of their own, and what has no counterpart in ours yet.
 STILL_LOGIC = {
