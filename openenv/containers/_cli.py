@@ -21,10 +21,7 @@ def _local_tags(client: Any) -> list[str] | None:
         return None
     tags: set[str] = set()
     for image in images:
-        for tag in image.tags or ():
-            tags.add(tag)
-            if tag.endswith(":latest"):
-                tags.add(tag.removesuffix(":latest"))
+        tags.update(tag.removesuffix(":latest") for tag in image.tags or ())
     return sorted(tags)
 
 
