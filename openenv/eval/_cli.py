@@ -6,7 +6,8 @@
     openenv eval rescore DIR --rubric MODULE:NAME [--out NEW]
 
 Bad input (unknown env or policy, an endpoint that cannot be reached or refuses the
-key, k < 1) is one line on stderr and exit status 2.
+key, k < 1) is one line on stderr and exit status 2; a run in which episodes errored
+exits 1 after writing everything (the errors are in the trajectories).
 """
 
 from __future__ import annotations
@@ -108,12 +109,21 @@ def _config(args: argparse.Namespace) -> Any:
     )
 
 
+def _num(value: Any) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
 def _print_summary(results: dict[str, Any], out: str) -> None:
     lo, hi = results["reward_ci95"]
-    pass_k = ", ".join(f"pass@{k} {v:.3f}" for k, v in results["pass_at_k"].items())
+    k_max = results["k"]
+    shown = [
+        k for k in results["pass_at_k"] if int(k) == k_max or int(k) & (int(k) - 1) == 0
+    ]  # 1, 2, 4, ..., k
+    pass_k = ", ".join(f"pass@{k} {_num(results['pass_at_k'][k])}" for k in shown)
     print(
         f"{results['env']} / {results['policy']}: {results['tasks']} tasks, {results['episodes']} episodes, "
-        f"{results['errors']} errors; mean reward {results['mean_reward']:.3f} (95% CI {lo:.3f}-{hi:.3f}); "
+        f"{results['errors']} errors; mean reward {_num(results['mean_reward'])} "
+        f"(95% CI {'-' if lo is None else f'{lo:.3f}-{hi:.3f}'}); "
         f"{pass_k}"
     )
     print(f"results in {out}/results.json, trajectories in {out}/trajectories.jsonl")
@@ -126,7 +136,18 @@ def _run(args: argparse.Namespace) -> int:
     cfg.check()
     results = run_eval(cfg)
     _print_summary(results, str(args.out))
+    if results["errors"]:
+        print(
+            f"openenv eval: {results['errors']} episodes errored ({_kinds(results)}): each error is in "
+            "trajectories.jsonl; --resume plays them again",
+            file=sys.stderr,
+        )
+        return 1
     return 0
+
+
+def _kinds(results: dict[str, Any]) -> str:
+    return ", ".join(f"{n} {kind}" for kind, n in results["error_kinds"].items())
 
 
 def _report(args: argparse.Namespace) -> int:

@@ -211,3 +211,15 @@ def test_the_progress_line_counts_and_estimates() -> None:
     assert progress.line().startswith("[########################] 4/4 episodes, 3 passed, 1 errors")
     assert "ETA 0:00:00" in stream.getvalue()
     assert stream.getvalue().endswith("\n")
+
+
+def test_a_run_with_errors_exits_1_and_says_so(tmp_path: Path) -> None:
+    proc = _cli(ECHO, "-p", "oracle", "-o", str(tmp_path), "--count", "2", "--no-progress")
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 1, err
+    assert "2 episodes, 2 errors; mean reward - (95% CI -)" in out
+    assert err.strip() == (
+        "openenv eval: 2 episodes errored (2 NoSolution): each error is in trajectories.jsonl; "
+        "--resume plays them again"
+    )
+    assert len(load_trajectories(tmp_path)) == 2  # written all the same
