@@ -22,8 +22,12 @@ import signal
 import time
 from collections import deque
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from openenv.sandbox import HeadTail, Sandbox
+
+if TYPE_CHECKING:
+    from ._container import ContainerBox
 
 _WINDOW = 4600  # longest marker: nonce, status, a PATH_MAX cwd
 _ENV = {
@@ -77,7 +81,7 @@ def quote(command: str) -> str:
 class PtyShell:
     """A ``bash`` on a PTY in ``sandbox``. Start it with ``await start()``."""
 
-    def __init__(self, sandbox: Sandbox, *, read_limit: int = 1 << 20) -> None:
+    def __init__(self, sandbox: Sandbox | ContainerBox, *, read_limit: int = 1 << 20) -> None:
         self.sandbox = sandbox
         self.read_limit = read_limit
         self.proc: asyncio.subprocess.Process | None = None

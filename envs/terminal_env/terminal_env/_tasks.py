@@ -15,7 +15,13 @@ One folder per task::
       environment/workdir/  optional: files copied into the agent's working directory
       environment/setup.sh  optional: run in the sandbox before the agent starts
 
-Tasks that need an image of their own (``environment/Dockerfile`` alone) are skipped.
+A task with an image of its own (``environment/Dockerfile``, or ``docker_image`` in
+``task.toml``) runs each session in its own container of that image and is scored by
+its ``tests/test.sh`` after the agent's turn (see _image.py, _container.py,
+_container_verifier.py and docs/harbor.md); ``[environment]`` settings: _harbor.py.
+
+A folder that looks like a task (it has any of the files above) but cannot be read is
+not served: ``HarborTaskSet.broken`` says why, and a reset that names it gets that reason.
 """
 
 from __future__ import annotations
@@ -27,6 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from openenv.tasks import Task, TaskSet
+
+from ._harbor import ImageSettings, TaskFormatError
 
 TASKS_DIR = Path(__file__).parent / "tasks"
 
@@ -70,12 +78,36 @@ class TerminalTask:
     requires: tuple[str, ...] = ()
     tags: tuple[str, ...] = field(default_factory=tuple)
     checks: tuple[Check, ...] = ()
+    image: ImageSettings | None = None
 
     @classmethod
     def from_dir(cls, path: Path) -> TerminalTask:
-        with (path / "task.toml").open("rb") as f:
-            meta = tomllib.load(f)
+        """Read a task folder; ``TaskFormatError`` names what is missing or wrong."""
+        for name in ("instruction.md", "task.toml"):
+            if not (path / name).is_file():
+                raise TaskFormatError(f"task {path.name!r}: no {name}")
+        try:
+            with (path / "task.toml").open("rb") as f:
+                meta = tomllib.load(f)
+        except tomllib.TOMLDecodeError as exc:
+            raise TaskFormatError(f"task {path.name!r}: task.toml: {exc}") from None
+        try:
+            return cls._from_meta(path, meta)
+        except TaskFormatError as exc:
+            raise TaskFormatError(f"task {path.name!r}: task.toml: {exc}") from None
+        except (KeyError, TypeError, ValueError, AttributeError, tomllib.TOMLDecodeError) as exc:
+            raise TaskFormatError(f"task {path.name!r}: {type(exc).__name__}: {exc}") from None
+
+    @classmethod
+    def _from_meta(cls, path: Path, meta: dict[str, Any]) -> TerminalTask:
         info = meta.get("metadata", {})
+        image = None
+        if (path / "environment" / "Dockerfile").is_file() or meta.get("environment", {}).get("docker_image"):
+            image = ImageSettings.from_toml(meta)
+            if not (path / "tests" / "test.sh").is_file():
+                raise TaskFormatError("a task with an image of its own needs tests/test.sh")
+        elif not ((path / "tests/checks.toml").is_file() or (path / "tests/test.sh").is_file()):
+            raise TaskFormatError("no tests/checks.toml or tests/test.sh")
         return cls(
             id=path.name,
             path=path,
@@ -86,7 +118,8 @@ class TerminalTask:
             agent_timeout_s=meta.get("agent", {}).get("timeout_sec"),
             requires=tuple(meta.get("environment", {}).get("requires", ())),
             tags=tuple(info.get("tags", ())),
-            checks=read_checks(path / "tests" / "checks.toml"),
+            checks=() if image else read_checks(path / "tests" / "checks.toml"),
+            image=image,
         )
 
     @classmethod
@@ -117,15 +150,18 @@ class TerminalTask:
         return script if script.is_file() else None
 
 
+_TASK_ENTRIES = ("instruction.md", "task.toml", "tests", "environment", "solution")
+
+
 def task_dirs(root: Path) -> list[Path]:
-    """Task folders under ``root`` (those with ``instruction.md``, ``task.toml`` and
-    ``tests/checks.toml`` or ``tests/test.sh``), sorted by name."""
+    """Folders under ``root`` that look like tasks (any of ``instruction.md``,
+    ``task.toml``, ``tests/``, ``environment/``, ``solution/``), sorted by name."""
     return sorted(
         p
         for p in root.iterdir()
-        if (p / "instruction.md").is_file()
-        and (p / "task.toml").is_file()
-        and ((p / "tests/checks.toml").is_file() or (p / "tests/test.sh").is_file())
+        if p.is_dir()
+        and not p.name.startswith((".", "_"))
+        and any((p / name).exists() for name in _TASK_ENTRIES)
     )
 
 
@@ -159,11 +195,18 @@ class HarborTaskSet(TaskSet):
     def __init__(self, root: str | Path) -> None:
         super().__init__(str(root), default_split="train")
         self.root = Path(root)
+        #: Task folders that could not be read: id -> why (they are not served).
+        self.broken: dict[str, str] = {}
 
     def _read(self) -> dict[str, Any]:
         rows = []
+        broken: dict[str, str] = {}
         for path in task_dirs(self.root):
-            task = TerminalTask.from_dir(path)
+            try:
+                task = TerminalTask.from_dir(path)
+            except TaskFormatError as exc:
+                broken[path.name] = str(exc)
+                continue
             rows.append(
                 {
                     "id": task.id,
@@ -171,6 +214,8 @@ class HarborTaskSet(TaskSet):
                     "instruction": task.instruction,
                     "category": task.category,
                     "difficulty": task.difficulty,
+                    "image": task.image is not None,
                 }
             )
+        self.broken = broken
         return {"train": _Rows(rows)}

@@ -51,7 +51,8 @@ _TAP = re.compile(rb"^(not ok|ok)\b[ \t]*(\d*)[ \t]*-?[ \t]*(.*)$", re.MULTILINE
 @dataclass(frozen=True, slots=True)
 class Verdict:
     """The reward and where it came from (``checks``; for a ``test.sh``: ``reward.txt``,
-    ``tap`` or ``exit_code``)."""
+    ``tap`` or ``exit_code``; in a task's own container: ``reward.json``,
+    ``reward.txt`` or ``error``)."""
 
     reward: float
     source: str
@@ -61,9 +62,15 @@ class Verdict:
     timed_out: bool = False
     output: str = ""
     results: list[dict[str, Any]] = field(default_factory=list)
+    rewards: dict[str, float] = field(default_factory=dict)  # named rewards (reward.json)
+    error: str = ""  # why the verifier gave no reward (a task's fault, not the agent's)
 
     def breakdown(self) -> dict[str, Any]:
+        extra: dict[str, Any] = {"rewards": self.rewards} if self.rewards else {}
+        if self.error:
+            extra["error"] = self.error
         return {
+            **extra,
             "reward": self.reward,
             "source": self.source,
             "tests_passed": self.passed,

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from openenv import AsyncEnvironment, EnvironmentMetadata
-from openenv._exceptions import ValidationFailed
+from openenv._exceptions import TaskNotFound, ValidationFailed
 from openenv.sandbox import (
     Isolation,
     Sandbox,
@@ -27,8 +27,11 @@ from openenv.sandbox import (
 )
 from openenv.sandbox._sandbox import describe
 
+from ._container import ContainerBox
+from ._container_verifier import verify_in_container
 from ._pool import ShellPool, close_shell
 from ._shell import Chunk, PtyShell, ShellDied, TerminalStalled
+from ._task_images import TaskImages
 from ._tasks import TASKS_DIR, HarborTaskSet, TerminalTask
 from ._text import clean, clip
 from ._verifier import Verdict, verify
@@ -66,6 +69,7 @@ class TerminalResources:
     isolation: Isolation
     task_set: HarborTaskSet
     pool: ShellPool
+    images: TaskImages
 
     @classmethod
     def build(
@@ -74,6 +78,7 @@ class TerminalResources:
         tasks_dir: str | None = None,
         pool_size: int = 2,
         session_limits: str | None = None,
+        base_images: str | None = None,
         **_: Any,
     ) -> TerminalResources:
         overrides: dict[str, Any] = {"level": sandbox} if sandbox else {}
@@ -83,7 +88,8 @@ class TerminalResources:
         isolation = resolve_isolation(config)  # strict without bubblewrap: refuse to start
         task_set = HarborTaskSet(tasks_dir) if tasks_dir else TerminalEnv.task_set
         task_set.load()
-        return cls(config, isolation, task_set, ShellPool(config, pool_size))
+        images = TaskImages(config.session_limits, base_images)
+        return cls(config, isolation, task_set, ShellPool(config, pool_size), images)
 
 
 class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, TerminalState]):  # type: ignore[type-var]
@@ -95,7 +101,11 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
     (120), ``output_limit`` (characters per observation, 16000), ``max_steps`` (None),
     ``session_limits`` (each session's memory, CPU, processes and disk, as
     ``openenv serve --session-limits`` takes them: ``"memory=512M,cpus=0.5"``; default
-    ``OPENENV_SANDBOX_LIMITS`` or the sandbox's defaults).
+    ``OPENENV_SANDBOX_LIMITS`` or the sandbox's defaults; a task with an image of its own
+    gets the smaller of these and its ``task.toml`` request), ``base_images`` (for tasks
+    with an image of their own: ``FROM`` images mapped to local ones,
+    ``"python:3.11-slim=openenv-local/python:3.11-bookworm"``; default
+    ``OPENENV_TASK_BASE_IMAGES``; see docs/harbor.md).
     """
 
     env_name = "terminal_env"
@@ -119,6 +129,7 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
         finally:
             cls._active = None
             resources.pool.close_now()
+            resources.images.close()
 
     @classmethod
     def metadata(cls) -> TerminalMetadata:
@@ -154,14 +165,17 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
         max_steps: int | None = None,
         pool_size: int = 2,
         session_limits: str | None = None,
+        base_images: str | None = None,
     ) -> None:
         self._owns_resources = resources is None
-        self.resources = resources or TerminalResources.build(sandbox, tasks_dir, pool_size, session_limits)
+        self.resources = resources or TerminalResources.build(
+            sandbox, tasks_dir, pool_size, session_limits, base_images
+        )
         self.default_timeout_s = default_timeout_s
         self.max_timeout_s = max_timeout_s
         self.output_limit = output_limit
         self.default_max_steps = max_steps
-        self._sandbox: Sandbox | None = None
+        self._sandbox: Sandbox | ContainerBox | None = None
         self._shell: PtyShell | None = None
         self._task: TerminalTask | None = None
         self._state = TerminalState()
@@ -183,15 +197,18 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
         await self._teardown()
         task = None
         if not opts.free_shell:
-            task = TerminalTask.from_task(self.resources.task_set.pick(opts, seed=seed))
-            if task.missing_tools:
+            task = self._pick(opts, seed)
+            if task.missing_tools and task.image is None:
                 raise ValidationFailed(
                     f"task {task.id!r} needs {', '.join(task.missing_tools)}, not installed"
                 )
         start = time.perf_counter()
-        self._shell = await self.resources.pool.take()
+        if task is not None and task.image is not None:
+            self._shell = await self.resources.images.new_shell(task)
+        else:
+            self._shell = await self.resources.pool.take()
         self._sandbox = self._shell.sandbox
-        if task is not None:
+        if task is not None and task.image is None:
             await self._prepare(task)
         self._task, self._done = task, False
         self._max_steps = opts.max_steps or self.default_max_steps
@@ -214,9 +231,19 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
             reward=0.0,
         )
 
+    def _pick(self, opts: TerminalResetOptions, seed: int | None) -> TerminalTask:
+        task_set = self.resources.task_set
+        try:
+            return TerminalTask.from_task(task_set.pick(opts, seed=seed))
+        except TaskNotFound:
+            why = task_set.broken.get(opts.task_id or "")
+            if why:
+                raise ValidationFailed(f"task {opts.task_id!r} is not served: {why}") from None
+            raise
+
     async def _prepare(self, task: TerminalTask) -> None:
-        assert self._sandbox is not None
         box = self._sandbox
+        assert isinstance(box, Sandbox)
         if task.workdir_files is not None:
             await asyncio.to_thread(_copy_owned, task.workdir_files, box.workdir, box.uid)
         if task.setup_script is not None:
@@ -369,6 +396,8 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
         self._state.submitted = True
         summary = f"[submitted: reward {verdict.reward:.3f} ({verdict.source}"
         summary += f", {verdict.passed}/{verdict.total} tests passed)]" if verdict.total else ")]"
+        if verdict.error:
+            summary += f"\n[verifier error: {verdict.error}]"
         return TerminalObservation(
             output=summary,
             prompt=summary,
@@ -385,9 +414,12 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
             return Verdict(reward=0.0, source="no task")
         # Every process of the agent dies at once, the shell with them: none of them
         # sees the shell go (the submit) and gets to act before the checks.
-        await asyncio.to_thread(self._sandbox.kill)
+        box = self._sandbox
+        await asyncio.to_thread(box.stop if isinstance(box, ContainerBox) else box.kill)
         if self._shell is not None:
             await self._shell.close()
+        if isinstance(self._sandbox, ContainerBox):
+            return await verify_in_container(self._sandbox, self._task)
         return await verify(self._sandbox, self._task)
 
     def _live_shell(self) -> PtyShell:

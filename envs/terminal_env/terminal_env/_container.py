@@ -1,0 +1,230 @@
+"""One session's container of a task's image, with the ``Sandbox`` methods the shell and
+the env use (``spawn``, ``arun``, ``kill``, ``close``, ``describe``, ``repin``).
+
+The container runs ``sleep infinity`` under Docker's init, with the session's limits
+(memory with no swap on top, processes, CPUs; disk where the engine's storage driver
+allows a size), ``no-new-privileges``, and no network unless the task asks for one
+(then the ICC-off ``openenv-isolated`` bridge: no other container is reachable).
+The shell is ``docker exec -it ... bash``: the engine gives it a terminal of its own,
+so Ctrl-C typed into ours reaches the command in the container.
+
+``kill`` stops the whole container (every process in it, however started, dies with
+its PID namespace) and starts it again on the same filesystem: what the agent wrote
+stays, nothing it ran survives.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import shutil
+import subprocess
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from openenv._exceptions import ExecutionError
+from openenv.sandbox import Completed, SessionLimits
+from openenv.sandbox._procs import kill_group
+from openenv.sandbox._run import run_process
+
+from ._harbor import ImageSettings
+
+LABEL = "openenv.terminal.session"
+_MiB = 1 << 20
+_disk_refused: dict[str, str] = {}  # engine id -> why a disk size is not enforced
+_disk_guard = threading.Lock()
+
+
+def _docker_cli() -> str:
+    found = shutil.which("docker")
+    if found is None:
+        raise ExecutionError("tasks with an image of their own need the docker CLI on PATH")
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerLimits:
+    """What one session's container may use: the smaller of the task's request and the
+    server's session limit for each (None: no limit)."""
+
+    memory_mb: int | None
+    cpus: float | None
+    pids: int | None
+    disk_mb: int | None
+
+    @classmethod
+    def of(cls, settings: ImageSettings, server: SessionLimits) -> ContainerLimits:
+        def smaller(a: float | None, b: float | None) -> float | None:
+            return b if a is None else a if b is None else min(a, b)
+
+        mem = smaller(settings.memory_mb, server.memory_bytes / _MiB if server.memory_bytes else None)
+        disk = smaller(settings.storage_mb, server.disk_bytes / _MiB if server.disk_bytes else None)
+        return cls(
+            memory_mb=None if mem is None else int(mem),
+            cpus=smaller(settings.cpus, server.cpus),
+            pids=server.pids,
+            disk_mb=None if disk is None else int(disk),
+        )
+
+    def run_kwargs(self) -> dict[str, Any]:
+        kw: dict[str, Any] = {}
+        if self.memory_mb is not None:
+            kw["mem_limit"] = kw["memswap_limit"] = f"{self.memory_mb}m"
+        if self.cpus is not None:
+            kw["nano_cpus"] = int(self.cpus * 1e9)
+        if self.pids is not None:
+            kw["pids_limit"] = self.pids
+        return kw
+
+
+class ContainerBox:
+    """A started container of ``image`` for one session. Made in a thread (it blocks)."""
+
+    def __init__(
+        self, client: Any, image: str, settings: ImageSettings, limits: ContainerLimits, task_id: str
+    ) -> None:
+        self.client = client
+        self.image = image
+        self.task_id = task_id
+        self.limits = limits
+        self.network = settings.network
+        self._groups: set[int] = set()
+        self._docker = _docker_cli()
+        self.disk_note = ""
+        kw = {
+            "command": ["sleep", "infinity"],
+            "entrypoint": [],
+            "detach": True,
+            "init": True,
+            "labels": {LABEL: task_id},
+            "security_opt": ["no-new-privileges"],
+            "environment": dict(settings.env),
+            **limits.run_kwargs(),
+        }
+        if settings.workdir:
+            kw["working_dir"] = settings.workdir
+        if settings.network:
+            from openenv.containers._network import network_id
+
+            kw["network"] = network_id(client)
+        else:
+            kw["network_mode"] = "none"
+        self.container = self._run(kw)
+        self.id: str = self.container.id
+        self.container.reload()
+        self.inner_workdir: str = self.container.attrs["Config"].get("WorkingDir") or "/"
+        self.closed = False
+
+    def _run(self, kw: dict[str, Any]) -> Any:
+        import docker.errors
+
+        engine = str(self.client.info().get("ID", ""))
+        if self.limits.disk_mb is not None and engine not in _disk_refused:
+            try:
+                return self.client.containers.run(
+                    self.image, storage_opt={"size": f"{self.limits.disk_mb}M"}, **kw
+                )
+            except docker.errors.APIError as exc:
+                if exc.status_code not in (400, 500) or "storage" not in str(exc).lower():
+                    raise
+                with _disk_guard:
+                    _disk_refused[engine] = " ".join(str(exc.explanation or exc).split())[:200]
+        if self.limits.disk_mb is not None:
+            self.disk_note = f"not enforced by this engine ({_disk_refused.get(engine, '')})"
+        return self.client.containers.run(self.image, **kw)
+
+    # ---- what the shell and the env read -----------------------------------------------
+    def describe(self) -> dict[str, Any]:
+        return {
+            "level": "container",
+            "image": self.image,
+            "container": self.id[:12],
+            "network": "isolated bridge" if self.network else "none",
+            "memory_mb": self.limits.memory_mb,
+            "cpus": self.limits.cpus,
+            "pids": self.limits.pids,
+            "disk_mb": self.limits.disk_mb,
+            **({"disk": self.disk_note} if self.disk_note else {}),
+        }
+
+    def repin(self) -> None:
+        """Nothing to do: the engine places the container's processes."""
+
+    def _exec_argv(
+        self, argv: Sequence[str], *, tty: bool, cwd: str | None, env: Mapping[str, str] | None
+    ) -> list[str]:
+        cmd = [self._docker, "exec", "-i"] + (["-t"] if tty else [])
+        if cwd:
+            cmd += ["-w", cwd]
+        for key, value in (env or {}).items():
+            cmd += ["-e", f"{key}={value}"]
+        return [*cmd, self.id, *argv]
+
+    async def spawn(self, argv: Sequence[str], **kw: Any) -> asyncio.subprocess.Process:
+        """``argv`` in the container; with ``ctty`` (a terminal as stdin) under ``-t``."""
+        ctty = kw.pop("ctty", False)
+        cmd = self._exec_argv(argv, tty=ctty, cwd=kw.pop("cwd", None), env=kw.pop("env", None))
+        proc = await asyncio.create_subprocess_exec(*cmd, start_new_session=True, **kw)
+        self._groups.add(proc.pid)
+        return proc
+
+    async def arun(
+        self,
+        argv: Sequence[str],
+        *,
+        input: bytes | None = None,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        timeout_s: float | None = None,
+        output_limit: int = 1 << 20,
+    ) -> Completed:
+        """Run ``argv`` in the container to completion. Past ``timeout_s`` the client is
+        killed and so is every process in the container (``kill``): the engine gives
+        no other way to reach the one exec'd process."""
+        proc = await self.spawn(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        try:
+            done = await run_process(proc, input=input, timeout_s=timeout_s, output_limit=output_limit)
+        finally:
+            kill_group(proc.pid)
+            self._groups.discard(proc.pid)
+        if done.timed_out:
+            await asyncio.to_thread(self.kill)
+        return done
+
+    # ---- ending ------------------------------------------------------------------------
+    def stop(self) -> None:
+        """Kill every process in the container and leave it stopped (files kept)."""
+        import docker.errors
+
+        for pgid in list(self._groups):
+            kill_group(pgid)
+        self._groups.clear()
+        with contextlib.suppress(docker.errors.APIError):
+            self.container.kill()
+        self.client.api.wait(self.id, condition="not-running", timeout=60)
+
+    def kill(self) -> None:
+        """Every process in the container dies; it starts again on the same files."""
+        self.stop()
+        self.container.start()
+
+    def close(self) -> None:
+        """Remove the container. Idempotent."""
+        if self.closed:
+            return
+        self.closed = True
+        import docker.errors
+
+        for pgid in list(self._groups):
+            kill_group(pgid)
+        with contextlib.suppress(docker.errors.APIError):
+            self.container.remove(force=True)

@@ -1,0 +1,105 @@
+"""The parts of a Harbor ``task.toml`` that say how a task with an image of its own runs.
+
+Harbor (the Terminal-Bench 2 harness) reads these fields; this env honours the ones
+that apply to one container per session::
+
+    [agent]        timeout_sec
+    [verifier]     timeout_sec, env = {NAME = "value"}
+    [environment]  build_timeout_sec, docker_image, cpus, memory_mb, storage_mb,
+                   workdir, network_mode ("no-network" / "public"), allow_internet
+                   (the older spelling: true is "public"), env = {NAME = "value"};
+                   memory = "2G" and storage = "10G" (older spellings) too
+
+One difference from Harbor: a task gets no network unless it asks for it
+(``network_mode = "public"`` or ``allow_internet = true``); Harbor's default is public.
+Fields it has that do not apply here (GPUs, TPUs, MCP servers, a separate verifier
+environment, multi-step tasks) are ignored; ``network_mode = "allowlist"`` is refused.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class TaskFormatError(ValueError):
+    """A ``task.toml`` field has the wrong type or value."""
+
+
+def _size_mb(value: Any, name: str) -> int:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        text = value.strip().upper()
+        units = {"G": 1024.0, "M": 1.0, "K": 1 / 1024}
+        if text[-1:] in units:
+            try:
+                return int(float(text[:-1]) * units[text[-1]])
+            except ValueError:
+                pass
+    raise TaskFormatError(f"[environment] {name} = {value!r}: expected a size like '2G' or '512M'")
+
+
+def _number(table: dict[str, Any], key: str, where: str, default: float | None) -> float | None:
+    value = table.get(key, default)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise TaskFormatError(f"[{where}] {key} = {value!r}: expected a positive number")
+    return float(value)
+
+
+def _env_table(table: dict[str, Any], where: str) -> dict[str, str]:
+    env = table.get("env", {})
+    if not isinstance(env, dict) or not all(isinstance(v, (str, int, float)) for v in env.values()):
+        raise TaskFormatError(f'[{where}] env: expected a table of NAME = "value"')
+    return {str(k): str(v) for k, v in env.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class ImageSettings:
+    """How a task's container is built and run (from ``task.toml``)."""
+
+    build_timeout_s: float = 600.0
+    docker_image: str | None = None
+    cpus: float | None = None
+    memory_mb: int | None = None
+    storage_mb: int | None = None
+    workdir: str | None = None
+    network: bool = False
+    env: dict[str, str] = field(default_factory=dict)
+    verifier_env: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_toml(cls, meta: dict[str, Any]) -> ImageSettings:
+        env = meta.get("environment", {})
+        verifier = meta.get("verifier", {})
+        if not isinstance(env, dict) or not isinstance(verifier, dict):
+            raise TaskFormatError("[environment] and [verifier] must be tables")
+        mode = env.get("network_mode")
+        if mode not in (None, "no-network", "public"):
+            raise TaskFormatError(
+                f"[environment] network_mode = {mode!r}: this env runs 'no-network' or 'public' only"
+            )
+        allow = env.get("allow_internet")
+        if allow is not None and not isinstance(allow, bool):
+            raise TaskFormatError(f"[environment] allow_internet = {allow!r}: expected true or false")
+        memory = env.get("memory_mb", env.get("memory"))
+        storage = env.get("storage_mb", env.get("storage"))
+        image = env.get("docker_image")
+        workdir = env.get("workdir")
+        if image is not None and not isinstance(image, str):
+            raise TaskFormatError(f"[environment] docker_image = {image!r}: expected a string")
+        if workdir is not None and not (isinstance(workdir, str) and workdir.startswith("/")):
+            raise TaskFormatError(f"[environment] workdir = {workdir!r}: expected an absolute path")
+        return cls(
+            build_timeout_s=_number(env, "build_timeout_sec", "environment", 600.0) or 600.0,
+            docker_image=image,
+            cpus=_number(env, "cpus", "environment", None),
+            memory_mb=None if memory is None else _size_mb(memory, "memory_mb"),
+            storage_mb=None if storage is None else _size_mb(storage, "storage_mb"),
+            workdir=workdir,
+            network=mode == "public" or allow is True,
+            env=_env_table(env, "environment"),
+            verifier_env=_env_table(verifier, "verifier"),
+        )
