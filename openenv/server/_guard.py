@@ -145,7 +145,9 @@ class _GuardedHttp:
 
     def _header_overdue(self, cycle: Any) -> None:
         self._header_timer = None
-        if self.cycle is cycle and not self.transport.is_closing():  # no new request head since
+        # no request head since, and none running (a pipelined one may have been read before)
+        idle = cycle is None or cycle.response_complete
+        if self.cycle is cycle and idle and not self.transport.is_closing():
             self.transport.close()
 
     def on_response_complete(self) -> None:
