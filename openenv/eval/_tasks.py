@@ -2,7 +2,9 @@
 routes), or, for an env without tasks, seeds (task ``seed-3`` is ``reset(seed=3)``).
 
 A selection is a split (default: ``test`` when the env has it, else its first split),
-ids (in that order), and a count (the first N of what is left; None: all).
+ids (in that order), and a count (the first N of what is left; None: all). Without a
+Task API an id is a seed (``seed-3``) or the env's own name for a task, given to
+``reset`` as ``task_id`` (the browser env's MiniWoB pages).
 """
 
 from __future__ import annotations
@@ -87,13 +89,13 @@ def _from_row(row: Mapping[str, Any], split: str) -> TaskRef:
 def _seed_tasks(selection: TaskSelection) -> list[TaskRef]:
     if selection.split:
         raise EvalError(f"this env serves no tasks (no Task API): --split {selection.split} cannot apply")
-    if selection.ids:
-        try:
-            seeds = [int(str(i).removeprefix("seed-")) for i in selection.ids]
-        except ValueError:
-            raise EvalError(
-                "this env serves no tasks: its task ids are seeds (seed-0, seed-1, ...)"
-            ) from None
-    else:
-        seeds = list(range(selection.count or 10))
-    return [TaskRef(id=f"seed-{s}", reset_seed=s) for s in seeds]
+    if not selection.ids:
+        return [TaskRef(id=f"seed-{s}", reset_seed=s) for s in range(selection.count or 10)]
+    tasks = []
+    for task_id in selection.ids:
+        seed = str(task_id).removeprefix("seed-")
+        if seed.isdigit():
+            tasks.append(TaskRef(id=f"seed-{seed}", reset_seed=int(seed)))
+        else:  # the env's own name for a task, given to reset as task_id
+            tasks.append(TaskRef(id=str(task_id), reset_options={"task_id": str(task_id)}))
+    return tasks[: selection.count] if selection.count else tasks

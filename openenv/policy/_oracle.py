@@ -10,7 +10,9 @@ first ``SolutionSource`` that knows it:
   run the script in the session's shell, then submit.
 
 A task with none is an error in its trajectory (``NoSolution``), never a zero. Add a
-source with ``OraclePolicy(sources=[..., my_source])``.
+source with ``OraclePolicy(sources=[..., my_source])``; a source may return a plan,
+``plan(first_observation) -> actions``, for solutions that read what the env shows
+(the browser env's scripted MiniWoB solutions, in its tests).
 """
 
 from __future__ import annotations
@@ -23,7 +25,9 @@ from .._exceptions import PolicyError
 from ._base import Agent, Decision, Episode, Policy
 
 #: ``source(episode)`` -> the actions of the reference solution, or None.
-SolutionSource = Callable[[Episode], "list[dict[str, Any]] | None"]
+SolutionSource = Callable[[Episode], "list[dict[str, Any]] | Plan | None"]
+#: ``plan(first_observation)`` -> the actions, for solutions that read the page or screen.
+Plan = Callable[[Mapping[str, Any]], "list[dict[str, Any]]"]
 
 
 class NoSolution(PolicyError):
@@ -67,7 +71,7 @@ class OraclePolicy(Policy):
     def __init__(self, sources: Sequence[SolutionSource] = SOURCES) -> None:
         self.sources = tuple(sources)
 
-    def solution(self, episode: Episode) -> list[dict[str, Any]]:
+    def solution(self, episode: Episode) -> list[dict[str, Any]] | Plan:
         for source in self.sources:
             actions = source(episode)
             if actions is not None:
@@ -81,8 +85,11 @@ class OraclePolicy(Policy):
 
 
 class _Script(Agent):
-    def __init__(self, actions: list[dict[str, Any]]) -> None:
-        self.actions = list(actions)
+    def __init__(self, actions: list[dict[str, Any]] | Plan) -> None:
+        self.plan = actions if callable(actions) else None
+        self.actions = [] if callable(actions) else list(actions)
 
     async def act(self, observation: Mapping[str, Any], reward: float | None) -> Decision:
+        if self.plan is not None:  # the first observation decides the whole solution
+            self.actions, self.plan = list(self.plan(observation)), None
         return Decision(self.actions.pop(0) if self.actions else None)

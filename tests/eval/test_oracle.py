@@ -4,6 +4,7 @@ a task without a solution is an error, never a zero."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -60,3 +61,50 @@ def test_a_task_without_a_solution_is_an_error_not_a_zero(tmp_path: Path) -> Non
         t.status == "error" and "no reference solution" in (t.error or "")
         for t in load_trajectories(tmp_path)
     )
+
+
+def _browser_solutions():  # type: ignore[no-untyped-def]
+    """The browser env's scripted MiniWoB solutions (its tests hold them), as an oracle source."""
+    import importlib.util
+
+    pytest.importorskip("playwright", reason="the browser env needs playwright")
+    path = ROOT / "envs" / "browser_env" / "tests" / "_browser_fixtures.py"
+    spec = importlib.util.spec_from_file_location("_h8_browser_fixtures", path)
+    assert spec is not None
+    assert spec.loader is not None
+    fixtures = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fixtures)
+    from browser_env import BrowserObservation
+
+    def source(episode):  # type: ignore[no-untyped-def]
+        solve = fixtures.POLICIES.get(episode.task_id)
+        if solve is None:
+            return None
+        return lambda obs: [
+            a.model_dump(exclude={"metadata"}) for a in solve(BrowserObservation.model_validate(obs))
+        ]
+
+    return fixtures, source
+
+
+def test_oracle_full_marks_on_browser_tasks_with_scripted_solutions(tmp_path: Path) -> None:
+    from openenv.policy import OraclePolicy
+
+    fixtures, source = _browser_solutions()
+    chromium = Path(os.environ.get("OPENENV_BROWSER_CHROMIUM", "/usr/bin/chromium"))
+    if not chromium.is_file():
+        pytest.skip(f"the browser env needs chromium at {chromium} (scripts/setup.d/60-chromium.sh)")
+    ids = sorted(fixtures.POLICIES)
+    results = run_eval(
+        EvalConfig(
+            env=str(ROOT / "envs" / "browser_env"),
+            policy=OraclePolicy([source]),
+            out=tmp_path,
+            ids=ids,
+            max_turns=8,
+            concurrency=3,
+        )
+    )
+    assert results["errors"] == 0, results["error_kinds"]
+    assert results["tasks"] == len(ids) == 13
+    assert [r["task_id"] for r in results["per_task"] if r["mean_reward"] != 1.0] == []
