@@ -47,6 +47,10 @@ def _validate(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"openenv validate: {exc}", file=sys.stderr)
         return 2
+    if args.level or args.output:  # RFC 008's levels and report (docs/validate.md)
+        from ._levels_cli import run_levels
+
+        return run_levels(args, actions)
     headers = {"authorization": f"Bearer {args.token}"} if args.token else None
     report = validate(
         args.target,
@@ -82,4 +86,7 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--max-steps", type=int, default=5, help="longest episode to run (default 5)")
     p.add_argument("--timeout", type=float, default=10.0, help="seconds per request (default 10)")
     p.add_argument("--token", help="bearer token, e.g. for a private Hugging Face Space")
+    p.add_argument("--level", help="RFC 008 report up to static, runtime, semantic or statistical")
+    p.add_argument("--output", metavar="FILE", help="write the RFC 008 JSON report here (implies --level)")
+    p.add_argument("--skip-build", action="store_true", help="accepted for upstream: --level builds no image")
     p.set_defaults(func=_validate)

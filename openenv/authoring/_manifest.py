@@ -4,7 +4,9 @@ Upstream reads ``spec_version``, ``name``, ``version``, ``type``, ``runtime``, `
 and ``port`` (so an upstream manifest loads); we add ``env`` (the ``module:Class``
 served; optional, the pyproject entry point is what ``serve`` uses), ``description``,
 ``deterministic`` (validate then requires equal replies under a seed) and ``tags``
-(copied to the Space's README front-matter by ``openenv push``).
+(copied to the Space's README front-matter by ``openenv push``). The ``validation:``
+block (RFC 008, upstream's keys) is read by ``openenv validate --level``
+(``_vmanifest``). Any other key, or a value of the wrong type, is an error naming it.
 """
 
 from __future__ import annotations
@@ -33,10 +35,21 @@ class Manifest:
     spec_version: int = 1
     type: str = "space"
     runtime: str = "openenv"
+    app: str = ""  # upstream's ``module:app``; kept, not used
+    validation: dict[str, Any] | None = None  # RFC 008's block, parsed by ``validation_block``
 
     def to_yaml(self) -> str:
         yaml = require("yaml", extra="authoring", feature="openenv.yaml")
-        return str(yaml.safe_dump(asdict(self), sort_keys=False))
+        data = {k: v for k, v in asdict(self).items() if not (k in ("app", "validation") and not v)}
+        return str(yaml.safe_dump(data, sort_keys=False))
+
+    def validation_block(self) -> Any:
+        """The parsed ``validation:`` block (``ValidationBlock``), None when absent."""
+        from ._vmanifest import parse_validation_block
+
+        if self.validation is None:
+            return None
+        return parse_validation_block(self.validation, f"{MANIFEST} ({self.name})")
 
 
 def load_manifest(folder: str | Path) -> Manifest:
@@ -56,6 +69,14 @@ def load_manifest(folder: str | Path) -> Manifest:
 
 def _from_mapping(raw: dict[str, Any], path: Path) -> Manifest:
     problems = []
+    unknown = sorted(str(k) for k in raw if k not in Manifest.__dataclass_fields__)
+    if unknown:
+        more = f" (+{len(unknown) - 1} more)" if len(unknown) > 1 else ""
+        problems.append(f"unknown key {unknown[0]!r}{more}")
+    typed = (("description", str), ("type", str), ("runtime", str), ("app", str), ("validation", dict))
+    for key, kind in typed:
+        if key in raw and raw[key] is not None and not isinstance(raw[key], kind):
+            problems.append(f"{key} must be a {'mapping' if kind is dict else 'string'}")
     name = raw.get("name")
     if not (isinstance(name, str) and _NAME.match(name)):
         problems.append(f"name {name!r} must be a lowercase identifier")
@@ -75,4 +96,6 @@ def _from_mapping(raw: dict[str, Any], path: Path) -> Manifest:
     known = {k: raw[k] for k in Manifest.__dataclass_fields__ if k in raw}
     known["version"] = str(known.get("version", "0.1.0"))
     known["description"] = str(known.get("description") or "")
-    return Manifest(**known)
+    manifest = Manifest(**known)
+    manifest.validation_block()  # a bad block fails here, naming its key
+    return manifest

@@ -157,6 +157,15 @@ def serve_folder(folder: Path | str, start_timeout_s: float = 60.0) -> Iterator[
 
     ``folder`` may also be any other ``serve`` target (``module:Class``, an env's name).
     """
+    with serve_process(folder, start_timeout_s) as (url, _proc):
+        yield url
+
+
+@contextlib.contextmanager
+def serve_process(
+    folder: Path | str, start_timeout_s: float = 60.0
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """``serve_folder``, yielding the server's process too (its memory is measured)."""
     port = _free_port()
     cmd = [sys.executable, "-m", "openenv", "serve", str(folder), "--host", "127.0.0.1", "--port", str(port)]
     cwd = folder if isinstance(folder, Path) else None
@@ -170,7 +179,7 @@ def serve_folder(folder: Path | str, start_timeout_s: float = 60.0) -> Iterator[
         try:
             url = f"http://127.0.0.1:{port}"
             _wait_healthy(proc, url, start_timeout_s, log)
-            yield url
+            yield url, proc
         finally:
             if proc.poll() is None:
                 proc.send_signal(signal.SIGTERM)

@@ -1,0 +1,220 @@
+"""``openenv validate --level``: RFC 008's levels over our deep checks, one report.
+
+STATIC reads the folder; RUNTIME serves it (``openenv serve`` on a loopback port, or a
+running server by URL) and drives it over the wire; SEMANTIC plays policies and probes
+against its tasks; STATISTICAL has a first check. Every check id up to the ceiling
+gets a result: a SKIP always says why.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from .._exceptions import ProbeError
+from .._extras import require
+from ._checks import Context
+from ._hacking import action_kind, list_tasks, run_probes
+from ._manifest import Manifest
+from ._policy import NOT_APPLICABLE, POLICY, POLICY_VERSION, CheckStatus, Level, ids_up_to, verdict
+from ._report import Report
+from ._runtime import run_runtime
+from ._static import normalized, run_static
+from ._vmanifest import ValidationBlock
+from ._vreport import Results, ValidationReport
+
+LEVELS = {
+    "static": Level.STATIC,
+    "runtime": Level.RUNTIME,
+    "semantic": Level.SEMANTIC,
+    "statistical": Level.STATISTICAL,
+}
+
+
+def source_digest(folder: Path) -> str:
+    """sha256 over the folder's files (paths and contents), build outputs left out."""
+    digest = hashlib.sha256()
+    skip = {".git", "__pycache__", ".venv", "build", "outputs"}
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and not p.is_symlink()):
+        rel = path.relative_to(folder)
+        if skip.intersection(rel.parts) or any(part.endswith(".egg-info") for part in rel.parts):
+            continue
+        digest.update(rel.as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+@contextlib.contextmanager
+def _served(target: str, folder: Path | None, start_timeout_s: float) -> Iterator[tuple[str, int | None]]:
+    if "://" in target:
+        url = target.rstrip("/")
+        yield ("http" + url[2:].removesuffix("/ws") if url.startswith("ws") else url), None
+        return
+    from ._validate import serve_process
+
+    with serve_process(folder if folder is not None else target, start_timeout_s) as (url, proc):
+        yield url, proc.pid
+
+
+def run_validation(
+    target: str | Path,
+    *,
+    max_level: Level = Level.SEMANTIC,
+    actions: list[dict[str, Any]] | None = None,
+    max_steps: int = 5,
+    timeout_s: float = 10.0,
+    headers: dict[str, str] | None = None,
+    start_timeout_s: float = 60.0,
+    tasks: int = 3,
+    probe_tasks: int = 2,
+) -> ValidationReport:
+    """Validate an env folder (or a running server's URL, or a ``serve`` target) up to
+    ``max_level``; every check id of the levels run has a result.
+
+    Args:
+        tasks: how many of the env's tasks the SEMANTIC policies play.
+        probe_tasks: how many of its tasks the reward-hacking probes attack.
+    """
+    require("jsonschema", extra="authoring", feature="openenv validate")
+    text = str(target)
+    folder = Path(text).resolve() if "://" not in text and Path(text).is_dir() else None
+    results = Results()
+    manifest: Manifest | None = None
+    block: ValidationBlock | None = None
+    digest = ""
+    if folder is not None:
+        digest = source_digest(folder)
+        manifest, block = run_static(folder, results)
+    else:
+        for check_id in ids_up_to(Level.STATIC):
+            results.add(
+                check_id, CheckStatus.SKIP, f"no package folder: {text} is validated as a running server"
+            )
+    levels = [Level.STATIC]
+    if max_level >= Level.RUNTIME:
+        levels += [lvl for lvl in (Level.RUNTIME, Level.SEMANTIC, Level.STATISTICAL) if lvl <= max_level]
+        _live(
+            text,
+            folder,
+            manifest,
+            block,
+            results,
+            max_level=max_level,
+            actions=actions,
+            max_steps=max_steps,
+            timeout_s=timeout_s,
+            headers=headers,
+            start_timeout_s=start_timeout_s,
+            tasks=tasks,
+            probe_tasks=probe_tasks,
+        )
+    for check_id in ids_up_to(max_level):  # a check that could not run says so
+        if not results.has(check_id):
+            results.add(check_id, CheckStatus.SKIP, "unmet dependency: runtime.startup")
+    order = list(POLICY)
+    items = sorted(results.items, key=lambda r: order.index(r.check_id))
+    return ValidationReport(
+        target=text,
+        source_digest=digest,
+        manifest=normalized(manifest, block) if manifest is not None else None,
+        policy_version=POLICY_VERSION,
+        levels_run=levels,
+        results=items,
+        verdict=verdict([(r.check_id, r.status, (r.evidence or [""])[0]) for r in items]),
+    )
+
+
+def _live(
+    text: str,
+    folder: Path | None,
+    manifest: Manifest | None,
+    block: ValidationBlock | None,
+    results: Results,
+    *,
+    max_level: Level,
+    actions: list[dict[str, Any]] | None,
+    max_steps: int,
+    timeout_s: float,
+    headers: dict[str, str] | None,
+    start_timeout_s: float,
+    tasks: int,
+    probe_tasks: int,
+) -> None:
+    results.start()
+    try:
+        with _served(text, folder, start_timeout_s) as (url, pid):
+            ctx = Context(
+                url=url,
+                report=Report(text),
+                timeout_s=timeout_s,
+                max_steps=max_steps,
+                deterministic=bool(manifest and manifest.deterministic) or None,
+                actions=list(actions or []),
+                headers=dict(headers or {}),
+                served_here=pid is not None,
+            )
+            run_runtime(ctx, block, results, pid)
+            started = results.items[-1:] and results.has("runtime.startup")
+            if not (started and results.items and _ok(results, "runtime.startup")):
+                return
+            kind = action_kind(ctx.schema["action"]) if ctx.schema else None
+            probes = None
+            if max_level >= Level.SEMANTIC and ctx.schema is not None:
+                from ._semantic import run_semantic
+
+                results.start()
+                probes = run_semantic(ctx, block, results, tasks=tasks, probe_tasks=probe_tasks)
+            elif kind is not None:
+                results.start()
+                probes = run_probes(ctx, kind, list_tasks(ctx, probe_tasks), ("read_answers",))
+            from ._semantic import oracle_containment
+
+            oracle_containment(probes, kind, results)
+            if max_level >= Level.STATISTICAL:
+                _reachability(results, block)
+    except ProbeError as exc:
+        results.add(
+            "runtime.startup",
+            CheckStatus.FAIL,
+            str(exc),
+            remediation="make `openenv serve <folder>` start and answer GET /health",
+        )
+
+
+def _ok(results: Results, check_id: str) -> bool:
+    return any(r.check_id == check_id and r.status is CheckStatus.PASS for r in results.items)
+
+
+def _reachability(results: Results, block: ValidationBlock | None) -> None:
+    """STATISTICAL, first check only: some played episode reached the top of the range."""
+    try:
+        oracle = results.items[[r.check_id for r in results.items].index("semantic.oracle_max")]
+    except ValueError:
+        oracle = None
+    rewards = list((oracle.measured.get("oracle_rewards") or {}).values()) if oracle else []
+    if block is None or not rewards:
+        results.add(
+            "statistical.reward_reachability",
+            CheckStatus.SKIP,
+            NOT_APPLICABLE + "no reference solution was played"
+            if block
+            else "unmet dependency: static.manifest",
+        )
+        return
+    high = block.reward.range[1] - block.reward.oracle_tolerance
+    reached = sum(r >= high for r in rewards)
+    results.add(
+        "statistical.reward_reachability",
+        CheckStatus.PASS if reached else CheckStatus.FAIL,
+        f"{reached} of {len(rewards)} played tasks reached {high:g}",
+        remediation="make full reward reachable",
+        measured={"reached": reached},
+    )
+
+
+def wall_time(fn: Any, *args: Any, **kwargs: Any) -> tuple[Any, float]:
+    started = time.monotonic()
+    return fn(*args, **kwargs), time.monotonic() - started

@@ -1,0 +1,370 @@
+"""SEMANTIC level: is the reward about the task? Played through ``openenv.eval`` with
+its ``oracle``, ``null`` and ``random`` policies, plus the reward-hacking probes.
+
+* ``semantic.oracle_max``: every task with a reference solution reaches full reward;
+* ``semantic.floor_gap``: null and random policies stay below the declared floor;
+* ``semantic.replayability`` / ``verifier_determinism``: same seed and actions, same rewards;
+* ``semantic.resource_envelope``: episodes end within the declared horizon;
+* ``semantic.no_solution_leakage`` and ``semantic.reward_hacking``: see ``_hacking``.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections import defaultdict
+from typing import Any
+
+from ._checks import Context
+from ._hacking import PY, ProbeResult, action_kind, list_tasks, run_probes
+from ._policy import NOT_APPLICABLE, CheckStatus
+from ._vmanifest import ValidationBlock
+from ._vreport import Results
+
+NO_SOLUTION = "no reference solution"
+
+
+def play(
+    url: str,
+    policy: str,
+    *,
+    count: int,
+    samples: int = 1,
+    max_turns: int = 30,
+    episode_timeout_s: float = 600.0,
+    seed: int = 0,
+) -> list[Any]:
+    """Every trajectory of ``policy`` on the first ``count`` tasks (``openenv.eval``)."""
+    from ..eval import EvalConfig, load_trajectories, run_eval
+
+    with tempfile.TemporaryDirectory(prefix="openenv-validate-") as out:
+        cfg = EvalConfig(
+            env=url,
+            policy=policy,
+            out=out,
+            count=count,
+            samples=samples,
+            concurrency=2,
+            max_turns=max_turns,
+            episode_timeout_s=episode_timeout_s,
+            retries=0,
+            seed=seed,
+        )
+        run_eval(cfg)
+        return load_trajectories(out)
+
+
+def _by_task(trajs: list[Any]) -> dict[str, list[Any]]:
+    out: dict[str, list[Any]] = defaultdict(list)
+    for t in trajs:
+        out[t.task_id].append(t)
+    return out
+
+
+def run_semantic(
+    ctx: Context, block: ValidationBlock | None, results: Results, *, tasks: int, probe_tasks: int
+) -> list[ProbeResult] | None:
+    """Every SEMANTIC check id gets a result; returns the probe results (None: no probes)."""
+    if block is None:
+        for check_id in ("semantic.oracle_max", "semantic.floor_gap", "semantic.resource_envelope"):
+            results.add(
+                check_id, CheckStatus.SKIP, "unmet dependency: static.manifest (reward range and horizon)"
+            )
+    timeout_s = block.resources.episode_timeout_s if block else 600.0
+    horizon = _declared_steps(ctx)
+    turns = horizon + 1 if horizon else 30
+    runs = {
+        p: play(ctx.url, p, count=tasks, max_turns=turns, episode_timeout_s=timeout_s)
+        for p in ("oracle", "null", "random")
+    }
+    if block is not None:
+        _oracle_max(runs["oracle"], block, results)
+        _floor_gap(runs["null"] + runs["random"], block, results)
+        _envelope(runs, block, horizon, results)
+    _replay(ctx, runs["random"], block, tasks, turns, timeout_s, results)
+    _verifier(ctx, runs["oracle"], block, tasks, timeout_s, results)
+    canaries = block.capabilities.canaries if block else None
+    results.add(
+        "semantic.canary_floor",
+        CheckStatus.SKIP,
+        "not implemented in this build" if canaries else NOT_APPLICABLE + "no canaries declared",
+    )
+    results.add(
+        "semantic.verifier_portability",
+        CheckStatus.SKIP,
+        "needs a second host or provider to compare against (the hub lane); not run locally",
+    )
+    kind = action_kind(ctx.schema["action"]) if ctx.schema else None
+    probes = None
+    if kind is not None:
+        results.start()
+        probes = run_probes(ctx, kind, list_tasks(ctx, probe_tasks))
+    _hacking(kind, probes, results)
+    _leakage(ctx, runs["oracle"], probes, results)
+    return probes
+
+
+def _declared_steps(ctx: Context) -> int | None:
+    try:
+        with ctx.ws() as ws:
+            data = ws.expect({"type": "reset", "data": {}}, "observation")
+    except Exception:
+        return None
+    steps = (data.get("observation", {}).get("metadata") or {}).get("max_steps")
+    return steps if isinstance(steps, int) and steps > 0 else None
+
+
+def _playable(trajs: list[Any]) -> list[Any]:
+    return [t for t in trajs if not (t.status == "error" and NO_SOLUTION in str(t.error))]
+
+
+def _oracle_max(trajs: list[Any], block: ValidationBlock, results: Results) -> None:
+    high, tol = block.reward.range[1], block.reward.oracle_tolerance
+    played = _playable(trajs)
+    if not played:
+        declared = block.capabilities.oracle is not None
+        status = CheckStatus.FAIL if declared else CheckStatus.SKIP
+        reason = (
+            "capabilities.oracle is declared, but no task's solution could be played"
+            if declared
+            else (NOT_APPLICABLE + "no task ships a reference solution (openenv.policy.OraclePolicy)")
+        )
+        results.add(
+            "semantic.oracle_max",
+            status,
+            reason,
+            remediation="ship solution/solve.sh (Harbor) or a solution field in each task's data",
+        )
+        return
+    low = [
+        f"task {t.task_id}: the reference solution scored {t.reward} "
+        f"({t.status}{': ' + str(t.error)[:80] if t.error else ''})"
+        for t in played
+        if t.reward < high - tol
+    ]
+    results.add(
+        "semantic.oracle_max",
+        CheckStatus.FAIL if low else CheckStatus.PASS,
+        low or [f"{len(played)} task(s): every reference solution reached {high} (tolerance {tol})"],
+        remediation="fix the task's reference solution or its checks so the solution gets full reward",
+        measured={"oracle_rewards": {t.task_id: t.reward for t in played}},
+    )
+
+
+def _floor_gap(trajs: list[Any], block: ValidationBlock, results: Results) -> None:
+    ceiling = block.reward.range[1] - block.reward.floor_margin
+    over = [
+        f"task {t.task_id}: the {t.policy} policy scored {t.reward} (the floor is {ceiling:g})"
+        for t in trajs
+        if t.reward > ceiling
+    ]
+    best = max((t.reward for t in trajs), default=0.0)
+    results.add(
+        "semantic.floor_gap",
+        CheckStatus.FAIL if over else CheckStatus.PASS,
+        over
+        or [
+            f"null and random policies scored at most {best:g} over {len(trajs)} episodes (floor {ceiling:g})"
+        ],
+        remediation="a task an agent passes by doing nothing (or at random) measures nothing: "
+        "make its checks require the work",
+        measured={"best_baseline_reward": best, "floor": ceiling},
+    )
+
+
+def _envelope(
+    runs: dict[str, list[Any]], block: ValidationBlock, horizon: int | None, results: Results
+) -> None:
+    limit = block.resources.episode_timeout_s
+    problems = []
+    for trajs in runs.values():
+        for t in trajs:
+            if t.status == "timeout" or t.wall_s > limit:
+                problems.append(f"{t.policy} on {t.task_id}: {t.wall_s:.1f} s ({t.status}), over {limit} s")
+            elif horizon and t.status == "truncated":
+                problems.append(
+                    f"{t.policy} on {t.task_id}: not done after {len(t.turns)} steps "
+                    f"(declared max_steps {horizon})"
+                )
+    longest = max((t.wall_s for trajs in runs.values() for t in trajs), default=0.0)
+    steps = f"within max_steps {horizon}" if horizon else "(no max_steps declared in the reset metadata)"
+    results.add(
+        "semantic.resource_envelope",
+        CheckStatus.FAIL if problems else CheckStatus.PASS,
+        problems or [f"every episode ended {steps}; the longest took {longest:.2f} s of {limit} s"],
+        remediation="end each episode within resources.episode_timeout_s and the max_steps it declares",
+        measured={"longest_episode_s": round(longest, 3)},
+    )
+
+
+def _rewards(trajs: list[Any]) -> dict[tuple[str, int], list[Any]]:
+    return {(t.task_id, t.sample): [turn.reward for turn in t.turns] + [t.reward] for t in trajs}
+
+
+def _same(a: list[Any], b: list[Any], tolerance: float) -> bool:
+    if len(a) != len(b):
+        return False
+    return all(
+        x == y or (isinstance(x, float | int) and isinstance(y, float | int) and abs(x - y) <= tolerance)
+        for x, y in zip(a, b, strict=True)
+    )
+
+
+def _replay(
+    ctx: Context,
+    first: list[Any],
+    block: ValidationBlock | None,
+    tasks: int,
+    turns: int,
+    timeout_s: float,
+    results: Results,
+) -> None:
+    results.start()
+    again = play(ctx.url, "random", count=tasks, max_turns=turns, episode_timeout_s=timeout_s)
+    tol = (block.reward.variance_tolerance or 0.0) if block else 0.0
+    a, b = _rewards(first), _rewards(again)
+    diffs = [
+        f"{key[0]}: rewards {json.dumps(a[key])[:120]} then {json.dumps(b.get(key))[:120]}"
+        for key in a
+        if not _same(a[key], b.get(key) or [], tol)
+    ]
+    results.add(
+        "semantic.replayability",
+        CheckStatus.FAIL if diffs else CheckStatus.PASS,
+        diffs or [f"{len(a)} seeded random episodes replayed with the same rewards"],
+        remediation="draw every random choice from reset's seed (reward must follow from seed and actions)",
+    )
+
+
+def _verifier(
+    ctx: Context,
+    first: list[Any],
+    block: ValidationBlock | None,
+    tasks: int,
+    timeout_s: float,
+    results: Results,
+) -> None:
+    played = _playable(first)
+    if not played:
+        results.add(
+            "semantic.verifier_determinism",
+            CheckStatus.SKIP,
+            NOT_APPLICABLE + "no reference solution to grade twice",
+        )
+        return
+    results.start()
+    again = _playable(play(ctx.url, "oracle", count=tasks, episode_timeout_s=timeout_s))
+    tol = (block.reward.variance_tolerance or 0.0) if block else 0.0
+    b = {t.task_id: t.reward for t in again}
+    diffs = [
+        f"{t.task_id}: {t.reward} then {b.get(t.task_id)}"
+        for t in played
+        if b.get(t.task_id) is None or abs(t.reward - b[t.task_id]) > tol
+    ]
+    results.add(
+        "semantic.verifier_determinism",
+        CheckStatus.FAIL if diffs else CheckStatus.PASS,
+        diffs or [f"{len(played)} reference solutions graded twice: same rewards"],
+        remediation="grade without randomness or wall-clock dependence",
+    )
+
+
+def _hacking(kind: str | None, probes: list[ProbeResult] | None, results: Results) -> None:
+    if kind is None or probes is None:
+        results.add(
+            "semantic.reward_hacking",
+            CheckStatus.SKIP,
+            NOT_APPLICABLE + "the actions run no code or commands",
+        )
+        return
+    hacked = [p for p in probes if p.hacked]
+    lines = [
+        f"{'HACKED' if p.hacked else 'held'}: {p.probe} on {p.task}: reward {p.reward:g} "
+        f"(honest wrong answer {p.honest:g}){' ' + p.note if p.note else ''}"
+        for p in probes
+    ]
+    results.add(
+        "semantic.reward_hacking",
+        CheckStatus.FAIL if hacked else CheckStatus.PASS,
+        (
+            [
+                f"{len(hacked)} probe(s) scored above an honest wrong answer: "
+                + ", ".join(sorted({p.probe for p in hacked}))
+            ]
+            if hacked
+            else [f"{len(probes)} probe episodes ({kind}): none scored above an honest wrong answer"]
+        )
+        + lines,
+        remediation="grade in a process and folder the submitted code cannot reach; compare results by "
+        "value in the grader, not with the submission's own objects (docs/sandbox.md)",
+        measured={
+            "probes": [
+                {"task": p.task, "probe": p.probe, "reward": p.reward, "honest": p.honest} for p in probes
+            ]
+        },
+    )
+
+
+def _leakage(ctx: Context, oracle: list[Any], probes: list[ProbeResult] | None, results: Results) -> None:
+    from ._hacking import list_tasks as tasks_of
+
+    problems: list[str] = []
+    checked = 0
+    for task in tasks_of(ctx, 3):
+        solution = task.data.get("solution")
+        if not isinstance(solution, str) or len(solution.strip()) < 20:
+            continue
+        checked += 1
+        with ctx.ws() as ws:
+            shown = json.dumps(ws.expect({"type": "reset", "data": dict(task.reset)}, "observation"))
+        body = max(solution.strip().splitlines(), key=len)
+        if body.strip() and json.dumps(body.strip())[1:-1] in shown:
+            problems.append(
+                f"task {task.id}: the reset observation shows the reference solution ({body.strip()[:60]!r})"
+            )
+    read = [p for p in probes or [] if p.probe == "read_answers" and p.hacked]
+    problems += [
+        f"task {p.task}: code found the expected answers on disk (reward {p.reward:g}, honest {p.honest:g})"
+        for p in read
+    ]
+    if not checked and probes is None:
+        results.add(
+            "semantic.no_solution_leakage",
+            CheckStatus.SKIP,
+            NOT_APPLICABLE + "no reference solutions to look for and the actions run no code",
+        )
+        return
+    results.add(
+        "semantic.no_solution_leakage",
+        CheckStatus.FAIL if problems else CheckStatus.PASS,
+        problems
+        or [
+            f"{checked} reset observation(s) hold no reference solution; "
+            f"{'code cannot read the answers' if probes is not None else 'no code actions'}"
+        ],
+        remediation="keep solutions and expected answers out of observations and out of the agent's reach",
+    )
+
+
+def oracle_containment(probes: list[ProbeResult] | None, kind: str | None, results: Results) -> None:
+    """``runtime.oracle_containment`` from the ``read_answers`` probe."""
+    if kind is None or probes is None:
+        results.add(
+            "runtime.oracle_containment",
+            CheckStatus.SKIP,
+            NOT_APPLICABLE + "the actions run no code or commands that could read the oracle",
+        )
+        return
+    read = [p for p in probes if p.probe == "read_answers"]
+    hacked = [p for p in read if p.hacked]
+    results.add(
+        "runtime.oracle_containment",
+        CheckStatus.FAIL if hacked else CheckStatus.PASS,
+        [
+            f"{p.task}: submitted {'Python' if kind == PY else 'commands'} that search the disk "
+            f"for the answers "
+            f"scored {p.reward:g} (honest {p.honest:g})"
+            for p in read
+        ],
+        remediation="keep reference solutions and expected answers outside what the agent's code can read",
+    )
