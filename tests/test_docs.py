@@ -318,3 +318,37 @@ def test_page_runs_as_written(page: str, tmp_path: Path, monkeypatch: pytest.Mon
                 pytest.fail(f"{block.where}: expected output line {missing!r} not in:\n{_tail(out)}")
     finally:
         run.close()
+
+
+def test_a_page_venv_holds_what_the_page_names_and_nothing_else(tmp_path: Path) -> None:
+    """What the reader of hub.md has (``pip install 'openenv[hub]'`` in a fresh venv):
+    the hub extra, a fresh venv's setuptools (no ``wheel``), no server and no pytest."""
+    python = _docvenv.build(tmp_path / "hub", "hub") / "python"
+
+    def imports(module: str) -> bool:
+        return subprocess.run([str(python), "-c", f"import {module}"], capture_output=True,
+                              timeout=60).returncode == 0
+
+    assert imports("huggingface_hub")
+    assert imports("yaml")
+    assert imports("openenv.hub")
+    for absent in ("starlette", "pytest", "wheel", "echo_env"):
+        assert not imports(absent), f"{absent} is in a venv whose page never installs it"
+    version = subprocess.run([str(python), "-c", "import setuptools; print(setuptools.__version__)"],
+                             capture_output=True, text=True, timeout=60).stdout.strip()
+    fresh = subprocess.run([str(_docvenv._fresh_venv(sys.executable) / "bin" / "python"), "-c",
+                            "import setuptools; print(setuptools.__version__)"],
+                           capture_output=True, text=True, timeout=60).stdout.strip()
+    assert version == fresh  # as `python -m venv` gives it, not .venv's
+
+
+def test_venv_markers_hold_until_the_next_one(tmp_path: Path) -> None:
+    page = tmp_path / "p.md"
+    page.write_text(
+        "```bash\na\n```\n<!-- docs-test: venv hub -->\ntext\n```bash\nb\n```\n"
+        "<!-- docs-test: venv all +envs; skip installs it -->\n```bash\nc\n```\n```bash\nd\n```\n"
+    )
+    found = [(b.code.strip(), b.venv) for b in blocks(page, tmp_path)]
+    assert found == [("a", "standard +envs"), ("b", "hub"), ("c", "all +envs"), ("d", "all +envs")]
+    assert _docvenv.parse_profile("standard,train +envs") == (frozenset({"standard", "train"}), True)
+    assert _docvenv.parse_profile("-") == (frozenset(), False)

@@ -136,7 +136,37 @@ def test_bad_token_and_no_token(hub: FakeHub, env_dir: Path, monkeypatch: pytest
         push(env_dir, "alice/maze", endpoint=hub.url)
 
 
-@pytest.mark.parametrize("repo_id", ["maze", "a/b/c", "alice/../x", "/maze"])
+@pytest.mark.parametrize("repo_id", ["maze", "a/b/c", "alice/../x", "/maze", "alice/maze\n", "alice/ma\nze"])
 def test_bad_repo_ids(env_dir: Path, repo_id: str):
     with pytest.raises(HubError, match="not a Hub repo id"):
         push(env_dir, repo_id, dry_run=True)
+
+
+def test_the_wheel_is_built_here_only_when_this_setuptools_can(monkeypatch: pytest.MonkeyPatch):
+    """A fresh venv of Python 3.11 has setuptools 65 and no ``wheel``: it cannot build a
+    wheel without build isolation (issue 28: `invalid command 'bdist_wheel'`)."""
+    import importlib.metadata
+    import importlib.util
+
+    from openenv.hub import _stage
+
+    versions = {"setuptools": "84.2.1"}
+
+    def version(name: str) -> str:
+        if name not in versions:
+            raise importlib.metadata.PackageNotFoundError(name)
+        return versions[name]
+
+    wheel: list[object] = []  # find_spec("wheel"): none, then one
+    monkeypatch.setattr(importlib.metadata, "version", version)
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name: wheel[0] if wheel and name == "wheel" else None
+    )
+    assert _stage._builds_here(["setuptools>=68"])
+    assert not _stage._builds_here(["setuptools>=999"])
+    versions["setuptools"] = "65.5.0"
+    assert not _stage._builds_here(["setuptools>=40.8.0"])  # no bdist_wheel of its own
+    wheel.append(object())
+    assert _stage._builds_here(["setuptools>=40.8.0"])  # with the wheel package, it can
+    versions.clear()
+    assert not _stage._builds_here(["setuptools>=68"])  # not installed: pip fetches it
