@@ -107,23 +107,33 @@ class Grader:
     def close(self) -> None:
         """Kill every grading in progress (its remaining tests fail at once) and start no
         new solution process: a server shutting down waits for no grading."""
+        for proc in self.shut():
+            proc.kill()
+
+    def shut(self) -> list[SolutionProcess]:
+        """Start no new solution process; the ones running now, for the caller to kill."""
         with self._lock:
             self.closed = True
-            live = list(self._live)
-        for proc in live:
-            proc.kill()
+            return list(self._live)
 
     def start(self, solution: str, deadline: float) -> SolutionProcess:
         """A solution process, tracked so that ``close`` can kill it."""
         if self.closed:
             raise SolutionLost(_SHUT)
-        proc = SolutionProcess(self.config, python=self.python, solution=solution, deadline=deadline)
+        proc = SolutionProcess(self.config, python=self.python, deadline=deadline)
         with self._lock:
-            if not self.closed:
+            tracked = not self.closed
+            if tracked:
                 self._live.add(proc)
-                return proc
-        proc.close()
-        raise SolutionLost(_SHUT)
+        if not tracked:
+            proc.close()
+            raise SolutionLost(_SHUT)
+        try:
+            proc.load(solution)
+        except BaseException:
+            proc.close()
+            raise
+        return proc
 
     def grade(self, solution: str, tests: Sequence[Mapping[str, Any]]) -> Grade:
         """Run ``tests`` against ``solution``; each test in a fresh fork of it."""

@@ -69,10 +69,14 @@ class WorkerPool:
                 return
         worker.close()
 
-    def close(self) -> None:
+    def stop(self) -> None:
+        """Start no more workers (``close`` still closes the ones held)."""
         with self._cond:
             self._closed = True
             self._cond.notify_all()
+
+    def close(self) -> None:
+        self.stop()
         if self._thread is not None:
             self._thread.join(timeout=60)
         with self._cond:

@@ -53,7 +53,7 @@ class SolutionProcess:
     grading's while the solution loads); replies are at most ``MAX_REPLY`` bytes.
     """
 
-    def __init__(self, config: SandboxConfig, *, python: str, solution: str, deadline: float) -> None:
+    def __init__(self, config: SandboxConfig, *, python: str, deadline: float) -> None:
         self._life_lock = threading.Lock()  # kill() never reaches a sandbox close() gave back
         self.sandbox = Sandbox(config)
         self.deadline = deadline
@@ -74,14 +74,20 @@ class SolutionProcess:
                 stale_limit=_STALE_FRAMES * MAX_REPLY,
                 alive=lambda: self.proc.poll() is None,
             )
-            ready = self.request({"solution": solution})
-            if ready.get("op") != "ready":
-                raise SolutionLost("the solution's process broke the protocol")
-            error = ready.get("error")
-            self.error: str | None = None if error is None else str(error)[:2000]
         except BaseException:
             self.close()
             raise
+        self.error: str | None = None
+
+    def load(self, solution: str) -> None:
+        """Run ``solution`` in the process; ``error`` says how it failed, if it did.
+        (Apart from ``__init__``, so that whoever tracks the process to kill it at
+        shutdown has it before a solution that takes its time to load runs.)"""
+        ready = self.request({"solution": solution})
+        if ready.get("op") != "ready":
+            raise SolutionLost("the solution's process broke the protocol")
+        error = ready.get("error")
+        self.error = None if error is None else str(error)[:2000]
 
     def begin(self, deadline: float) -> None:
         """Start a test: a fresh child of the solution's process answers until ``end``."""
@@ -102,11 +108,11 @@ class SolutionProcess:
         return reply
 
     def kill(self) -> None:
-        """Kill the solution's processes from any thread; the grading waiting on them
-        gets ``SolutionLost`` at once."""
+        """Kill the solution's processes and give its sandbox back, from any thread
+        (its pipes stay for ``close``); the grading waiting on them gets
+        ``SolutionLost`` at once."""
         with self._life_lock:
-            if not self.sandbox.closed:
-                self.sandbox.kill()
+            self.sandbox.close()
 
     def close(self) -> None:
         with self._life_lock:

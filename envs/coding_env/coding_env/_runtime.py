@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import logging
 import os
 import threading
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +28,7 @@ from ._grader import Grader
 from ._pool import WorkerPool
 from ._worker import Worker, WorkerLost, default_python
 
+log = logging.getLogger(__name__)
 MiB = 1 << 20
 _SHUT = "the coding env is shutting down"
 
@@ -156,16 +159,34 @@ class CodingRuntime:
 
         A session's cell or grading still running (the server stopping under it) is
         killed, not waited for: its thread gets ``WorkerLost`` (or ``SolutionLost``)
-        at once and returns, and no new worker starts. The sessions' own ``close``
-        still frees their workers' pipes and directories.
+        at once and returns, and no new worker starts. Every sandbox is given back
+        here (directory, cgroup, mount, uid), many at once: a server stopping with
+        dozens of sessions must end within its grace period. The sessions' own
+        ``close`` frees only their pipes.
         """
-        self.pool.close()  # first: its filler stops, and the workers it holds close once
         with self._lock:
             self.closed = True
             live = list(self._live)
-        self.grader.close()
-        for worker in live:  # the sessions' workers (a closed one is skipped)
-            worker.kill()
+        self.pool.stop()  # no new worker from here on
+        each([worker.kill for worker in live] + [proc.kill for proc in self.grader.shut()])
+        self.pool.close()  # the filler's last worker, and the pipes of the pooled ones
+
+
+def each(calls: list[Callable[[], None]], *, threads: int = 16) -> None:
+    """Run ``calls`` on up to ``threads`` threads and wait for them; errors are logged."""
+
+    def run(call: Callable[[], None]) -> None:
+        try:
+            call()
+        except Exception:
+            log.exception("coding env: giving a sandbox back failed")
+
+    if len(calls) <= 1:
+        for call in calls:
+            run(call)
+        return
+    with ThreadPoolExecutor(max_workers=min(threads, len(calls)), thread_name_prefix="coding-close") as ex:
+        list(ex.map(run, calls))
 
 
 @contextlib.contextmanager

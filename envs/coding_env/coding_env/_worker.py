@@ -154,12 +154,12 @@ class Worker:
                     os.write(self._intr, b"\x03")
 
     def kill(self) -> None:
-        """Kill every process of the worker, from any thread, leaving its pipes and
-        sandbox directory to ``close``: a ``run`` in progress sees the worker gone at
-        once and raises ``WorkerLost`` (server shutdown must not wait for a cell)."""
+        """Kill every process of the worker and give its sandbox back (directory,
+        cgroup, mount, uid), from any thread, leaving only its pipes to ``close``: a
+        ``run`` in progress sees the worker gone at once and raises ``WorkerLost``
+        (server shutdown must not wait for a cell, nor leave a sandbox behind)."""
         with self._life_lock:
-            if not self.sandbox.closed:
-                self.sandbox.kill()
+            self.sandbox.close()
 
     def close(self) -> None:
         """Kill every process of the worker and delete its sandbox. Idempotent."""

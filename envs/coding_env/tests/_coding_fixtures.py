@@ -8,6 +8,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -102,15 +103,16 @@ def server_process(
     kwargs = orjson.dumps({**FAST, "sandbox": level, **env_kwargs}).decode()
     env = {**os.environ, "OPENENV_ENV_KWARGS": kwargs}
     cmd = [sys.executable, "-m", "openenv", "serve", "coding", "--host", "127.0.0.1", "--port", str(port)]
-    proc = subprocess.Popen(
-        cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
-    )
+    # The log goes to a file: a pipe nobody reads would stop the server once full.
+    log = tempfile.TemporaryFile()  # noqa: SIM115 - closed below
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=log, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if proc.poll() is not None:
-                raise RuntimeError(f"server exited: {proc.stderr.read().decode()[-2000:]}")  # type: ignore[union-attr]
+                log.seek(0)
+                raise RuntimeError(f"server exited: {log.read().decode()[-2000:]}")
             with contextlib.suppress(httpx.HTTPError):
                 if httpx.get(url + "/health", timeout=1).status_code == 200:
                     break
@@ -126,5 +128,7 @@ def server_process(
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=5)
-        if proc.stderr is not None:
-            proc.stderr.close()
+        if os.environ.get("OPENENV_TEST_SERVER_LOG"):
+            log.seek(0)
+            print(log.read().decode()[-20000:])
+        log.close()

@@ -133,9 +133,11 @@ def test_a_grading_child_that_stops_reading_leaks_nothing() -> None:
     when the session closes. They used to be held until the server stopped."""
     with server_process(test_timeout_s=2.0) as (proc, url):
         tracker = Tracker(proc.pid)
-        with EnvClient(url, MODELS) as env:  # an honest episode: the baseline
-            env.reset(task_id="two_sum")
-            env.step(CodeAction(code="x = 1"))
+        for _ in range(2):  # honest episodes, graded: the baseline
+            with EnvClient(url, MODELS) as env:
+                env.reset(task_id="two_sum")
+                env.step(CodeAction(code="x = 1"))
+                env.step(CodeAction(code="def two_sum(nums, target): return [0, 1]", submit=True))
         time.sleep(1.0)
         base_threads = threads(proc.pid)
         with EnvClient(url, MODELS) as env:

@@ -1,0 +1,199 @@
+"""Chaos on one ``openenv serve coding`` (issue 27, the coding half): many sessions at
+once attack the server (workers stopped with a large cell on the way, replies slow to
+decode, floods of stale frames, grading children that stop reading) while a victim
+session steps and ``/health`` is polled.
+
+Bounds (the issue's): victim step p99 <= 50 ms, every /health within 100 ms; afterwards
+nothing the test made is left (threads, sandboxes, uids with processes, cgroups,
+mounts); and SIGTERM in the middle of it ends the server within its graceful-shutdown
+period (uvicorn's 5 s) plus one second. ``OPENENV_CHAOS_SESSIONS`` sets the number of
+attacking sessions (default 32). The same victim and /health figures with no attack are
+printed first: on a shared, overloaded machine the absolute bounds measure the machine.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import threading
+import time
+from typing import Any
+
+import httpx
+import pytest
+from _coding_fixtures import server_process
+from _leftovers import Tracker, held_uids, threads
+from coding_env import MODELS, CodeAction
+from test_coding_hostile import BIG_CELL, FLOOD, SLOW_SET, STOP_AFTER_REPLY, STOP_BEFORE_BIG_CALL
+
+from openenv import EnvClient
+
+SESSIONS = int(os.environ.get("OPENENV_CHAOS_SESSIONS", "32"))
+VICTIM_P99_S = 0.050
+HEALTH_S = 0.100
+GRACE_S = 5.0  # uvicorn's timeout_graceful_shutdown in openenv serve
+RUN_S = 10.0
+
+Client = EnvClient[Any, Any, Any]
+
+
+def _attack(url: str, kind: int, stop: threading.Event, clients: list[Client]) -> None:
+    """One attacking session, repeating its attack until ``stop``."""
+    env: Client = EnvClient(url, MODELS)
+    clients.append(env)
+    try:
+        while not stop.is_set():
+            env.reset(task_id="two_sum")
+            if kind == 0:  # a stopped worker, sent more than a pipe holds
+                env.step(CodeAction(code=STOP_AFTER_REPLY))
+                time.sleep(0.5)
+                env.step(CodeAction(code=BIG_CELL), timeout_s=5)
+            elif kind == 1:  # a reply slow to decode
+                env.step(CodeAction(code=SLOW_SET, submit=True), timeout_s=60)
+            elif kind == 2:  # a flood of stale frames
+                env.step(CodeAction(code=FLOOD), timeout_s=30)
+            else:  # a grading child that stops reading before a big call
+                env.step(CodeAction(code=STOP_BEFORE_BIG_CALL, submit=True), timeout_s=60)
+    except Exception:
+        pass
+
+
+def _honest(url: str) -> None:
+    with EnvClient(url, MODELS) as env:
+        env.reset(task_id="two_sum")
+        env.step(CodeAction(code="1"))
+        env.step(CodeAction(code="def two_sum(nums, target): return [0, 1]", submit=True))
+
+
+def _start_attacks(url: str) -> tuple[threading.Event, list[threading.Thread], list[Client]]:
+    stop = threading.Event()
+    clients: list[Client] = []
+    workers = [
+        threading.Thread(target=_attack, args=(url, i % 4, stop, clients), daemon=True)
+        for i in range(SESSIONS)
+    ]
+    for t in workers:
+        t.start()
+    return stop, workers, clients
+
+
+def _stop_attacks(stop: threading.Event, workers: list[threading.Thread], clients: list[Client]) -> None:
+    stop.set()
+    for t in workers:
+        t.join(timeout=90)
+    for c in clients:
+        with contextlib.suppress(Exception):  # a client of a stopped server
+            c.close()
+
+
+def _poll_health(url: str, stop: threading.Event, out: list[float], tracker: Tracker) -> None:
+    while not stop.is_set():
+        t0 = time.monotonic()
+        try:
+            ok = httpx.get(url + "/health", timeout=5).status_code == 200
+        except httpx.HTTPError:
+            ok = False
+        out.append(time.monotonic() - t0 if ok else float("inf"))
+        tracker.look()
+        time.sleep(0.05)
+
+
+def _idle(victim: Client, url: str) -> tuple[list[float], list[float]]:
+    """The victim's step times and /health times with no attack (3 s)."""
+    steps: list[float] = []
+    health: list[float] = []
+    end = time.monotonic() + 3.0
+    while time.monotonic() < end:
+        t0 = time.monotonic()
+        victim.step(CodeAction(code="1"))
+        steps.append(time.monotonic() - t0)
+        t0 = time.monotonic()
+        httpx.get(url + "/health", timeout=5)
+        health.append(time.monotonic() - t0)
+    return steps, health
+
+
+def _pct(xs: list[float], p: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(len(xs) * p / 100))]
+
+
+@pytest.mark.slow
+def test_chaos_victim_health_leftovers_and_sigterm(record_property: Any) -> None:
+    with server_process(test_timeout_s=2.0, pool_size=4, max_steps=10**6) as (proc, url):
+        tracker = Tracker(proc.pid)
+        # The baseline: as many honest sessions at once (the server's thread pools grow
+        # to their burst size and keep idle threads; that is not a leak).
+        honest = [threading.Thread(target=_honest, args=(url,), daemon=True) for _ in range(SESSIONS + 1)]
+        for t in honest:
+            t.start()
+        for t in honest:
+            t.join(timeout=120)
+        time.sleep(1.0)
+        base_threads = threads(proc.pid)
+
+        victim: Client = EnvClient(url, MODELS)
+        victim.reset(task_id="two_sum")
+        idle_steps, idle_health = _idle(victim, url)  # for the record: the machine's own noise
+        health: list[float] = []
+        polling = threading.Event()
+        poller = threading.Thread(target=_poll_health, args=(url, polling, health, tracker), daemon=True)
+        poller.start()
+        stop, workers, clients = _start_attacks(url)
+        time.sleep(2.0)  # the attacks are under way
+        steps: list[float] = []
+        end = time.monotonic() + RUN_S
+        while time.monotonic() < end:
+            t0 = time.monotonic()
+            assert victim.step(CodeAction(code="1")).observation.result == "1"
+            steps.append(time.monotonic() - t0)
+        _stop_attacks(stop, workers, clients)
+        polling.set()
+        poller.join(timeout=10)
+        victim.close()
+
+        p50, p99, worst_health = _pct(steps, 50), _pct(steps, 99), max(health)
+        record_property("victim_p50_ms", round(p50 * 1e3, 2))
+        record_property("victim_p99_ms", round(p99 * 1e3, 2))
+        record_property("health_max_ms", round(worst_health * 1e3, 2))
+        print(
+            f"\nno attack, load {os.getloadavg()[0]:.1f}: victim p50 {_pct(idle_steps, 50) * 1e3:.1f} ms, "
+            f"p99 {_pct(idle_steps, 99) * 1e3:.1f} ms; /health p50 {_pct(idle_health, 50) * 1e3:.1f} ms, "
+            f"max {max(idle_health) * 1e3:.1f} ms"
+        )
+        print(
+            f"{SESSIONS} attacking sessions, {os.cpu_count()} cores: victim {len(steps)} steps, "
+            f"p50 {p50 * 1e3:.1f} ms, p99 {p99 * 1e3:.1f} ms; /health {len(health)} polls, "
+            f"p50 {_pct(health, 50) * 1e3:.1f} ms, max {worst_health * 1e3:.1f} ms"
+        )
+
+        deadline = time.monotonic() + 30
+        while threads(proc.pid) > base_threads and time.monotonic() < deadline:
+            time.sleep(0.2)
+        left_threads = threads(proc.pid) - base_threads
+        leftovers = tracker.wait_clean(still_held=held_uids(proc.pid))
+
+        # SIGTERM in the middle of the same attacks.
+        stop, workers, clients = _start_attacks(url)
+        time.sleep(3.0)
+        tracker.look()
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=GRACE_S + 1.0 + 10)
+            exit_s = time.monotonic() - t0
+        except subprocess.TimeoutExpired:
+            exit_s = float("inf")
+        record_property("sigterm_exit_s", round(exit_s, 3))
+        print(f"SIGTERM under attack: exit in {exit_s:.2f} s")
+        _stop_attacks(stop, workers, clients)
+        after_exit = tracker.wait_clean(still_held=set())
+
+        assert left_threads <= 0, f"{left_threads} threads more than before the attacks"
+        assert leftovers == []
+        assert after_exit == []
+        assert exit_s <= GRACE_S + 1.0
+        assert worst_health <= HEALTH_S
+        assert p99 <= VICTIM_P99_S
