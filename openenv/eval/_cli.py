@@ -83,6 +83,8 @@ def _config(args: argparse.Namespace) -> Any:
     from ._metrics import PassRule
     from ._runner import EvalConfig
 
+    if args.all and (args.count or args.ids):
+        raise EvalError("--all plays every task of the split: it cannot go with --count or --ids")
     env_kwargs = None
     if args.env_kwargs:
         try:

@@ -168,6 +168,9 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
     assert "unknown policy 'nope'" in _one_line_exit_2(ECHO, "-p", "nope", "-o", out)
     assert "unknown env" in _one_line_exit_2(str(tmp_path / "no_env"), "-p", "null", "-o", out)
     assert "at least 1" in _one_line_exit_2(ECHO, "-p", "null", "-o", out, "-k", "0")
+    assert "--all plays every task" in _one_line_exit_2(
+        ECHO, "-p", "null", "-o", out, "--all", "--count", "2"
+    )
     import socket
 
     with socket.socket() as s:  # a port nobody listens on
