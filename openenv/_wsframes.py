@@ -109,6 +109,12 @@ class FrameReader:
         """Part of a message has arrived and its end has not: a partial frame, or fragments."""
         return bool(self._buf) or bool(self._fragments)
 
+    @property
+    def held(self) -> int:
+        """Bytes held for the unfinished message (its fragments at their cost, and what
+        has arrived of its current frame)."""
+        return len(self._buf) + self._fragment_size
+
     def release(self) -> None:
         """Stop reading and drop every buffer (the connection is gone)."""
         self._end()

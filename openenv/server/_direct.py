@@ -32,6 +32,8 @@ from websockets.protocol import Protocol, State
 
 from .._wsframes import MAX_FRAGMENTS, FrameReader, frame_header
 
+#: Bytes held in unfinished messages by every connection of this process (one cell).
+_HELD = [0]
 #: Messages a connection may hold unread before reading from the socket pauses.
 HIGH_WATER = 64
 LOW_WATER = 16
@@ -204,6 +206,9 @@ class DirectWebSocketsProtocol(WebSocketsSansIOProtocol):
     message_timeout_s: float = 60.0
     #: called once when the socket goes (``_guard.py`` gives the connection's place back)
     on_lost: Any = None
+    #: the most bytes all connections of this process may hold in unfinished messages;
+    #: past it, the connection whose message grows is closed (1008)
+    unfinished_budget: int = 256 * 1024 * 1024
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -213,6 +218,7 @@ class DirectWebSocketsProtocol(WebSocketsSansIOProtocol):
         self.frames_in = _ServerFrames(self, self.conn.max_message_size)
         self._message_timer: asyncio.TimerHandle | None = None
         self._consumed_at_arming = 0
+        self._held = 0  # this connection's share of _HELD
 
     def data_received(self, data: bytes) -> None:
         """With the channel enabled, ``_ServerFrames`` reads data frames (unmasked in C,
@@ -221,8 +227,12 @@ class DirectWebSocketsProtocol(WebSocketsSansIOProtocol):
         if self.direct.enabled and not self.general:
             frames = self.frames_in
             frames.feed(data)
-            if self._message_timer is None and frames.unfinished:
-                self._arm_message_timer()
+            if frames.unfinished:
+                self._hold(frames.held)
+                if self._message_timer is None and not frames.stopped:
+                    self._arm_message_timer()
+            elif self._held:
+                self._hold(0)
             return
         if self.handshake_initiated and not self.direct.enabled:
             # Bytes after the request, before the loop took the channel (uvicorn hands
@@ -239,6 +249,8 @@ class DirectWebSocketsProtocol(WebSocketsSansIOProtocol):
         """Fail the connection: a close frame with ``code`` (when none was sent yet), then
         the transport closed; nothing more is read."""
         self.frames_in.release()
+        _HELD[0] -= self._held
+        self._held = 0
         conn = self.conn
         if conn.state is State.OPEN:
             conn.send_close(code, why[:120])
@@ -247,7 +259,14 @@ class DirectWebSocketsProtocol(WebSocketsSansIOProtocol):
         else:
             self.transport.close()
 
-    # --- an unfinished message is bounded in time ---------------------------------
+    # --- an unfinished message is bounded in time, and all of them in bytes ------
+
+    def _hold(self, held: int) -> None:
+        total = _HELD[0] + held - self._held
+        if held > self._held and total > self.unfinished_budget:
+            self.fail(1008, f"the server holds {self.unfinished_budget} bytes of unfinished messages")
+            return
+        _HELD[0], self._held = total, held
 
     def _arm_message_timer(self) -> None:
         self._consumed_at_arming = self.frames_in.consumed
@@ -333,6 +352,8 @@ class DirectWebSocketsProtocol(WebSocketsSansIOProtocol):
         # protocol -> channel -> protocol) for the garbage collector to find later.
         self.frames = []
         self.frames_in.release()
+        _HELD[0] -= self._held
+        self._held = 0
         self.frames_in.unlink()
         self.direct.release()
         if self.on_lost is not None:

@@ -261,3 +261,30 @@ def test_a_ping_flood_that_never_reads_its_pongs_is_not_buffered(served) -> None
     assert sent > 0
     grew = (during - before) // 1024
     assert grew < 16, f"RSS grew {grew} MiB for {sent >> 20} MiB of pings"
+
+
+def test_unfinished_messages_of_all_connections_share_one_budget(serve, monkeypatch) -> None:
+    """Many connections each holding most of a large frame cannot add up past the budget."""
+    monkeypatch.setattr(DirectWebSocketsProtocol, "unfinished_budget", 1024 * 1024)
+    server = serve()
+    body = orjson.dumps({"type": "step", "data": {"message": "x" * 700_000}})
+    first, second = raw_handshake(server.port), raw_handshake(server.port)
+    try:
+        for sock in (first, second):
+            sock.sendall(frame(TEXT, b'{"type":"reset"}'))
+            sock.settimeout(10)
+            assert b"observation" in sock.recv(65536)
+        whole = frame(TEXT, body)
+        first.sendall(whole[:600_000])  # 600 KB held
+        time.sleep(0.3)
+        second.sendall(whole[:600_000])  # 600 KB more: over 1 MiB in all
+        assert close_code(read_until_closed(second, timeout_s=5)) == 1008
+        first.sendall(whole[600_000:])  # the first finishes its message and is answered
+        got = b""
+        while b"observation" not in got:
+            chunk = first.recv(1 << 20)
+            assert chunk, "the first connection was closed"
+            got += chunk
+    finally:
+        first.close()
+        second.close()
