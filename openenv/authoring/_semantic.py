@@ -181,7 +181,7 @@ def _envelope(
         for t in trajs:
             if t.status == "timeout" or t.wall_s > limit:
                 problems.append(f"{t.policy} on {t.task_id}: {t.wall_s:.1f} s ({t.status}), over {limit} s")
-            elif horizon and t.status == "truncated":
+            elif horizon and t.status == "truncated" and len(t.turns) > horizon:  # not a policy that stopped
                 problems.append(
                     f"{t.policy} on {t.task_id}: not done after {len(t.turns)} steps "
                     f"(declared max_steps {horizon})"
