@@ -12,13 +12,13 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
+from openenv.containers import wait_healthy
 from tests.conftest import free_port
 
 HERE = Path(__file__).parent / "upstream_envs"
@@ -32,19 +32,11 @@ def _envs_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _wait_healthy(url: str, proc: subprocess.Popen[bytes], timeout_s: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise AssertionError(
-                f"server exited {proc.returncode}: {proc.stderr.read().decode() if proc.stderr else ''}"
-            )
-        try:
-            if httpx.get(url + "/health", timeout=1.0).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.1)
-    raise AssertionError(f"{url} never became healthy")
+    def logs() -> str:  # read only once it exited: a running server's stderr never ends
+        ended = proc.poll() is not None and proc.stderr is not None
+        return proc.stderr.read().decode() if ended else "(still running)"  # type: ignore[union-attr]
+
+    wait_healthy(url, timeout_s=timeout_s, alive=lambda: proc.poll() is None, logs=logs, what="server")
 
 
 def _start(cmd: list[str], path: list[Path] | None = None) -> Iterator[str]:
