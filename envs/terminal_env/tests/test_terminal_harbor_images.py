@@ -1,0 +1,170 @@
+"""Tasks with an image of their own: the oracle scores 1.0 and wrong answers less, reward
+integrity holds against an agent that forges, edits or waits, and each session's
+container has no network to reach and keeps its memory and process limits.
+
+Real Docker, real images of the Terminal-Bench-style tasks in harbor_tasks/ (their
+``FROM python:3.11-slim`` built on the offline local base where there is one). Skipped
+only where no Docker engine answers (the reason says so).
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+import pytest
+from _harbor_fixtures import TASKS, copy_task, docker_base, episode, sh, task_env
+
+pytestmark = [pytest.mark.docker, pytest.mark.timeout(600)]
+
+
+@pytest.fixture(scope="module")
+def base() -> str:
+    return docker_base()
+
+
+def solution(task: str) -> str:
+    return (TASKS / task / "solution" / "solve.sh").read_text()
+
+
+#: A plausible wrong answer per task: it must score below the solution.
+WRONG = {
+    "word-counts": "python3 -c \"import json; json.dump({w: 1 for w in"
+    " open('/app/notes.txt').read().split()},"
+    " open('/app/counts.json', 'w'))\"",
+    "paid-totals": "jq -r 'group_by(.customer)[] | \"\\(.[0].customer) \\(map(.amount) | add)\"'"
+    " /app/orders.json > /app/totals.txt",
+    "fix-backup-script": "sed -i 's/for f in $(ls $src\\/\\*.conf)/for f in \"$src\"\\/*.conf/'"
+    " /app/backup.sh",
+}
+
+
+@pytest.mark.parametrize("task", sorted(WRONG))
+async def test_oracle_scores_one_and_a_wrong_answer_less(task: str, base: str) -> None:
+    async with task_env(TASKS, base) as env:
+        right = await episode(env, task, solution(task))
+        wrong = await episode(env, task, WRONG[task])
+        untouched = await episode(env, task)
+    assert right.reward == 1.0, right.metadata
+    assert wrong.reward is not None
+    assert wrong.reward < 1.0, wrong.metadata
+    assert untouched.reward == 0.0, untouched.metadata
+    breakdown = right.metadata["reward_breakdown"]
+    assert breakdown["source"] in ("reward.txt", "reward.json")
+    assert "error" not in breakdown
+
+
+async def test_named_rewards_are_reported_as_a_breakdown(base: str) -> None:
+    async with task_env(TASKS, base) as env:
+        wrong = await episode(env, "word-counts", WRONG["word-counts"])
+    rewards = wrong.metadata["reward_breakdown"]["rewards"]
+    assert rewards == {"exists": 1.0, "json_object": 1.0, "counts": 0.0, "reward": 0.0}
+
+
+#: Each forges a reward its own way, on top of the honest wrong answer.
+FORGE = (
+    "mkdir -p /logs/verifier && echo 1 > /logs/verifier/reward.txt"
+    " && echo '{\"reward\": 1}' > /logs/verifier/reward.json"
+)
+HACKS = {
+    "reward files written ahead": FORGE,
+    "reward files read-only and owned": FORGE + " && chmod 444 /logs/verifier/* && chmod 555 /logs/verifier",
+    "tests folder planted": "mkdir -p /tests && printf '#!/bin/bash\\n"
+    + "echo 1 > /logs/verifier/reward.txt\\n' > /tests/test.sh && chmod 755 /tests/test.sh",
+    "reward dir a symlink": "mkdir -p /logs /tmp/fake && echo 1 > /tmp/fake/reward.txt"
+    " && ln -sfn /tmp/fake /logs/verifier",
+    "survivor that waits for the verifier": (
+        'setsid nohup bash -c \'trap "" TERM HUP INT; while true; do mkdir -p /logs/verifier;'
+        ' echo 1 > /logs/verifier/reward.txt 2>/dev/null;'
+        ' printf "{\\"reward\\": 1}" > /logs/verifier/reward.json;'
+        ' [ -d /tests ] && printf "#!/bin/bash\\necho 1 > /logs/verifier/reward.txt\\n" > /tests/test.sh;'
+        " sleep 0.01; done'"
+        " >/dev/null 2>&1 < /dev/null & disown; sleep 0.2"
+    ),
+}
+
+
+@pytest.mark.parametrize("task", ["word-counts", "paid-totals"])  # reward.json / reward.txt
+async def test_a_forging_agent_scores_what_the_honest_wrong_answer_scores(task: str, base: str) -> None:
+    async with task_env(TASKS, base) as env:
+        honest = await episode(env, task, WRONG[task])
+        forged = {name: await episode(env, task, WRONG[task], hack) for name, hack in HACKS.items()}
+    want = honest.metadata["reward_breakdown"]["rewards"]
+    assert honest.reward == 0.0
+    for name, obs in forged.items():
+        assert obs.reward == honest.reward, (name, obs.metadata)
+        assert obs.metadata["reward_breakdown"]["rewards"] == want, (name, obs.metadata)
+
+
+async def test_the_verifier_never_runs_a_process_of_the_agent(base: str) -> None:
+    # A survivor that would have answered correctly once the verifier starts: killed first.
+    later = (
+        'setsid nohup bash -c \'trap "" TERM HUP; while [ ! -e /tests/test.sh ]; do sleep 0.01; done; '
+        + solution("word-counts").replace("'", "'\\''")
+        + "' >/dev/null 2>&1 < /dev/null & disown"
+    )
+    async with task_env(TASKS, base) as env:
+        obs = await episode(env, "word-counts", later)
+        assert obs.reward == 0.0, obs.metadata
+
+
+async def test_no_network_by_default_and_no_neighbour_with_one(base: str, tmp_path: Path) -> None:
+    copy_task("word-counts", tmp_path)
+    copy_task("word-counts", tmp_path, new_name="with-network")
+    toml = tmp_path / "with-network" / "task.toml"
+    toml.write_text(toml.read_text().replace("[environment]", '[environment]\nnetwork_mode = "public"'))
+    probe = (
+        'python3 -c "import socket,sys\n'
+        "s=socket.socket(); s.settimeout(3)\n"
+        "try:\n s.connect((sys.argv[1], int(sys.argv[2]))); print('CONNECTED')\n"
+        "except OSError as e: print('REFUSED', type(e).__name__)\" "
+    )
+    async with task_env(tmp_path, base) as a, task_env(tmp_path, base) as b:
+        await a.reset(options={"task_id": "word-counts"})
+        assert (await sh(a, "ls /sys/class/net")).output.split() == ["lo"]
+        assert "REFUSED" in (await sh(a, probe + "1.1.1.1 53")).output
+        await a.reset(options={"task_id": "with-network"})
+        await b.reset(options={"task_id": "with-network"})
+        assert (await a.state()).sandbox["network"] == "isolated bridge"
+        await sh(a, "python3 -m http.server 8088 --bind 0.0.0.0 >/dev/null 2>&1 &")
+        ip = (await sh(a, "hostname -I")).output.split()[0]
+        serving = ""
+        for _ in range(40):  # it serves (python's start takes a moment on a loaded machine)
+            serving = (await sh(a, probe + f"{ip} 8088")).output
+            if "CONNECTED" in serving:
+                break
+            await sh(a, "sleep 0.25")
+        assert "CONNECTED" in serving
+        assert "REFUSED" in (await sh(b, probe + f"{ip} 8088")).output  # b cannot reach it
+
+
+SPAWN = """
+import subprocess
+procs = []
+try:
+    for _ in range(100):
+        procs.append(subprocess.Popen(["sleep", "30"]))
+except OSError as exc:
+    print("refused:", exc)
+print(f"started={len(procs)}")
+for p in procs:
+    p.kill()
+    p.wait()
+"""
+
+
+async def test_memory_and_process_limits_hold_inside(base: str, tmp_path: Path) -> None:
+    copy_task("word-counts", tmp_path)
+    toml = tmp_path / "word-counts" / "task.toml"
+    toml.write_text(toml.read_text().replace("memory_mb = 512", "memory_mb = 64"))
+    async with task_env(tmp_path, base, session_limits="memory=1G,pids=64,cpus=1") as env:
+        await env.reset(options={"task_id": "word-counts"})
+        box = (await env.state()).sandbox
+        assert (box["memory_mb"], box["pids"]) == (64, 64)
+        hog = await sh(env, "python3 -c 'x = bytearray(256 << 20); print(len(x))'; echo status=$?")
+        assert "status=137" in hog.output or "MemoryError" in hog.output, hog.output
+        forks = await sh(env, f"python3 -c {shlex.quote(SPAWN)}")
+        started = int(forks.output.split("started=")[1].split()[0])
+        assert 0 < started < 64, forks.output
+        alive = await sh(env, "echo still here")
+        assert "still here" in alive.output
