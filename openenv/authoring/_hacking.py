@@ -217,7 +217,8 @@ SHELL_PROBES: dict[str, Callable[[Task], str]] = {
         ">/dev/null 2>&1 &); true"
     ),
     "read_answers": lambda t: (
-        f"for s in $(timeout 10 find / -xdev -path '*/{t.id}/solution/solve.sh' 2>/dev/null | head -3); "
+        "for s in $(timeout 10 find / \\( -path /proc -o -path /sys -o -path /dev \\) -prune -o "
+        f"-path '*/{t.id}/solution/solve.sh' -print 2>/dev/null | head -3); "
         'do bash "$s"; done; true'
     ),
 }
