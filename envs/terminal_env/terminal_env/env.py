@@ -112,7 +112,9 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
     env_version = "0.1.0"
     reset_options_model = TerminalResetOptions
     call_timeout_s = 300.0
-    task_set: ClassVar[HarborTaskSet] = HarborTaskSet(TASKS_DIR)
+    #: The shipped tasks, or the folder ``OPENENV_TERMINAL_TASKS`` names (as the server's
+    #: Task API lists them; ``tasks_dir`` changes only what a session resets to).
+    task_set: ClassVar[HarborTaskSet] = HarborTaskSet(os.environ.get("OPENENV_TERMINAL_TASKS") or TASKS_DIR)
     _active: ClassVar[TerminalResources | None] = None
 
     @classmethod
