@@ -67,10 +67,9 @@ class Channel:
         self.max_frame = max_frame
         self.stale_limit = stale_limit
         self._alive = alive
-        self._head = bytearray()
-        self._scratch = bytearray(_CHUNK)
-        self._body: bytearray | None = None  # a body cut short by a deadline
-        self._skipping = 0  # what is left of a stale body cut short by a deadline
+        self._buf = bytearray()  # read, not yet taken
+        self._scratch = bytearray(_CHUNK)  # where skipped bytes go
+        self._skipping = 0  # what is left to skip of a stale body
         os.set_blocking(wfd, False)
         os.set_blocking(rfd, False)
 
@@ -97,9 +96,11 @@ class Channel:
         Frames with other ids are skipped unread."""
         stale = 0
         while True:
-            if not self._read_into_head(deadline):
+            if self._skipping and not self._skip(deadline):
                 return None
-            size, got = HEADER.unpack(self._head)
+            if not self._need(HEADER.size, deadline):
+                return None
+            size, got = HEADER.unpack_from(self._buf)
             wanted = got == tag or got == 0
             limit = (self.max_frame if got == tag else CONTROL_MAX) if wanted else self.max_frame
             if size > limit:
@@ -108,14 +109,13 @@ class Channel:
                 stale += size + HEADER.size
                 if stale > self.stale_limit:
                     raise ChannelBroken("the process flooded its channel with stale frames")
-                if not self._skip(size, deadline):
-                    return None
-                self._head.clear()
+                del self._buf[: HEADER.size]
+                self._skipping = size
                 continue
-            body = self._read_body(size, deadline)
-            if body is None:
+            if not self._need(HEADER.size + size, deadline):
                 return None
-            self._head.clear()
+            body = bytes(self._buf[HEADER.size : HEADER.size + size])
+            del self._buf[: HEADER.size + size]
             try:
                 frame = json.loads(body)
             except ValueError:
@@ -124,69 +124,45 @@ class Channel:
                 raise ChannelBroken("the process sent a malformed frame")
             return frame
 
-    def _read_into_head(self, deadline: float) -> bool:
-        while len(self._head) < HEADER.size:
-            chunk = self._read(HEADER.size - len(self._head), deadline)
-            if chunk is None:
+    def _need(self, n: int, deadline: float) -> bool:
+        """Read until the buffer holds ``n`` bytes; False at ``deadline``."""
+        while len(self._buf) < n:
+            if not self._wait_readable(deadline):
                 return False
-            self._head += chunk
-        return True
-
-    def _read_body(self, size: int, deadline: float) -> bytes | None:
-        """The body (a partial one stays buffered for the next call at deadline)."""
-        body = self._body
-        if body is None:
-            body = self._body = bytearray()
-        while len(body) < size:
-            chunk = self._read(min(size - len(body), 1 << 20), deadline)
-            if chunk is None:
-                return None
-            body += chunk
-        self._body = None
-        return bytes(body)
-
-    def _skip(self, size: int, deadline: float) -> bool:
-        """Discard ``size`` body bytes (into one scratch buffer, never kept)."""
-        left = self._skipping or size
-        while left:
-            n = self._readinto(min(left, _CHUNK), deadline)
-            if n is None:
-                self._skipping = left
-                return False
-            left -= n
-        self._skipping = 0
-        return True
-
-    def _read(self, n: int, deadline: float) -> bytes | None:
-        while True:
             try:
-                chunk = os.read(self.rfd, n)
+                chunk = os.read(self.rfd, max(n - len(self._buf), _CHUNK))
             except BlockingIOError:
-                if not self._wait_readable(deadline):
-                    return None
                 continue
             except OSError as exc:
                 raise ChannelBroken(f"the process is gone ({_why(exc)})") from None
             if not chunk:
                 raise ChannelBroken("the process exited")
-            return chunk
+            self._buf += chunk
+        return True
 
-    def _readinto(self, n: int, deadline: float) -> int | None:
-        view = memoryview(self._scratch)[:n]
-        while True:
+    def _skip(self, deadline: float) -> bool:
+        """Discard the stale body being skipped: what is buffered, then the rest read
+        into one scratch buffer, never kept. False at ``deadline`` (resumed later)."""
+        take = min(self._skipping, len(self._buf))
+        del self._buf[:take]
+        self._skipping -= take
+        view = memoryview(self._scratch)
+        while self._skipping:
+            if not self._wait_readable(deadline):
+                return False
             try:
-                got = os.readv(self.rfd, [view])
+                got = os.readv(self.rfd, [view[: min(self._skipping, _CHUNK)]])
             except BlockingIOError:
-                if not self._wait_readable(deadline):
-                    return None
                 continue
             except OSError as exc:
                 raise ChannelBroken(f"the process is gone ({_why(exc)})") from None
             if not got:
                 raise ChannelBroken("the process exited")
-            return got
+            self._skipping -= got
+        return True
 
     def _wait_readable(self, deadline: float) -> bool:
+        """Wait (a poll interval at most) for input; False once ``deadline`` passed."""
         left = deadline - time.monotonic()
         if left <= 0:
             return False
