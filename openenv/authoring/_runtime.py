@@ -30,7 +30,8 @@ from ._checks import (
 from ._checks_extra import MCP_ACCEPT, _initialized_list, _rpc_body, check_http, check_mcp, check_tasks
 from ._policy import NOT_APPLICABLE, CheckStatus
 from ._probe import http
-from ._report import Check, Outcome, Report
+from ._report import Check, Outcome
+from ._sample import sample_filled
 from ._vmanifest import ValidationBlock
 from ._vreport import Results
 
@@ -130,15 +131,21 @@ def _reward_well_formed(ctx: Context, block: ValidationBlock | None, results: Re
     low, high = block.reward.range if block is not None else (None, None)
     problems: list[str] = []
     rewards: list[Any] = []
+    # the given (or minimal) actions, then one with every optional field set
+    plans = [ctx.actions]
+    if ctx.schema is not None:
+        filled = sample_filled(ctx.schema["action"])
+        if not list(ctx.validators["action"].iter_errors(filled)):
+            plans.append([filled])
     try:
-        for seed in (0, 1):
+        for seed, plan in enumerate(plans):
             with ctx.ws() as ws:
                 data = ws.expect({"type": "reset", "data": {"seed": seed}}, "observation")
                 problems += _reward_problems(data.get("reward"), f"seed {seed} reset", low, high)
                 for i in range(ctx.max_steps):
                     if data.get("done"):
                         break
-                    data = ws.expect({"type": "step", "data": ctx.action(i)}, "observation")
+                    data = ws.expect({"type": "step", "data": plan[i % len(plan)]}, "observation")
                     rewards.append(data.get("reward"))
                     problems += _reward_problems(data.get("reward"), f"seed {seed} step {i + 1}", low, high)
     except ProbeError as exc:
@@ -408,7 +415,3 @@ def _unmeasured(block: ValidationBlock | None, results: Results) -> None:
             if rubric
             else NOT_APPLICABLE + "capabilities.rubric_tree is false",
         )
-
-
-def legacy_report(target: str) -> Report:
-    return Report(target)

@@ -43,7 +43,9 @@ def normalized(manifest: Manifest, block: ValidationBlock | None) -> dict[str, A
         "signature": MANIFEST,
     }
     if block is not None:
-        out.update(block.model_dump(mode="json", exclude_none=True))
+        out.update(block.model_dump(mode="json"))
+        if block.execution is None:
+            del out["execution"]
     return out
 
 

@@ -1,0 +1,167 @@
+"""Env folders with one flaw each, for ``openenv validate --level``.
+
+``make_env(tmp_path, source, manifest_extra)`` writes a folder ``openenv serve`` can
+serve (pyproject entry point, openenv.yaml with a validation: block, Dockerfile,
+README) around ``source``, a module defining ``Env``.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+BLOCK = """\
+validation:
+  reward:
+    range: [0.0, 1.0]
+    floor_margin: 0.1
+  resources:
+    cpu: 1.0
+    memory_mb: 2048
+    disk_mb: 256
+    episode_timeout_s: 60
+  capabilities:
+    verifier:
+      kind: reward_channel
+  types:
+    tags: [test]
+"""
+
+HEADER = """\
+import random, subprocess, sys, uuid
+from pathlib import Path
+from typing import Any
+from openenv import Action, Environment, Execution, Observation, State
+
+
+class TextAction(Action):
+    message: str
+
+
+class TextObservation(Observation):
+    text: str = ""
+
+
+class _Base(Environment[TextAction, TextObservation, State]):
+    execution = Execution.INLINE
+
+    def __init__(self) -> None:
+        self._state = State()
+
+    def reset(self, *, seed=None, episode_id=None, options=None) -> TextObservation:
+        self._state = State(episode_id=episode_id or uuid.uuid4().hex)
+        return TextObservation(text="say something", reward=0.0)
+
+    def state(self) -> State:
+        return self._state.model_copy()
+"""
+
+#: Rewards 2.0 a step, where the manifest declares [0, 1].
+OUT_OF_RANGE = (
+    HEADER
+    + """
+class Env(_Base):
+    def step(self, action: TextAction) -> TextObservation:
+        self._state.step_count += 1
+        return TextObservation(text=action.message, reward=2.0 if action.message else 0.5)
+"""
+)
+
+#: Full reward for any answer, the empty one too: the null policy passes.
+NULL_PASSES = (
+    HEADER
+    + """
+class Env(_Base):
+    def step(self, action: TextAction) -> TextObservation:
+        self._state.step_count += 1
+        return TextObservation(text="correct!", reward=1.0, done=True)
+"""
+)
+
+#: Rewards at random whatever the seed, yet claims determinism.
+NOISY = (
+    HEADER
+    + """
+class Env(_Base):
+    def step(self, action: TextAction) -> TextObservation:
+        self._state.step_count += 1
+        return TextObservation(text=action.message, reward=random.random() * 0.5)
+"""
+)
+
+#: A coding env whose grader the submission can reach: ``==`` on the submission's own
+#: object, the exit status of the process the code runs in, and a reward file in the
+#: folder the code runs in.
+HACKABLE = """\
+import subprocess, sys, tempfile, uuid
+from pathlib import Path
+from openenv import Action, Environment, Execution, Observation, State
+
+
+class CodeAction(Action):
+    code: str = ""
+    submit: bool = False
+
+
+class CodeObservation(Observation):
+    output: str = ""
+
+
+TEST = "\\nassert solve(3) == 6\\n"
+
+
+class Env(Environment[CodeAction, CodeObservation, State]):
+    execution = Execution.INLINE
+
+    def __init__(self) -> None:
+        self._state = State()
+        self._work = Path(tempfile.mkdtemp(prefix="hackable-"))
+
+    def reset(self, *, seed=None, episode_id=None, options=None) -> CodeObservation:
+        self._state = State(episode_id=episode_id or uuid.uuid4().hex)
+        return CodeObservation(output="write solve(x) returning twice x", reward=0.0)
+
+    def _run(self, code: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-c", code], cwd=self._work, capture_output=True,
+                              text=True, timeout=20)
+
+    def step(self, action: CodeAction) -> CodeObservation:
+        self._state.step_count += 1
+        if not action.submit:
+            done = self._run(action.code)
+            return CodeObservation(output=done.stdout[-500:], reward=0.0)
+        done = self._run(action.code + TEST)
+        reward = 1.0 if done.returncode == 0 else 0.0
+        forged = self._work / "reward.txt"
+        if forged.is_file():  # the flaw: a file the submission can write
+            reward = max(reward, float(forged.read_text().strip() or 0))
+            forged.unlink()
+        return CodeObservation(output=done.stdout[-500:], reward=reward, done=True)
+
+    def state(self) -> State:
+        return self._state.model_copy()
+"""
+
+
+def make_env(root: Path, source: str, *, deterministic: bool = False, block: str = BLOCK) -> Path:
+    folder = root / "flawed_env"
+    package = folder / "flawed_env"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(source)
+    (folder / "pyproject.toml").write_text(
+        textwrap.dedent("""\
+        [project]
+        name = "flawed-env"
+        version = "0.1.0"
+        dependencies = ["openenv"]
+
+        [project.entry-points."openenv.envs"]
+        flawed_env = "flawed_env:Env"
+        """)
+    )
+    (folder / "openenv.yaml").write_text(
+        f"spec_version: 1\nname: flawed_env\ndeterministic: {str(deterministic).lower()}\n" + block
+    )
+    (folder / "Dockerfile").write_text("FROM python:3.11-slim\n")
+    (folder / "README.md").write_text("# flawed_env\n")
+    return folder

@@ -1,0 +1,147 @@
+"""``openenv validate --level``: RFC 008's levels and report. Each flawed env is caught by
+the check meant for its flaw, with evidence and a fix; echo passes every level."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from openenv.authoring._levels import run_validation
+from openenv.authoring._policy import NOT_APPLICABLE, POLICY, CheckStatus, Level, Verdict, ids_up_to
+
+from ._flawed import HACKABLE, NOISY, NULL_PASSES, OUT_OF_RANGE, make_env
+
+REPO = Path(__file__).resolve().parents[2]
+ECHO = REPO / "envs" / "echo_env"
+
+
+def _cli(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "openenv", "validate", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def _caught(report, check_id: str, evidence: str) -> None:
+    result = report.get(check_id)
+    assert result.status is CheckStatus.FAIL, report.render()
+    assert any(evidence in line for line in result.evidence), result.evidence
+    assert result.remediation, f"{check_id} fails without a fix"
+    assert report.verdict is Verdict.FAIL
+
+
+def test_echo_passes_every_level_and_every_check_id_has_a_result():
+    report = run_validation(ECHO, max_level=Level.SEMANTIC)
+    assert report.verdict is not Verdict.FAIL, report.render()
+    assert [r.check_id for r in report.results] == ids_up_to(Level.SEMANTIC)
+    for r in report.results:
+        assert r.status in (CheckStatus.PASS, CheckStatus.SKIP), report.render()
+        assert r.status is CheckStatus.PASS or r.evidence, f"{r.check_id} skipped without a reason"
+    passed = {r.check_id for r in report.results if r.status is CheckStatus.PASS}
+    assert {
+        "static.manifest",
+        "runtime.startup",
+        "runtime.reward_well_formed",
+        "runtime.observation_schema",
+        "runtime.state_contract",
+        "runtime.episode_determinism",
+        "semantic.floor_gap",
+        "semantic.replayability",
+        "semantic.resource_envelope",
+    } <= passed
+    assert report.manifest is not None
+    assert report.manifest["reward"]["range"] == [0.0, 6553.6]
+
+
+def test_reward_outside_its_declared_range(tmp_path):
+    report = run_validation(make_env(tmp_path, OUT_OF_RANGE), max_level=Level.RUNTIME)
+    _caught(report, "runtime.reward_well_formed", "reward 2.0 is outside the declared range [0.0, 1.0]")
+    assert report.get("runtime.observation_schema").status is CheckStatus.PASS
+
+
+def test_a_task_the_null_policy_passes(tmp_path):
+    report = run_validation(make_env(tmp_path, NULL_PASSES), max_level=Level.SEMANTIC, tasks=2)
+    _caught(report, "semantic.floor_gap", "the null policy scored 1.0 (the floor is 0.9)")
+
+
+def test_nondeterminism_under_a_seed(tmp_path):
+    report = run_validation(make_env(tmp_path, NOISY, deterministic=True), max_level=Level.SEMANTIC, tasks=2)
+    _caught(report, "semantic.replayability", "rewards")
+    _caught(report, "runtime.episode_determinism", "reply")
+    assert report.get("runtime.seed_control").status is CheckStatus.PASS  # reset itself is seeded
+
+
+def test_a_grader_the_submitted_code_reaches(tmp_path):
+    report = run_validation(make_env(tmp_path, HACKABLE), max_level=Level.SEMANTIC, tasks=1, probe_tasks=1)
+    result = report.get("semantic.reward_hacking")
+    _caught(report, "semantic.reward_hacking", "probe(s) scored above an honest wrong answer")
+    hacked = {p["probe"] for p in result.measured["probes"] if p["reward"] > p["honest"]}
+    # the reward file, the lying __eq__, the exit status: each forgery named
+    assert {"reward_file", "equal_anything", "early_exit"} <= hacked, result.evidence
+    assert any(line.startswith("HACKED: reward_file on seed-0: reward 1") for line in result.evidence)
+    held = {p["probe"] for p in result.measured["probes"]} - hacked
+    assert "inject_verifier_output" in held  # printing "PASSED" does not fool an exit status
+
+
+def test_manifest_with_an_unknown_key_or_a_wrong_type_names_the_key(tmp_path):
+    bad = make_env(
+        tmp_path,
+        OUT_OF_RANGE,
+        block="validation:\n  reward: {range: [0, 1], floor_margin: 0.1, "
+        "rnage: 3}\n  resources: {cpu: 1, memory_mb: 1, disk_mb: 1, episode_timeout_s: 1}\n"
+        "  capabilities: {verifier: {kind: reward_channel}}\n  types: {tags: [x]}\n",
+    )
+    done = _cli(str(bad), "--level", "static")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "validation.reward.rnage: unknown key" in done.stdout
+    (bad / "openenv.yaml").write_text(
+        "name: flawed_env\nvalidation:\n  reward: {range: high, floor_margin: 0.1}\n"
+    )
+    report = run_validation(bad, max_level=Level.STATIC)
+    evidence = report.get("static.manifest").evidence
+    assert len(evidence) == 1, evidence
+    assert "validation.reward.range: " in evidence[0], evidence
+    (bad / "openenv.yaml").write_text("name: flawed_env\nvalidaton: {}\n")
+    assert (
+        "unknown key 'validaton'"
+        in run_validation(bad, max_level=Level.STATIC).get("static.manifest").evidence[0]
+    )
+
+
+def test_exit_codes_are_upstreams(tmp_path):
+    assert _cli(str(ECHO), "--level", "static").returncode == 0
+    out = tmp_path / "report.json"
+    done = _cli(str(ECHO), "--level", "nonsense")
+    assert (done.returncode, done.stderr.count("\n")) == (3, 1), done.stderr
+    done = _cli(str(tmp_path / "nowhere"), "--level", "static")
+    assert (done.returncode, done.stderr.count("\n")) == (2, 1), done.stderr
+    done = _cli(str(make_env(tmp_path, OUT_OF_RANGE)), "--level", "runtime", "--output", str(out))
+    assert done.returncode == 1, done.stdout
+    assert "FAIL  runtime.reward_well_formed" in done.stdout
+    assert json.loads(out.read_text())["verdict"] == "fail"
+
+
+def test_every_policy_id_is_reported_or_skipped_with_a_reason_for_a_url_target(serve):
+    from echo_env import EchoEnv
+
+    report = run_validation(serve(EchoEnv).url, max_level=Level.RUNTIME)
+    assert [r.check_id for r in report.results] == ids_up_to(Level.RUNTIME)
+    assert report.get("static.manifest").evidence[0].startswith("no package folder")
+    assert report.get("runtime.observation_schema").status is CheckStatus.PASS
+    assert report.verdict is not Verdict.FAIL, report.render()
+
+
+def test_not_applicable_skips_do_not_lower_the_verdict_but_others_do():
+    from openenv.authoring._policy import verdict
+
+    assert verdict([("static.manifest", CheckStatus.PASS, "")]) is Verdict.PASS
+    assert verdict([("semantic.canary_floor", CheckStatus.SKIP, NOT_APPLICABLE + "x")]) is Verdict.PASS
+    assert verdict([("semantic.canary_floor", CheckStatus.SKIP, "not implemented")]) is Verdict.WARN
+    assert verdict([("static.layout", CheckStatus.FAIL, "")]) is Verdict.WARN  # a warn-severity check
+    assert verdict([("static.manifest", CheckStatus.ERROR, "")]) is Verdict.FAIL
+    assert set(ids_up_to(Level.STATISTICAL)) == set(POLICY)
