@@ -351,6 +351,15 @@ sys.exit(main({argv!r}))
         ({"docker"}, ["build", "envs/echo_env"],
          "openenv build: running env containers needs the 'docker' extra (missing module 'docker'): "
          "pip install 'openenv[docker]'"),
+        # push reads openenv.yaml with the hub extra's pyyaml: it names hub, not authoring (issue 28)
+        ({"yaml"}, ["push", "envs/echo_env", "--repo-id", "alice/echo", "--dry-run"],
+         "openenv push: openenv push needs the 'hub' extra (missing module 'yaml'): "
+         "pip install 'openenv[hub]'"),
+        ({"huggingface_hub"}, ["pull", "alice/echo"],
+         "openenv pull: openenv pull needs the 'hub' extra (missing module 'huggingface_hub'): "
+         "pip install 'openenv[hub]'"),
+        ({"mcp"}, ["mcp", "echo"],
+         "openenv mcp: openenv mcp needs the 'mcp' extra (missing module 'mcp'): pip install 'openenv[mcp]'"),
     ],
 )
 def test_a_missing_extra_is_one_line_naming_it(blocked, argv, line):
