@@ -32,6 +32,7 @@ from openenv.sandbox._run import run_process
 from ._harbor import ImageSettings
 
 LABEL = "openenv.terminal.session"
+OWNER_LABEL = "openenv.terminal.owner"  # the TaskImages that made it (removed at its close)
 _MiB = 1 << 20
 _disk_refused: dict[str, str] = {}  # engine id -> why a disk size is not enforced
 _disk_guard = threading.Lock()
@@ -83,7 +84,14 @@ class ContainerBox:
     """A started container of ``image`` for one session. Made in a thread (it blocks)."""
 
     def __init__(
-        self, client: Any, image: str, settings: ImageSettings, limits: ContainerLimits, task_id: str
+        self,
+        client: Any,
+        image: str,
+        settings: ImageSettings,
+        limits: ContainerLimits,
+        task_id: str,
+        *,
+        owner: str = "",
     ) -> None:
         self.client = client
         self.image = image
@@ -98,7 +106,7 @@ class ContainerBox:
             "entrypoint": [],
             "detach": True,
             "init": True,
-            "labels": {LABEL: task_id},
+            "labels": {LABEL: task_id, OWNER_LABEL: owner},
             "security_opt": ["no-new-privileges"],
             "environment": dict(settings.env),
             **limits.run_kwargs(),

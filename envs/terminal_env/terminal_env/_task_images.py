@@ -2,19 +2,29 @@
 
 One ``TaskImages`` per server process (in ``TerminalResources``). The Docker client is
 made on the first such task, so a server whose tasks need no image never asks for an
-engine.
+engine. Up to ``pool_size`` started containers, each with its shell, wait per image
+(and limits): a reset takes one and another is made in the background, so only the
+first session of a task waits for a container to start. A container is never handed
+out twice. Every container this process made carries its owner label (host, pid) and is
+removed at shutdown, pooled or not; those of a process on this host that died without
+shutting down are removed when the next one first asks the engine.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
+import secrets
+import socket
 import threading
+from collections import deque
 from typing import Any
 
 from openenv._exceptions import ExecutionError, ProviderError
 from openenv.sandbox import SessionLimits
 
-from ._container import ContainerBox, ContainerLimits
+from ._container import OWNER_LABEL, ContainerBox, ContainerLimits
 from ._image import base_map, ensure_image
 from ._shell import PtyShell, ShellDied
 from ._tasks import TerminalTask
@@ -23,11 +33,18 @@ from ._tasks import TerminalTask
 class TaskImages:
     """Builds task images (cached by content) and starts a session's container and shell."""
 
-    def __init__(self, limits: SessionLimits, base_images: str | dict[str, str] | None = None) -> None:
+    def __init__(
+        self, limits: SessionLimits, base_images: str | dict[str, str] | None = None, pool_size: int = 1
+    ) -> None:
         self.limits = limits
         self.mapping = base_map(base_images)
+        self.pool_size = pool_size
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
         self._client: Any = None
         self._guard = threading.Lock()
+        self._ready: dict[tuple[Any, ...], deque[PtyShell]] = {}
+        self._filling: dict[tuple[Any, ...], set[asyncio.Task[None]]] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     def client(self) -> Any:
         with self._guard:
@@ -38,6 +55,7 @@ class TaskImages:
                     self._client = docker_client()
                 except ProviderError as exc:
                     raise ExecutionError(f"tasks with an image of their own need Docker: {exc}") from None
+                sweep_orphans(self._client)
             return self._client
 
     def image(self, task: TerminalTask) -> str:
@@ -52,30 +70,111 @@ class TaskImages:
             prebuilt=task.image.docker_image,
         )
 
-    def box(self, task: TerminalTask) -> ContainerBox:
+    def box(self, task: TerminalTask, tag: str | None = None) -> ContainerBox:
         """A started container of the task's image (blocks: call it in a thread)."""
         assert task.image is not None
-        tag = self.image(task)
+        tag = tag or self.image(task)
         limits = ContainerLimits.of(task.image, self.limits)
-        return ContainerBox(self.client(), tag, task.image, limits, task.id)
+        return ContainerBox(self.client(), tag, task.image, limits, task.id, owner=self.owner)
 
-    async def new_shell(self, task: TerminalTask) -> PtyShell:
-        box = await asyncio.to_thread(self.box, task)
+    async def _start(self, task: TerminalTask, tag: str) -> PtyShell:
+        box = await asyncio.to_thread(self.box, task, tag)
         shell = PtyShell(box)
         try:
             await shell.start()
         except ShellDied as exc:
-            await shell.close()
-            await asyncio.to_thread(box.close)
+            await _discard(shell)
             raise ExecutionError(f"task {task.id!r}: no bash started in its image ({exc})") from None
         except BaseException:
-            await shell.close()
-            await asyncio.to_thread(box.close)
+            await _discard(shell)
             raise
         return shell
 
+    async def new_shell(self, task: TerminalTask) -> PtyShell:
+        """A started shell in a fresh container of the task's image: a pooled one if
+        one is ready, else one made now; the pool refills in the background."""
+        assert task.image is not None
+        tag = await asyncio.to_thread(self.image, task)
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop:  # shells read their terminal on the loop that made them
+            self._ready.clear()
+            self._filling.clear()
+            self._loop = loop
+        key = (tag, task.id, repr(task.image), ContainerLimits.of(task.image, self.limits))
+        ready = self._ready.setdefault(key, deque())
+        shell = None
+        while ready and shell is None:
+            candidate = ready.popleft()
+            if candidate.alive:
+                shell = candidate
+            else:
+                await _discard(candidate)
+        self._refill(key, task, tag)
+        return shell if shell is not None else await self._start(task, tag)
+
+    def _refill(self, key: tuple[Any, ...], task: TerminalTask, tag: str) -> None:
+        filling = self._filling.setdefault(key, set())
+        for _ in range(self.pool_size - len(self._ready[key]) - len(filling)):
+            job = asyncio.ensure_future(self._fill(key, task, tag))
+            filling.add(job)
+            job.add_done_callback(filling.discard)
+
+    async def _fill(self, key: tuple[Any, ...], task: TerminalTask, tag: str) -> None:
+        with contextlib.suppress(Exception):  # a failed warm-up shows again at the next take
+            self._ready[key].append(await self._start(task, tag))
+
+    async def aclose(self) -> None:
+        """Remove the pooled containers (on the loop that made them)."""
+        jobs = [job for filling in self._filling.values() for job in filling]
+        for job in jobs:
+            job.cancel()
+        await asyncio.gather(*jobs, return_exceptions=True)
+        for ready in self._ready.values():
+            while ready:
+                await _discard(ready.popleft())
+
     def close(self) -> None:
+        """At process shutdown: remove every container this process made, then the client."""
         with self._guard:
-            if self._client is not None:
-                self._client.close()
-                self._client = None
+            client, self._client = self._client, None
+        if client is None:
+            return
+        try:
+            found = client.containers.list(all=True, filters={"label": f"{OWNER_LABEL}={self.owner}"})
+            for container in found:
+                with contextlib.suppress(Exception):
+                    container.remove(force=True)
+        finally:
+            self._ready.clear()
+            client.close()
+
+
+def sweep_orphans(client: Any) -> list[str]:
+    """Remove session containers whose owner, a process on this host, is gone (a server
+    that died without closing); the ids removed."""
+    host = socket.gethostname()
+    removed = []
+    for container in client.containers.list(all=True, filters={"label": OWNER_LABEL}):
+        owner_host, _, rest = str(container.labels.get(OWNER_LABEL, "")).partition(":")
+        pid = rest.partition(":")[0]
+        if owner_host != host or not pid.isdigit() or _alive(int(pid)):
+            continue
+        with contextlib.suppress(Exception):
+            container.remove(force=True)
+            removed.append(container.id)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+async def _discard(shell: PtyShell) -> None:
+    await shell.close()
+    await asyncio.to_thread(shell.sandbox.close)

@@ -79,6 +79,7 @@ class TerminalResources:
         pool_size: int = 2,
         session_limits: str | None = None,
         base_images: str | None = None,
+        image_pool_size: int = 1,
         **_: Any,
     ) -> TerminalResources:
         overrides: dict[str, Any] = {"level": sandbox} if sandbox else {}
@@ -88,7 +89,7 @@ class TerminalResources:
         isolation = resolve_isolation(config)  # strict without bubblewrap: refuse to start
         task_set = HarborTaskSet(tasks_dir) if tasks_dir else TerminalEnv.task_set
         task_set.load()
-        images = TaskImages(config.session_limits, base_images)
+        images = TaskImages(config.session_limits, base_images, image_pool_size)
         return cls(config, isolation, task_set, ShellPool(config, pool_size), images)
 
 
@@ -105,7 +106,8 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
     gets the smaller of these and its ``task.toml`` request), ``base_images`` (for tasks
     with an image of their own: ``FROM`` images mapped to local ones,
     ``"python:3.11-slim=openenv-local/python:3.11-bookworm"``; default
-    ``OPENENV_TASK_BASE_IMAGES``; see docs/harbor.md).
+    ``OPENENV_TASK_BASE_IMAGES``; see docs/harbor.md), ``image_pool_size`` (started
+    containers with a shell kept ready per task image, 1; 0 starts each on demand).
     """
 
     env_name = "terminal_env"
@@ -168,10 +170,11 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
         pool_size: int = 2,
         session_limits: str | None = None,
         base_images: str | None = None,
+        image_pool_size: int = 1,
     ) -> None:
         self._owns_resources = resources is None
         self.resources = resources or TerminalResources.build(
-            sandbox, tasks_dir, pool_size, session_limits, base_images
+            sandbox, tasks_dir, pool_size, session_limits, base_images, image_pool_size
         )
         self.default_timeout_s = default_timeout_s
         self.max_timeout_s = max_timeout_s
@@ -281,6 +284,8 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
         await asyncio.gather(*self._closing, return_exceptions=True)
         if self._owns_resources:
             await self.resources.pool.aclose()
+            await self.resources.images.aclose()
+            await asyncio.to_thread(self.resources.images.close)
 
     def interrupt(self) -> None:
         """Called by the server when a call overruns its deadline: Ctrl-C."""

@@ -29,7 +29,7 @@ def solution(task: str) -> str:
 
 #: A plausible wrong answer per task: it must score below the solution.
 WRONG = {
-    "word-counts": "python3 -c \"import json; json.dump({w: 1 for w in"
+    "word-counts": 'python3 -c "import json; json.dump({w: 1 for w in'
     " open('/app/notes.txt').read().split()},"
     " open('/app/counts.json', 'w'))\"",
     "paid-totals": "jq -r 'group_by(.customer)[] | \"\\(.[0].customer) \\(map(.amount) | add)\"'"
@@ -75,7 +75,7 @@ HACKS = {
     " && ln -sfn /tmp/fake /logs/verifier",
     "survivor that waits for the verifier": (
         'setsid nohup bash -c \'trap "" TERM HUP INT; while true; do mkdir -p /logs/verifier;'
-        ' echo 1 > /logs/verifier/reward.txt 2>/dev/null;'
+        " echo 1 > /logs/verifier/reward.txt 2>/dev/null;"
         ' printf "{\\"reward\\": 1}" > /logs/verifier/reward.json;'
         ' [ -d /tests ] && printf "#!/bin/bash\\necho 1 > /logs/verifier/reward.txt\\n" > /tests/test.sh;'
         " sleep 0.01; done'"
@@ -168,3 +168,61 @@ async def test_memory_and_process_limits_hold_inside(base: str, tmp_path: Path) 
         assert 0 < started < 64, forks.output
         alive = await sh(env, "echo still here")
         assert "still here" in alive.output
+
+
+async def test_pooled_containers_are_fresh_never_shared_and_removed_at_close(base: str) -> None:
+    from openenv.containers._docker import docker_client
+
+    async with task_env(TASKS, base, image_pool_size=1) as env:
+        owner = env.resources.images.owner
+        seen = []
+        for _ in range(3):
+            await env.reset(options={"task_id": "word-counts"})
+            seen.append((await env.state()).sandbox["container"])
+            assert "LEFT" not in (await sh(env, "ls /app")).output  # nothing of the session before
+            await sh(env, "touch /app/LEFT")
+            await sh(env, "sleep 2")  # time for the pool to refill
+        assert len(set(seen)) == 3
+    client = docker_client()
+    try:
+        left = client.containers.list(all=True, filters={"label": f"openenv.terminal.owner={owner}"})
+    finally:
+        client.close()
+    assert left == []
+
+
+def test_containers_of_a_dead_server_are_swept(base: str) -> None:
+    import subprocess
+
+    from terminal_env._container import ContainerBox, ContainerLimits
+    from terminal_env._task_images import TaskImages, sweep_orphans
+    from terminal_env._tasks import TerminalTask
+
+    from openenv.containers._docker import docker_client
+    from openenv.sandbox import SessionLimits
+
+    task = TerminalTask.from_dir(TASKS / "word-counts")
+    assert task.image is not None
+    images = TaskImages(SessionLimits.off(), base)
+    dead = subprocess.Popen(["true"])  # a pid that has exited
+    dead.wait()
+    client = docker_client()
+    try:
+        import socket
+
+        tag = images.image(task)
+        limits = ContainerLimits.of(task.image, SessionLimits.off())
+        orphan = ContainerBox(
+            client, tag, task.image, limits, task.id, owner=f"{socket.gethostname()}:{dead.pid}:x"
+        )
+        alive = ContainerBox(client, tag, task.image, limits, task.id, owner=images.owner)
+        try:
+            removed = sweep_orphans(client)
+            assert orphan.id in removed
+            assert alive.id not in removed
+        finally:
+            orphan.close()
+            alive.close()
+    finally:
+        images.close()
+        client.close()
