@@ -35,19 +35,26 @@ def lease_uid(lock_dir: Path, base: int, count: int) -> UidLease | None:
     lock_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     start = secrets.randbelow(count)
     for i in range(count):
-        uid = base + (start + i) % count
-        fd = os.open(lock_dir / f"{uid}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            continue
-        kill_all_of_uid(uid)  # whatever a crashed server left under it
-        if pids_of_uid(uid, zombies=True):  # zombies still count against its nproc
-            os.close(fd)
-            continue
-        return UidLease(uid, fd)
+        lease = try_lease(lock_dir, base + (start + i) % count)
+        if lease is not None:
+            return lease
     return None
+
+
+def try_lease(lock_dir: Path, uid: int, *, zombies_ok: bool = False) -> UidLease | None:
+    """``uid``'s lease when no live sandbox holds it (its leftover processes killed),
+    else None (also while zombies of it remain, unless ``zombies_ok``)."""
+    fd = os.open(lock_dir / f"{uid}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    kill_all_of_uid(uid)  # whatever a crashed server left under it
+    if not zombies_ok and pids_of_uid(uid, zombies=True):  # zombies count against its nproc
+        os.close(fd)
+        return None
+    return UidLease(uid, fd)
 
 
 def pids_of_uid(uid: int, *, zombies: bool = False) -> list[int]:

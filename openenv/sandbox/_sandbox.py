@@ -364,12 +364,7 @@ class Sandbox:
         if self._lease:
             if base.stat().st_uid == os.geteuid():
                 base.chmod(0o711)  # sandboxes may pass through, not list
-            for stale in base.glob(f"u{self.uid}-*"):  # left by a crashed holder of this uid
-                while _tmpfs.unmount(str(stale)):
-                    pass
-                _rmtree(stale)
-            if self._cgroup_host is not None:
-                _cgroup.sweep(self._cgroup_host, f"u{self.uid}-")
+            _remove_leftovers(base, self.uid, self._cgroup_host)  # a crashed holder's
             root = base / f"u{self.uid}-{self.id}"
         else:
             root = base / f"p{os.getpid()}-{self.id}"
@@ -399,6 +394,60 @@ class Sandbox:
     def _check_open(self) -> None:
         if self.closed:
             raise SandboxError("the sandbox is closed")
+
+
+def _remove_leftovers(base: Path, uid: int, host: _cgroup.CgroupHost | None) -> None:
+    """Unmount and delete ``uid``'s sandbox directories and remove its cgroups (the
+    caller holds its lease, so they are a crashed holder's)."""
+    for stale in base.glob(f"u{uid}-*"):
+        while _tmpfs.unmount(str(stale)):
+            pass
+        _rmtree(stale)
+    if host is not None:
+        _cgroup.sweep(host, f"u{uid}-")
+
+
+def reclaim(config: SandboxConfig | None = None) -> list[int]:
+    """Give back what servers killed with SIGKILL left (root only; a no-op otherwise):
+    for each sandbox uid that no live process holds and that still has processes,
+    directories or cgroups, kill the processes, unmount and delete the directories and
+    remove the cgroups. Returns those uids. A server calls it when it starts; a uid is
+    also cleaned whenever it is leased again."""
+    config = config or SandboxConfig.from_env()
+    if os.geteuid() != 0:
+        return []
+    base = Path(config.root_dir) if config.root_dir else default_root()
+    lo, hi = config.uid_base, config.uid_base + config.uid_count
+    found: set[int] = set()
+    with contextlib.suppress(OSError):
+        for entry in os.scandir("/proc"):
+            if entry.name.isdigit():
+                with contextlib.suppress(OSError):
+                    found.add(entry.stat().st_uid)
+    names = [p.name for p in base.glob("u*-*")] if base.is_dir() else []
+    host, _ = _cgroup.cgroup_host() if config.session_limits.needs_cgroup else (None, "")
+    if host is not None:
+        for parent in dict.fromkeys(host.parents.values()):
+            with contextlib.suppress(OSError):
+                names += [e.name for e in os.scandir(parent) if e.name.startswith("u")]
+    for name in names:
+        with contextlib.suppress(ValueError):
+            found.add(int(name[1:].split("-", 1)[0]))
+    done: list[int] = []
+    uids = sorted(u for u in found if lo <= u < hi)
+    if uids:
+        (base / ".uids").mkdir(mode=0o700, parents=True, exist_ok=True)
+    for uid in uids:
+        # Zombies hold no file: the directories go even while init has not reaped them.
+        lease = _procs.try_lease(base / ".uids", uid, zombies_ok=True)
+        if lease is None:
+            continue  # a live sandbox's
+        try:
+            _remove_leftovers(base, uid, host)
+        finally:
+            lease.release()
+        done.append(uid)
+    return done
 
 
 def _which(name: str) -> str:
