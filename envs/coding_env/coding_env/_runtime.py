@@ -22,7 +22,7 @@ from openenv.sandbox import (
     parse_level,
     resolve_isolation,
 )
-from openenv.sandbox._sandbox import describe
+from openenv.sandbox._sandbox import describe, reclaim
 
 from ._grader import Grader
 from ._pool import WorkerPool
@@ -151,6 +151,14 @@ class CodingRuntime:
         raise WorkerLost(_SHUT)
 
     def start(self) -> CodingRuntime:
+        """Reclaim what a server killed with SIGKILL left, then fill the pool."""
+        try:
+            left = reclaim(self.config)
+        except OSError:
+            log.exception("coding env: reclaiming leftover sandboxes failed")
+        else:
+            if left:
+                log.warning("coding env: reclaimed the leftover sandboxes of %d uids", len(left))
         self.pool.start()
         return self
 

@@ -15,6 +15,7 @@ import re
 import time
 
 from openenv.sandbox import _cgroup
+from openenv.sandbox._procs import pids_of_uid
 from openenv.sandbox._sandbox import default_root
 
 _LOCK = re.compile(r"/\.uids/(\d+)\.lock$")
@@ -53,13 +54,9 @@ def _uid_free(uid: int) -> bool:
 
 
 def _procs_of(uid: int) -> list[int]:
-    pids = []
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit():
-            with contextlib.suppress(OSError):
-                if entry.stat().st_uid == uid:
-                    pids.append(int(entry.name))
-    return pids
+    """``uid``'s processes, zombies aside (a zombie holds nothing but its pid; reaping
+    orphans is init's job, and this machine's init does not)."""
+    return pids_of_uid(uid)
 
 
 def _cgroup_dirs(name: str) -> list[str]:

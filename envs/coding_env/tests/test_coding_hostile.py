@@ -8,6 +8,8 @@ attacker loses only its own session's state, and nothing the attack made is left
 from __future__ import annotations
 
 import contextlib
+import os
+import signal
 import threading
 import time
 from collections.abc import Iterator
@@ -15,7 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
-from _coding_fixtures import server_process
+from _coding_fixtures import LEVELS, server_process
 from _leftovers import Tracker, held_uids, threads
 from coding_env import MODELS, CodeAction
 
@@ -257,3 +259,23 @@ def test_the_observation_shows_hidden_tests_by_name_and_result_only() -> None:
         shown = repr(result.observation.model_dump())
         assert "inputs" not in shown
         assert "19997" not in shown  # test_5's target
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("level", LEVELS)
+def test_the_next_server_reclaims_what_a_sigkilled_one_left(level: str) -> None:
+    """A server killed with SIGKILL closes nothing: its sandboxes' directories, cgroups,
+    mounts and (at the rlimits level) processes stay. The next coding server to start
+    gives back every one whose uid no live process holds."""
+    with server_process(level) as (proc, url), EnvClient(url, MODELS) as env:
+        tracker = Tracker(proc.pid)
+        env.reset(task_id="two_sum")
+        env.step(CodeAction(code="import subprocess\nsubprocess.Popen(['sleep', '983'])\n1"))
+        time.sleep(0.5)
+        tracker.look()
+        assert tracker.dirs
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+    assert tracker.leftovers(still_held=set()) != []  # what the SIGKILL left
+    with server_process(level):
+        assert tracker.wait_clean(still_held=set(), timeout_s=10) == []
