@@ -279,3 +279,31 @@ def test_the_next_server_reclaims_what_a_sigkilled_one_left(level: str) -> None:
     assert tracker.leftovers(still_held=set()) != []  # what the SIGKILL left
     with server_process(level):
         assert tracker.wait_clean(still_held=set(), timeout_s=10) == []
+
+
+def test_decoding_work_is_bounded() -> None:
+    """``openenv.rewards._plain.decode``: a set, frozenset or dict whose members share
+    one hash past a few, and tuples nested past 100, are malformed values (refused in
+    linear time); ordinary values of the same shapes decode."""
+    from openenv.rewards._plain import MAX_HASHABLE_DEPTH, MAX_SHARED_HASH, decode, encode
+
+    p = 2**61 - 1
+    colliding = [k * p for k in range(1, 20_001)]
+    for tag in ("E", "Z"):
+        start = time.monotonic()
+        with pytest.raises(ValueError, match="share one hash"):
+            decode([tag, len(colliding)] + [t for k in colliding for t in ("I", str(k))])
+        assert time.monotonic() - start < 5  # quadratic: a minute
+    with pytest.raises(ValueError, match="share one hash"):
+        decode(["D", len(colliding)] + [t for k in colliding for t in ("I", str(k), "N")])
+    with pytest.raises(ValueError, match="nested"):
+        decode(["U", 1] * (MAX_HASHABLE_DEPTH + 1) + ["N"])
+    deep: object = None
+    for _ in range(MAX_HASHABLE_DEPTH):
+        deep = (deep,)
+    ordinary = [set(range(10_000)), {-1, -2}, frozenset(colliding[:MAX_SHARED_HASH]), deep,
+                {i: str(i) for i in range(1000)}, [[[[1]]]] * 3]
+    for value in ordinary:
+        assert decode(encode(value)) == value
+    nested_lists = ["L", 1] * 5000 + ["N"]  # lists are never hashed: no depth bound
+    assert decode(nested_lists) is not None
