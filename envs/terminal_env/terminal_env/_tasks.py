@@ -115,7 +115,7 @@ class TerminalTask:
             category=str(info.get("category", "")),
             difficulty=str(info.get("difficulty", "")),
             verifier_timeout_s=float(meta.get("verifier", {}).get("timeout_sec", 60.0)),
-            agent_timeout_s=meta.get("agent", {}).get("timeout_sec"),
+            agent_timeout_s=_seconds(meta.get("agent", {}).get("timeout_sec")),
             requires=tuple(meta.get("environment", {}).get("requires", ())),
             tags=tuple(info.get("tags", ())),
             checks=() if image else read_checks(path / "tests" / "checks.toml"),
@@ -148,6 +148,14 @@ class TerminalTask:
     def setup_script(self) -> Path | None:
         script = self.path / "environment" / "setup.sh"
         return script if script.is_file() else None
+
+
+def _seconds(value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise TaskFormatError(f"[agent] timeout_sec = {value!r}: expected a positive number")
+    return float(value)
 
 
 _TASK_ENTRIES = ("instruction.md", "task.toml", "tests", "environment", "solution")

@@ -185,6 +185,7 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
         self._task: TerminalTask | None = None
         self._state = TerminalState()
         self._max_steps: int | None = None
+        self._agent_deadline: float | None = None  # [agent] timeout_sec of an image task
         self._done = False
         self._closing: set[asyncio.Task[None]] = set()
 
@@ -217,6 +218,8 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
             await self._prepare(task)
         self._task, self._done = task, False
         self._max_steps = opts.max_steps or self.default_max_steps
+        limit = task.agent_timeout_s if task is not None and task.image is not None else None
+        self._agent_deadline = time.monotonic() + limit if limit else None
         self._state = TerminalState(
             episode_id=episode_id or uuid.uuid4().hex,
             task_id=task.id if task else None,
@@ -264,12 +267,24 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
         act = action.root if isinstance(action, TerminalAction) else action
         self._state.step_count += 1
         start = time.perf_counter()
-        obs = await self._dispatch(act)
+        if self._agent_deadline is None:
+            obs = await self._dispatch(act)
+        else:  # at the task's agent time limit the action stops where it is, and is scored
+            try:
+                left = max(0.0, self._agent_deadline - time.monotonic())
+                obs = await asyncio.wait_for(self._dispatch(act), left)
+            except TimeoutError:
+                chunk = self._shell.take() if self._shell is not None else Chunk(b"")
+                obs = self._observe(chunk, timed_out=True, note="[the task's agent timeout_sec ran out]")
         obs.duration_s = time.perf_counter() - start
-        if not obs.done and self._max_steps is not None and self._state.step_count >= self._max_steps:
-            verdict = await self._verify()  # the episode ends at its step limit: score it
+        out_of_steps = self._max_steps is not None and self._state.step_count >= self._max_steps
+        out_of_time = self._agent_deadline is not None and time.monotonic() >= self._agent_deadline
+        if not obs.done and (out_of_steps or out_of_time):
+            verdict = await self._verify()  # the episode ends at its step or time limit: score it
             obs.reward, obs.done, obs.truncated = verdict.reward, True, True
             obs.metadata["reward_breakdown"] = verdict.breakdown()
+            if out_of_time and not out_of_steps:
+                obs.metadata["agent_timeout"] = True
         self._state.cwd = obs.cwd = obs.cwd or self._shell.cwd
         obs.task_id = self._state.task_id
         if not obs.prompt:

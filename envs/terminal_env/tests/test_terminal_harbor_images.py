@@ -226,3 +226,19 @@ def test_containers_of_a_dead_server_are_swept(base: str) -> None:
     finally:
         images.close()
         client.close()
+
+
+async def test_the_agent_timeout_ends_and_scores_the_episode(base: str, tmp_path: Path) -> None:
+    task = copy_task("word-counts", tmp_path)
+    toml = task / "task.toml"
+    toml.write_text(toml.read_text().replace("[agent]\ntimeout_sec = 300.0", "[agent]\ntimeout_sec = 2.0"))
+    async with task_env(tmp_path, base) as env:
+        await env.reset(options={"task_id": "word-counts"})
+        first = await sh(env, "echo early")
+        assert not first.done
+        late = await sh(env, "sleep 5; " + solution("word-counts"))
+    assert late.done
+    assert late.truncated
+    assert late.timed_out  # the command was stopped at the limit: the solution never ran
+    assert late.metadata["agent_timeout"] is True
+    assert late.reward == 0.0
