@@ -20,6 +20,7 @@ from typing import Any
 
 from .._exceptions import PolicyError
 from .._extras import require
+from ._turns import SampledTurns, render_turns
 
 
 @dataclass
@@ -50,6 +51,7 @@ class LocalModel:
         self._lock = threading.Lock()  # one sample() at a time (torch modules are not re-entrant)
         self._worker: asyncio.Task[None] | None = None
         self.batch_sizes: list[int] = []  # the size of each sample() call, in order
+        self.turns = SampledTurns()
         _ = load_policy  # imported above so a missing train extra fails at construction
 
     @property
@@ -59,7 +61,8 @@ class LocalModel:
     def render(
         self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]] | None = None
     ) -> list[int]:
-        """The prompt ids of a chat, ready for the assistant's turn."""
+        """The prompt ids of a chat, ready for the assistant's turn: by the tokenizer's chat
+        template when it has one, else by extension only (``_turns``: prefix-stable)."""
         tok = getattr(self.renderer, "tok", None)
         if tok is not None and getattr(tok, "chat_template", None):
             plain = [{"role": str(m.get("role", "user")), "content": _content(m)} for m in messages]
@@ -68,8 +71,12 @@ class LocalModel:
             if isinstance(ids, dict) or hasattr(ids, "input_ids"):
                 ids = ids["input_ids"]
             return [int(i) for i in ids]
-        text = "\n".join(_content(m) for m in messages)
-        return list(self.renderer.first(text))
+        return render_turns(self.renderer, messages, self.turns)
+
+    def remember(self, prompt: Sequence[int], message: Mapping[str, Any], sampled: Sequence[int]) -> None:
+        """Keep the ids sampled for the reply ``message`` to ``prompt``, so a later chat that
+        carries that message renders it as those ids (prefix-stable, see ``_turns``)."""
+        self.turns.remember(prompt, message, sampled)
 
     def decode(self, ids: Sequence[int]) -> str:
         return str(self.renderer.decode(list(ids)))

@@ -5,7 +5,11 @@ events, ``tools`` with tool calls parsed from ``<tool_call>{...}</tool_call>`` i
 model's text, ``stop``, ``n``, ``max_tokens`` / ``max_completion_tokens``,
 ``temperature``, ``logprobs``). Like vLLM, each choice also carries the sampled
 ``token_ids`` and the response the ``prompt_token_ids`` when the request says
-``return_token_ids: true``; ``logprobs: true`` gives each sampled token's logprob.
+``return_token_ids: true``; ``logprobs: true`` gives each sampled token's logprob. A
+stream sends them per chunk as vLLM does (``prompt_token_ids`` on the first chunk, then
+one chunk per sampled token with its ``token_ids`` and ``logprobs``). Without a chat
+template a chat renders prefix-stable (``_turns``): a reply the server sent comes back
+as the ids it sampled, so turn k+1's prompt begins with turn k's prompt + sampled ids.
 Concurrent requests are sampled in batches (``LocalModel``). With ``api_key`` a
 request without ``Authorization: Bearer <key>`` is answered 401 as OpenAI does.
 """
@@ -60,6 +64,13 @@ class _Completion:
             self.finish = "tool_calls"
         self.text = text
         self.tokens = [model.token_text(i) for i in ids]
+
+    def message(self) -> dict[str, Any]:
+        return {
+            "role": "assistant",
+            "content": self.text if (self.text or not self.tool_calls) else None,
+            **({"tool_calls": self.tool_calls} if self.tool_calls else {}),
+        }
 
     def logprobs(self) -> dict[str, Any]:
         return {
@@ -116,6 +127,8 @@ class _Server:
             )
         )
         choices = [_Completion(self.model, list(i), list(lp), stops, bool(tools)) for i, lp in outs]
+        for c in choices:
+            self.model.remember(prompt, c.message(), c.ids)
         if body.get("stream"):
             return StreamingResponse(self.stream(body, prompt, choices), media_type="text/event-stream")
         return JSONResponse(self.response(body, prompt, choices))
@@ -132,11 +145,7 @@ class _Server:
             "choices": [
                 {
                     "index": i,
-                    "message": {
-                        "role": "assistant",
-                        "content": c.text if (c.text or not c.tool_calls) else None,
-                        **({"tool_calls": c.tool_calls} if c.tool_calls else {}),
-                    },
+                    "message": c.message(),
                     "finish_reason": c.finish,
                     "logprobs": c.logprobs() if want_lp else None,
                     **({"token_ids": c.ids} if want_ids else {}),
@@ -160,6 +169,9 @@ class _Server:
     async def stream(
         self, body: Mapping[str, Any], prompt: list[int], choices: list[_Completion]
     ) -> AsyncIterator[str]:
+        """vLLM's stream: the first chunk of a choice carries ``prompt_token_ids`` (top level);
+        then one chunk per sampled token, with its text piece, its ``token_ids`` and its
+        ``logprobs`` when asked; tool calls (parsed from the whole text) come after them."""
         base = {
             "id": f"chatcmpl-{uuid.uuid4().hex}",
             "object": "chat.completion.chunk",
@@ -168,26 +180,28 @@ class _Server:
         }
 
         def chunk(index: int, delta: dict[str, Any], finish: str | None = None, **extra: Any) -> str:
+            top = extra.pop("top", {})
             choice = {"index": index, "delta": delta, "finish_reason": finish, "logprobs": None, **extra}
-            return "data: " + json.dumps({**base, "choices": [choice]}) + "\n\n"
+            return "data: " + json.dumps({**base, **top, "choices": [choice]}) + "\n\n"
 
         want_ids, want_lp = bool(body.get("return_token_ids")), bool(body.get("logprobs"))
         for i, c in enumerate(choices):
-            yield chunk(i, {"role": "assistant", "content": ""})
-            if c.text:
-                for piece in _pieces(c.text):
-                    yield chunk(i, {"content": piece})
-            for j, call in enumerate(c.tool_calls):
-                yield chunk(i, {"tool_calls": [{"index": j, **call}]})
-            extra: dict[str, Any] = {"token_ids": c.ids} if want_ids else {}
-            if want_lp:
-                extra["logprobs"] = c.logprobs()
-            last = chunk(i, {}, c.finish)
-            if extra:
-                payload = json.loads(last[len("data: ") :])
-                payload["choices"][0].update(extra)
-                last = "data: " + json.dumps(payload) + "\n\n"
-            yield last
+            yield chunk(
+                i, {"role": "assistant", "content": ""}, top={"prompt_token_ids": prompt} if want_ids else {}
+            )
+            pieces = [""] * len(c.ids) if c.tool_calls else _token_pieces(self.model, c.ids, c.text)
+            entries = c.logprobs()["content"] if want_lp else []
+            for k, (token, piece) in enumerate(zip(c.ids, pieces, strict=True)):
+                extra: dict[str, Any] = {"token_ids": [token]} if want_ids else {}
+                if want_lp:
+                    extra["logprobs"] = {"content": [entries[k]]}
+                yield chunk(i, {"content": piece}, **extra)
+            if c.tool_calls:
+                if c.text:
+                    yield chunk(i, {"content": c.text})
+                for j, call in enumerate(c.tool_calls):
+                    yield chunk(i, {"tool_calls": [{"index": j, **call}]})
+            yield chunk(i, {}, c.finish)
         if (body.get("stream_options") or {}).get("include_usage"):
             yield (
                 "data: " + json.dumps({**base, "choices": [], "usage": self.usage(prompt, choices)}) + "\n\n"
@@ -195,8 +209,15 @@ class _Server:
         yield "data: [DONE]\n\n"
 
 
-def _pieces(text: str, size: int = 8) -> list[str]:
-    return [text[i : i + size] for i in range(0, len(text), size)]
+def _token_pieces(model: LocalModel, ids: list[int], text: str) -> list[str]:
+    """``text`` cut at the sampled tokens: piece k is what token k adds to the decoded text
+    (the last piece holds what is left, so the pieces always join to ``text``)."""
+    out, shown = [], 0
+    for k in range(len(ids)):
+        upto = len(text) if k == len(ids) - 1 else min(len(model.decode(ids[: k + 1])), len(text))
+        out.append(text[shown : max(shown, upto)])
+        shown = max(shown, upto)
+    return out
 
 
 def serve_app(model: LocalModel, *, model_name: str | None = None, api_key: str | None = None) -> Starlette:

@@ -79,3 +79,31 @@ def test_openai_and_anthropic_through_the_proxy_to_policy_serve(
         done = upstream(trace.text)
         assert done.returncode == 0, done.stderr
     assert new_session(policy_proxy).capture_level == "tokens"
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_two_turns_against_policy_serve_tiny_link_as_one_path(
+    policy_proxy: CaptureServer, model: LocalModel, stream: bool
+) -> None:
+    """``tiny`` has no chat template: the server renders a chat by extension only, so the
+    second turn's prompt begins with the first turn's prompt + its sampled ids."""
+    session = new_session(policy_proxy)
+    chat = openai.OpenAI(base_url=policy_proxy.url + "/v1", api_key=session.session_id, max_retries=0)
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": "be brief"},
+        {"role": "user", "content": "hi"},
+    ]
+    for turn in range(2):
+        if stream:
+            chunks = chat.chat.completions.create(model="tiny", messages=messages, max_tokens=10, stream=True)  # type: ignore[arg-type]
+            text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+        else:
+            reply = chat.chat.completions.create(model="tiny", messages=messages, max_tokens=10)  # type: ignore[arg-type]
+            text = reply.choices[0].message.content or ""
+        messages += [{"role": "assistant", "content": text}, {"role": "user", "content": f"again {turn}"}]
+    first, second = session.graph.nodes()
+    assert second.prompt_ids[: len(first.end_ids)] == first.end_ids
+    assert second.parent_id == first.node_id
+    stats = session.graph.stats()
+    assert (stats["n_roots"], stats["n_turns"]) == (1, 2), stats
+    assert [s.n_turns for s in session.graph.sequences()] == [2]
