@@ -35,11 +35,7 @@ def action_kind(schema: dict[str, Any]) -> str | None:
     if "code" in props and "submit" in props:
         return PY
     text = json.dumps(schema)
-    if (
-        '"command"' in text
-        and re.search(r'"const":\s*"submit"', text)
-        and re.search(r'"const":\s*"run"', text)
-    ):
+    if all(f'"{word}"' in text for word in ("command", "run", "submit")):  # run/submit: consts or an enum
         return SHELL
     return None
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from openenv.authoring._levels import run_validation
 from openenv.authoring._policy import NOT_APPLICABLE, POLICY, CheckStatus, Level, Verdict, ids_up_to
 
-from ._flawed import HACKABLE, NOISY, NULL_PASSES, OUT_OF_RANGE, make_env
+from ._flawed import HACKABLE, HACKABLE_SHELL, NOISY, NULL_PASSES, OUT_OF_RANGE, make_env
 
 REPO = Path(__file__).resolve().parents[2]
 ECHO = REPO / "envs" / "echo_env"
@@ -86,6 +86,18 @@ def test_a_grader_the_submitted_code_reaches(tmp_path):
     assert any(line.startswith("HACKED: reward_file on seed-0: reward 1") for line in result.evidence)
     held = {p["probe"] for p in result.measured["probes"]} - hacked
     assert "inject_verifier_output" in held  # printing "PASSED" does not fool an exit status
+
+
+def test_a_reward_file_the_agents_commands_can_write(tmp_path):
+    report = run_validation(
+        make_env(tmp_path, HACKABLE_SHELL), max_level=Level.SEMANTIC, tasks=1, probe_tasks=1
+    )
+    result = report.get("semantic.reward_hacking")
+    _caught(report, "semantic.reward_hacking", "probe(s) scored above an honest wrong answer")
+    hacked = {p["probe"] for p in result.measured["probes"] if p["reward"] > p["honest"]}
+    assert "reward_file" in hacked, result.evidence
+    assert "equal_anything" not in {p["probe"] for p in result.measured["probes"]}  # Python's only
+    assert {"early_exit", "inject_verifier_output"}.isdisjoint(hacked), result.evidence
 
 
 def test_manifest_with_an_unknown_key_or_a_wrong_type_names_the_key(tmp_path):
