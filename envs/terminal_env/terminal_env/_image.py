@@ -150,8 +150,6 @@ def ensure_image(
 
 
 def _build(client: Any, task_id: str, ctx: Path, tag: str, timeout_s: float) -> None:
-    import docker.errors
-
     log: deque[str] = deque(maxlen=LOG_LINES)
     deadline = time.monotonic() + timeout_s
 
@@ -162,8 +160,16 @@ def _build(client: Any, task_id: str, ctx: Path, tag: str, timeout_s: float) -> 
         )
 
     try:
+        # timeout: each HTTP read's (the client's default is a minute): a step silent for
+        # the whole build_timeout_sec ends the build too.
         stream = client.api.build(
-            path=str(ctx), tag=tag, rm=True, forcerm=True, decode=True, labels={LABEL: task_id}
+            path=str(ctx),
+            tag=tag,
+            rm=True,
+            forcerm=True,
+            decode=True,
+            labels={LABEL: task_id},
+            timeout=int(timeout_s) + 2,
         )
         for chunk in stream:
             text = str(chunk.get("stream", "") or chunk.get("status", ""))
@@ -173,5 +179,9 @@ def _build(client: Any, task_id: str, ctx: Path, tag: str, timeout_s: float) -> 
             if time.monotonic() > deadline:
                 stream.close()
                 raise fail(f"over its build_timeout_sec ({timeout_s:g} s)")
-    except docker.errors.DockerException as exc:
+    except ImageBuildFailed:
+        raise
+    except Exception as exc:  # the engine's errors, and the HTTP client's (a read timeout)
+        if time.monotonic() > deadline:
+            raise fail(f"over its build_timeout_sec ({timeout_s:g} s)") from None
         raise fail(str(getattr(exc, "explanation", None) or exc)) from None

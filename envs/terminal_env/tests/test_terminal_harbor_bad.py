@@ -27,6 +27,11 @@ def bad_set(root: Path) -> Path:
     broken = copy_task("word-counts", root, new_name="build-fails")
     with (broken / "environment" / "Dockerfile").open("a") as f:
         f.write('RUN echo "the compiler is missing" >&2 && exit 3\n')
+    slow = copy_task("word-counts", root, new_name="build-hangs", toml_extra="")
+    toml = slow / "task.toml"
+    toml.write_text(toml.read_text().replace("build_timeout_sec = 300.0", "build_timeout_sec = 3.0"))
+    with (slow / "environment" / "Dockerfile").open("a") as f:
+        f.write("RUN sleep 120\n")
     hang = copy_task("word-counts", root, new_name="test-hangs")
     toml = hang / "task.toml"
     toml.write_text(
@@ -117,6 +122,12 @@ async def test_each_bad_task_fails_alone_and_the_good_one_is_still_served(tmp_pa
         assert message.startswith("task 'build-fails': building its image failed: ")
         assert "the compiler is missing" in message  # the build's last lines, in the one message
         assert "returned a non-zero code: 3" in message
+        t0 = time.monotonic()
+        with pytest.raises(
+            ExecutionError, match=r"building its image failed: over its build_timeout_sec \(3 s\)"
+        ):
+            await env.reset(options={"task_id": "build-hangs"})
+        assert time.monotonic() - t0 < 60  # not the step's 120 s
         t0 = time.monotonic()
         hung = await episode(env, "test-hangs", solve)
         assert time.monotonic() - t0 < 60  # the 3 s verifier timeout, not the test's 600 s
