@@ -2,9 +2,9 @@
 container, after the agent's turn, the reward read by the server.
 
 1. The container is stopped and started again: no process of the agent survives.
-2. ``/tests`` and ``/logs/verifier`` are removed (what the agent left there: a reward
-   file written ahead, edited or extra tests), and the engine is asked that they are
-   gone; then the task's tests and an empty log dir are copied in through the engine's
+2. ``/tests`` and ``/logs`` are removed (what the agent left there: a reward file
+   written ahead, edited or extra tests, a link or a file in their place), and the
+   engine is asked that they are gone; then the task's tests and an empty log dir are copied in through the engine's
    archive API (no program of the container's copies them).
 3. ``bash /tests/test.sh`` runs from the working directory, with ``[verifier] env``,
    for at most ``[verifier] timeout_sec``; then the container is stopped, so nothing
@@ -122,8 +122,8 @@ async def verify_in_container(box: ContainerBox, task: TerminalTask) -> Verdict:
     """Run the task's ``tests/test.sh`` in ``box`` after the agent's turn; see the module."""
     assert task.image is not None
     await asyncio.to_thread(box.kill)
-    gone = await box.arun(["rm", "-rf", "--", "/tests", LOGS], timeout_s=30)
-    stale = [p for p in ("/tests", LOGS) if await asyncio.to_thread(_exists, box, p)]
+    gone = await box.arun(["rm", "-rf", "--", "/tests", "/logs"], timeout_s=30)
+    stale = [p for p in ("/tests", "/logs") if await asyncio.to_thread(_exists, box, p)]
     if stale or not gone.ok:
         await asyncio.to_thread(box.stop)
         why = f"could not clear {', '.join(stale) or '/tests'} before the verifier"
