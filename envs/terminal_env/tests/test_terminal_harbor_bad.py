@@ -149,3 +149,25 @@ async def test_each_bad_task_fails_alone_and_the_good_one_is_still_served(tmp_pa
         )
         good = await episode(env, "word-counts", solve)
         assert good.reward == 1.0, good.metadata
+
+
+@pytest.mark.docker
+@pytest.mark.timeout(300)
+async def test_a_prebuilt_docker_image_is_used_and_a_missing_one_named(tmp_path: Path) -> None:
+    base = docker_base()
+    image = base.partition("=")[2] or "python:3.11-slim"
+    for name, ref in (("prebuilt", image), ("prebuilt-missing", "openenv-test/no-such-image:0")):
+        task = tmp_path / name
+        (task / "tests").mkdir(parents=True)
+        (task / "instruction.md").write_text("Write ok to /tmp/ok.\n")
+        (task / "task.toml").write_text(f'[environment]\ndocker_image = "{ref}"\nworkdir = "/tmp"\n')
+        (task / "tests" / "test.sh").write_text(
+            '#!/bin/bash\n[ "$(cat /tmp/ok)" = ok ] && r=1 || r=0\necho $r > /logs/verifier/reward.txt\n'
+        )
+    async with task_env(tmp_path, base) as env:
+        right = await episode(env, "prebuilt", "echo ok > ok")
+        assert right.reward == 1.0, right.metadata
+        with pytest.raises(
+            ExecutionError, match="its docker_image 'openenv-test/no-such-image:0' is not on this engine"
+        ):
+            await env.reset(options={"task_id": "prebuilt-missing"})
