@@ -198,12 +198,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _import_from_cwd() -> None:
-    """Targets such as ``mymodule:MyEnv`` are found in the current directory too (a
-    console script's ``sys.path`` has only its own bin folder), after the installed
-    packages: a ``uvicorn.py`` or ``json.py`` there never shadows what the CLI imports."""
+def _import_from_cwd(target: str | None = None) -> None:
+    """A ``mymodule:MyEnv`` target is found in the current directory too (a console
+    script's ``sys.path`` has only its own bin folder), after the installed packages: a
+    ``uvicorn.py`` or ``json.py`` there never shadows what the CLI imports. Other targets
+    (an env folder, an installed name, a URL, an image) add nothing here: a folder is
+    added, after the installed packages, by the server's loader itself."""
     import os
 
+    if target is not None and (
+        ":" not in target or target.startswith(("gym:", "http://", "https://")) or os.path.isdir(target)
+    ):
+        return
     cwd = os.getcwd()
     if "" not in sys.path and cwd not in sys.path:
         sys.path.append(cwd)
@@ -211,7 +217,7 @@ def _import_from_cwd() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     rest = list(sys.argv[1:] if argv is None else argv)
-    if rest[:1] in (["serve"], ["mcp"], ["validate"], ["eval"]):  # the commands that import a target
+    if rest[:1] == ["eval"]:  # imports a target (its own parser decides which)
         _import_from_cwd()
     if rest[:1] == ["train"]:
         return _train(rest[1:])
@@ -228,6 +234,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return capture_main(rest[1:])
     args = build_parser().parse_args(argv)
+    if args.command in ("serve", "mcp", "validate"):  # the commands that import a target
+        _import_from_cwd(getattr(args, "env", None) or getattr(args, "target", None))
     try:
         return int(args.func(args))
     except MissingExtra as exc:  # one line naming the extra, never a traceback

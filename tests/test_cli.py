@@ -460,3 +460,24 @@ def test_serve_prints_the_port_it_bound_when_asked_for_port_0(tmp_path):
         assert httpx.get(f"{url}/health", timeout=5).status_code == 200
     finally:
         stop(proc)
+
+
+def test_a_module_of_the_current_directory_never_shadows_an_installed_one(tmp_path):
+    """Issue 34: the CLI put the current directory first on sys.path, so a `uvicorn.py`
+    there ran in place of uvicorn. Now it goes after the installed packages: the target
+    module is still found there, and the folder's uvicorn.py is never imported."""
+    (tmp_path / "here_mod.py").write_text(_GUESS_MODULE)
+    (tmp_path / "uvicorn.py").write_text("raise SystemExit('the folder uvicorn.py ran')\n")
+    script = Path(sys.executable).with_name("openenv")
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENENV_") and k != "PYTHONPATH"}
+    proc = subprocess.Popen(
+        [str(script), "serve", "here_mod:HereEnv", "--port", str(port)], cwd=tmp_path, env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+    )
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline().strip()  # bounded: the test's timeout, or EOF if it exits
+        assert first == f"openenv: serving HereEnv on http://127.0.0.1:{port} (Ctrl-C stops it)"
+    finally:
+        stop(proc)
