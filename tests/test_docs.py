@@ -114,7 +114,10 @@ class PageRun:
         if profile == self.venv:
             return
         self.stop_driver()
-        dest = self.dir.parent / f"venv-{len(self.venvs)}"
+        # Beside .venv (hard links need one file system; a tmpfs /tmp would mean copies),
+        # removed when the page ends.
+        dest = _docvenv.CACHE / f"page-{os.getpid()}-{self.dir.parent.name}-{len(self.venvs)}"
+        shutil.rmtree(dest, ignore_errors=True)
         self.venvs.append(dest)
         bin_dir = _docvenv.build(dest, profile)
         self.env["PATH"] = f"{bin_dir}{os.pathsep}{self.path}"
