@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up .venv with what serving and driving envs needs (openenv[standard]: server,
 # clients, the shipped envs, authoring, mcp, gym, docker, hub; not the training stack),
-# serve the echo env on a free loopback port, drive one episode, stop the server.
+# serve the echo env on a free loopback port, drive one episode, stop the server. It makes
+# nothing else: the test fixtures (setup.d parts marked "test") are scripts/test.sh's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OPENENV_EXTRAS=${OPENENV_EXTRAS:-standard} bash scripts/setup.sh
