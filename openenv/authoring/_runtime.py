@@ -11,6 +11,7 @@ import contextlib
 import json
 import math
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +68,7 @@ def run_runtime(ctx: Context, block: ValidationBlock | None, results: Results, p
         for check_id in ids_after_startup():
             results.add(check_id, CheckStatus.SKIP, "unmet dependency: runtime.startup")
         return
+    took: dict[str, float] = {}
     for check in (
         check_schema,
         check_episode,
@@ -78,7 +80,10 @@ def run_runtime(ctx: Context, block: ValidationBlock | None, results: Results, p
         check_tasks,
         check_mcp,
     ):
+        started = time.monotonic()
         check(ctx)
+        took[check.__name__.removeprefix("check_")] = time.monotonic() - started
+    results.start()
     schema, episode = legacy.get("schema"), legacy.get("episode")
     results.add(
         "runtime.observation_schema",
@@ -109,6 +114,21 @@ def run_runtime(ctx: Context, block: ValidationBlock | None, results: Results, p
     _tools(ctx, legacy.get("mcp"), block, results)
     _resources(block, pid, results)
     _unmeasured(block, results)
+    for result in results.items:  # each id's time includes the deep checks it was made from
+        result.duration_s += sum(took.get(name, 0.0) for name in _FROM.get(result.check_id, ()))
+
+
+#: check id -> the deep checks (``_checks``, ``_checks_extra``) its result is made from.
+_FROM = {
+    "runtime.observation_schema": ("schema", "episode"),
+    "runtime.http_routes": ("http",),
+    "runtime.episode_determinism": ("determinism",),
+    "runtime.bad_frames": ("bad_frames",),
+    "runtime.episode_isolation": ("isolation",),
+    "runtime.close": ("close",),
+    "runtime.task_declaration_accuracy": ("tasks",),
+    "runtime.tool_declaration_accuracy": ("mcp",),
+}
 
 
 def ids_after_startup() -> list[str]:
