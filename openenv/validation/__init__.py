@@ -11,21 +11,25 @@ import typing as _typing
 from .._lazy import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:
-    from .._exceptions import ManifestError  # noqa: F401
-    from ..authoring._policy import CheckStatus, Lane, Level, Severity, Verdict  # noqa: F401
-    from ..authoring._vmanifest import (  # noqa: F401
-        CapabilitiesSpec,
-        JudgePin,
-        NetworkPolicy,
-        OracleDeclaration,
-        ResourceDeclaration,
-        RewardDeclaration,
-        TaskDistributionPin,
-        TypeSpec,
-        VerifierBinding,
-    )
-    from ..authoring._vreport import CheckResult, ValidationReport, write_report  # noqa: F401
-    from .runner import run_validation  # noqa: F401
+    from .._exceptions import ManifestError as ManifestError
+    from ..authoring._policy import CheckStatus as CheckStatus
+    from ..authoring._policy import Lane as Lane
+    from ..authoring._policy import Level as Level
+    from ..authoring._policy import Severity as Severity
+    from ..authoring._policy import Verdict as Verdict
+    from ..authoring._vmanifest import CapabilitiesSpec as CapabilitiesSpec
+    from ..authoring._vmanifest import JudgePin as JudgePin
+    from ..authoring._vmanifest import NetworkPolicy as NetworkPolicy
+    from ..authoring._vmanifest import OracleDeclaration as OracleDeclaration
+    from ..authoring._vmanifest import ResourceDeclaration as ResourceDeclaration
+    from ..authoring._vmanifest import RewardDeclaration as RewardDeclaration
+    from ..authoring._vmanifest import TaskDistributionPin as TaskDistributionPin
+    from ..authoring._vmanifest import TypeSpec as TypeSpec
+    from ..authoring._vmanifest import VerifierBinding as VerifierBinding
+    from ..authoring._vreport import CheckResult as CheckResult
+    from ..authoring._vreport import ValidationReport as ValidationReport
+    from ..authoring._vreport import write_report as write_report
+    from .runner import run_validation as run_validation
 
 _NAMES = {
     "ManifestError": ".._exceptions",
