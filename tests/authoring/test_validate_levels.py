@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from openenv.authoring._levels import run_validation
 from openenv.authoring._policy import NOT_APPLICABLE, POLICY, CheckStatus, Level, Verdict, ids_up_to
 
@@ -157,3 +159,15 @@ def test_not_applicable_skips_do_not_lower_the_verdict_but_others_do():
     assert verdict([("static.layout", CheckStatus.FAIL, "")]) is Verdict.WARN  # a warn-severity check
     assert verdict([("static.manifest", CheckStatus.ERROR, "")]) is Verdict.FAIL
     assert set(ids_up_to(Level.STATISTICAL)) == set(POLICY)
+
+
+@pytest.mark.parametrize("env", ["coding_env", "terminal_env"])
+def test_our_code_running_envs_hold_against_every_probe(env):
+    report = run_validation(REPO / "envs" / env, max_level=Level.SEMANTIC, tasks=1, probe_tasks=1)
+    hacking = report.get("semantic.reward_hacking")
+    assert hacking.status is CheckStatus.PASS, hacking.evidence
+    probes = {p["probe"] for p in hacking.measured["probes"]}
+    assert len(probes) >= 7, probes  # every probe of its kind ran
+    assert report.get("runtime.oracle_containment").status is CheckStatus.PASS
+    assert report.get("semantic.no_solution_leakage").status is CheckStatus.PASS
+    assert report.get("semantic.verifier_determinism").status is CheckStatus.PASS  # the oracle played
