@@ -9,10 +9,10 @@ one chunk per token when asked) and the proxy (``openenv capture serve``, level
 direct / proxied:
 
 * ``call``: a non-streaming chat completion (OpenAI chat dialect), wall per call;
-* ``first byte``: a streaming one, time to the first byte of the body. The proxy asks
-  the backend for the whole reply (it needs every token id before it can record the
-  call) and replays it as events, so with decoding time its first byte waits for the
-  last token: that cost grows with ``--token-ms`` x ``--tokens``.
+* ``first byte``: a streaming one, time to the first byte of the body. The proxy streams
+  from the backend (vLLM's chunks: ``prompt_token_ids`` first, ``token_ids`` and
+  ``logprobs`` per token) and translates each chunk as it arrives, recording the call
+  when the stream ends, so its first byte does not wait for the backend's last token.
 
     .venv/bin/python bench/bench_capture.py [--calls 200] [--rounds 3] [--tokens 64] [--token-ms 0 1]
 """
@@ -53,7 +53,7 @@ def backend_app(tokens: int, token_ms: float) -> Any:
         body = await request.json()
         prompt = list(json.dumps(body["messages"]).encode())
         if body.get("stream"):
-            return StreamingResponse(stream(), media_type="text/event-stream")
+            return StreamingResponse(stream(body, prompt), media_type="text/event-stream")
         await asyncio.sleep(token_ms * tokens / 1000)
         choice: dict[str, Any] = {
             "index": 0,
@@ -75,12 +75,25 @@ def backend_app(tokens: int, token_ms: float) -> Any:
             choice["token_ids"], out["prompt_token_ids"] = ids, prompt
         return JSONResponse(out)
 
-    async def stream() -> Any:
+    async def stream(body: dict[str, Any], prompt: list[int]) -> Any:
+        head = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m"}
+        first: dict[str, Any] = {**head, "choices": [{"index": 0, "delta": {"role": "assistant"}}]}
+        if body.get("return_token_ids"):
+            first["prompt_token_ids"] = prompt
+        yield f"data: {json.dumps(first)}\n\n"
         for i in ids:
             await asyncio.sleep(token_ms / 1000)
-            delta = {"index": 0, "delta": {"content": chr(i)}, "finish_reason": None}
-            chunk = {"id": "c", "object": "chat.completion.chunk", "choices": [delta]}
-            yield f"data: {json.dumps(chunk)}\n\n"
+            choice: dict[str, Any] = {"index": 0, "delta": {"content": chr(i)}, "finish_reason": None}
+            if body.get("return_token_ids"):
+                choice["token_ids"] = [i]
+            if body.get("logprobs"):
+                choice["logprobs"] = {"content": [{"token": chr(i), "logprob": -0.5}]}
+            yield f"data: {json.dumps({**head, 'choices': [choice]})}\n\n"
+        last = {"index": 0, "delta": {}, "finish_reason": "length"}
+        yield f"data: {json.dumps({**head, 'choices': [last]})}\n\n"
+        if (body.get("stream_options") or {}).get("include_usage"):
+            usage = {"prompt_tokens": len(prompt), "completion_tokens": tokens}
+            yield f"data: {json.dumps({**head, 'choices': [], 'usage': usage})}\n\n"
         yield "data: [DONE]\n\n"
 
     return Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"])])

@@ -32,12 +32,13 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from ._backend import InferenceClient, read_capture
+from ._backend import BackendStream, InferenceClient, read_capture
 from ._detection import detect
 from ._dialects import DIALECTS, ChatReply, Dialect
 from ._errors import BadRequest, NotTrainable, UnknownDialect, UpstreamError
 from ._graph import TurnNode
 from ._sessions import LEVELS, Session, SessionRegistry, extract_api_key, lowest
+from ._stream import StreamState
 from ._trace import export_session, to_trace_entries, to_training_trace
 
 log = logging.getLogger("openenv.capture")
@@ -51,6 +52,7 @@ class _State:
         self.instance_id = uuid.uuid4().hex
         self.level = capture_level  # None until probed
         self._probe_lock = asyncio.Lock()
+        self.pumps: set[asyncio.Task[None]] = set()  # streams being read and recorded
 
     async def capture_level(self) -> str:
         """The backend's level, probed once (a failed probe is retried on the next ask)."""
@@ -216,17 +218,23 @@ def create_app(
             chat = dialect.to_chat(body, path)
         except (ValueError, BadRequest) as exc:
             return _json(dialect.error(400, f"bad request: {exc}"), 400)
+        streaming = dialect.wants_stream(body, path, request.query_params)
         try:
-            reply = await _call(state, session, dialect, chat)
+            if streaming:
+                opened = await state.backend.open_stream(chat, level=session.capture_level)
+            else:
+                raw = await state.backend.completion(chat, level=session.capture_level)
         except UpstreamError as exc:
             session.upstream_errors += 1
             session.note(f"[ERROR] {dialect.name} call failed: {exc}")
             return _json(dialect.error(exc.status, str(exc)), exc.status)
-        if dialect.wants_stream(body, path, dict(request.query_params)):
+        if streaming:
             return StreamingResponse(
-                _replay(dialect, reply, body), media_type="text/event-stream", headers=SSE_HEADERS
+                _relay(state, session, dialect, chat, body, opened),
+                media_type="text/event-stream",
+                headers=SSE_HEADERS,
             )
-        return _json(dialect.reply(reply, body))
+        return _json(dialect.reply(_record(session, dialect, chat, raw), body))
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -250,10 +258,9 @@ def create_app(
     return app
 
 
-async def _call(state: _State, session: Session, dialect: Dialect, chat: dict[str, Any]) -> ChatReply:
-    """Forward one call to the backend and record it in the session's graph."""
-    request = chat  # each dialect built it fresh from the body: the node may keep it
-    raw = await state.backend.completion(chat, level=session.capture_level)
+def _record(session: Session, dialect: Dialect, chat: dict[str, Any], raw: dict[str, Any]) -> ChatReply:
+    """Record one backend reply (a chat completion) in the session's graph; ``chat`` is the
+    request, built fresh from the agent's body by its dialect, so the node may keep it."""
     reply = ChatReply.read(raw)
     got = read_capture(raw)
     if got.level != session.capture_level:
@@ -268,16 +275,69 @@ async def _call(state: _State, session: Session, dialect: Dialect, chat: dict[st
             sampled_logprobs=got.logprobs,
             model=reply.model,
             finish_reason=reply.finish_reason,
-            n_tools=len(request.get("tools") or []),
+            n_tools=len(chat.get("tools") or []),
             api_type=dialect.name,
-            request_messages=request["messages"],
-            request_tools=request.get("tools"),
+            request_messages=chat["messages"],
+            request_tools=chat.get("tools"),
             response_message=reply.message(),
         )
     )
     return reply
 
 
-async def _replay(dialect: Dialect, reply: ChatReply, body: dict[str, Any]) -> AsyncIterator[bytes]:
-    for event in dialect.events(reply, body):
-        yield event.encode()
+async def _pump(
+    session: Session, dialect: Dialect, chat: dict[str, Any], opened: BackendStream, queue: asyncio.Queue[Any]
+) -> None:
+    """Read the backend's stream to its end, hand each chunk on, record the call.
+
+    A task of its own: an agent that drops its stream does not stop the recording. A
+    stream cut halfway records nothing in the graph; what it had is kept in
+    ``session.incomplete`` (and counted as an upstream error)."""
+    state = StreamState()
+    try:
+        async for raw in opened.chunks():
+            queue.put_nowait((state, raw, state.feed(raw)))
+    except UpstreamError as exc:
+        session.upstream_errors += 1
+        session.incomplete.append({"api_type": dialect.name, "error": str(exc), **state.raw()})
+        session.note(f"[ERROR] {dialect.name} stream cut after {state.chunks} chunks: {exc}")
+        queue.put_nowait(exc)
+        return
+    except BaseException:
+        await opened.aclose()
+        raise
+    try:
+        queue.put_nowait((state, _record(session, dialect, chat, state.raw())))
+    except Exception as exc:  # a reply that cannot be read: the agent still gets an end
+        session.upstream_errors += 1
+        session.note(f"[ERROR] {dialect.name} stream could not be recorded: {exc}")
+        queue.put_nowait(UpstreamError(f"the backend's stream could not be read: {exc}"))
+
+
+async def _relay(
+    state: _State,
+    session: Session,
+    dialect: Dialect,
+    chat: dict[str, Any],
+    body: dict[str, Any],
+    opened: BackendStream,
+) -> AsyncIterator[bytes]:
+    """The agent's stream: each backend chunk translated into its dialect as it arrives."""
+    queue: asyncio.Queue[Any] = asyncio.Queue()
+    task = asyncio.create_task(_pump(session, dialect, chat, opened, queue))
+    state.pumps.add(task)
+    task.add_done_callback(state.pumps.discard)
+    writer = dialect.streamer(body)
+    while True:
+        item = await queue.get()
+        if isinstance(item, UpstreamError):
+            for event in writer.fail(item.status, str(item)):
+                yield event.encode()
+            return
+        if len(item) == 2:
+            for event in writer.finish(item[0], item[1]):
+                yield event.encode()
+            return
+        events = writer.chunk(*item)
+        if events:
+            yield "".join(events).encode()

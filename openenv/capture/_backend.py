@@ -1,8 +1,11 @@
 """The backend: any OpenAI-compatible chat completions server.
 
-Every agent call goes to ``{llm_url}/chat/completions`` as one non-streaming request.
-At the ``tokens`` level it asks, the way vLLM takes it, for ``return_token_ids`` and
-``logprobs`` (``top_logprobs: 0``), and reads back ``prompt_token_ids`` (top level, or
+Every agent call goes to ``{llm_url}/chat/completions``: one non-streaming request, or,
+when the agent streams, a streaming one (``open_stream``) whose chunks carry the same
+fields per delta as vLLM sends them (``prompt_token_ids`` on the first chunk, the
+choice's ``token_ids`` and ``logprobs.content`` per chunk). At the ``tokens`` level it
+asks, the way vLLM takes it, for ``return_token_ids`` and ``logprobs`` (``top_logprobs:
+0``), and reads back ``prompt_token_ids`` (top level, or
 on the first choice as SGLang puts it), ``choices[0].token_ids`` and
 ``choices[0].logprobs.content[].logprob``. ``probe`` finds which level a backend
 gives: ``tokens`` (ids and logprobs: trainable), ``logprobs`` or ``text``.
@@ -10,6 +13,7 @@ gives: ``tokens`` (ids and logprobs: trainable), ``logprobs`` or ``text``.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,6 +66,7 @@ class InferenceClient:
         self.base_url = base_url.rstrip("/")
         self.served_model = served_model
         self.api_key = api_key
+        self._chat_url = f"{self.base_url}/chat/completions"
         self._client = httpx.AsyncClient(timeout=timeout_s, limits=httpx.Limits(max_keepalive_connections=64))
 
     async def aclose(self) -> None:
@@ -80,7 +85,7 @@ class InferenceClient:
         body.pop("stream_options", None)
         if self.served_model:
             body["model"] = self.served_model
-        url = f"{self.base_url}/chat/completions"
+        url = self._chat_url
         try:
             headers = {"content-type": "application/json", **self._headers()}
             reply = await self._client.post(url, content=orjson.dumps(body), headers=headers)
@@ -103,6 +108,40 @@ class InferenceClient:
         if not isinstance(data, dict) or not data.get("choices"):
             raise UpstreamError("the backend's reply has no choices")
         return data
+
+    async def open_stream(self, request: dict[str, Any], *, level: str = "tokens") -> BackendStream:
+        """A streaming chat completion, its status read (the body not yet).
+
+        Raises:
+            UpstreamError: the backend is unreachable or answers an error status.
+        """
+        body = {**request, **capture_params(level), "stream": True}
+        body["stream_options"] = {"include_usage": True}
+        if self.served_model:
+            body["model"] = self.served_model
+        headers = {"content-type": "application/json", **self._headers()}
+        req = self._client.build_request("POST", self._chat_url, content=orjson.dumps(body), headers=headers)
+        try:
+            reply = await self._client.send(req, stream=True)
+        except httpx.TimeoutException as exc:
+            raise UpstreamError(f"the backend at {self.base_url} did not answer in time", status=504) from exc
+        except httpx.HTTPError as exc:
+            raise UpstreamError(
+                f"the backend at {self.base_url} failed: {type(exc).__name__}: {exc}"
+            ) from exc
+        if reply.status_code >= 400:
+            try:
+                await reply.aread()
+            except httpx.HTTPError:
+                pass
+            finally:
+                await reply.aclose()
+            raise UpstreamError(
+                f"the backend answered {reply.status_code}: {_message(reply)}",
+                status=reply.status_code if reply.status_code < 500 else 502,
+                backend_status=reply.status_code,
+            )
+        return BackendStream(reply, self.base_url)
 
     async def probe(self) -> str:
         """The capture level this backend gives: one 1-token call asking for everything."""
@@ -132,3 +171,44 @@ def _message(reply: httpx.Response) -> str:
     except (ValueError, AttributeError):
         text = None
     return str(text or reply.text[:300] or reply.reason_phrase)
+
+
+class BackendStream:
+    """The chunks of one streaming chat completion, parsed; closed when read to the end."""
+
+    def __init__(self, reply: httpx.Response, base_url: str) -> None:
+        self._reply, self._base_url = reply, base_url
+
+    async def chunks(self) -> AsyncIterator[dict[str, Any]]:
+        """Each ``data:`` chunk up to ``[DONE]``.
+
+        Raises:
+            UpstreamError: the stream was cut (no ``[DONE]``), or a chunk is not JSON or is an error.
+        """
+        try:
+            async for line in self._reply.aiter_lines():
+                if not line.startswith("data:"):
+                    continue
+                data = line[5:].strip()
+                if data == "[DONE]":
+                    return
+                try:
+                    chunk = orjson.loads(data)
+                except orjson.JSONDecodeError as exc:
+                    raise UpstreamError("the backend sent a chunk that is not JSON") from exc
+                if isinstance(chunk, dict) and chunk.get("error"):
+                    err = chunk["error"]
+                    text = err.get("message") if isinstance(err, dict) else err
+                    raise UpstreamError(f"the backend's stream failed: {text}")
+                if isinstance(chunk, dict):
+                    yield chunk
+        except httpx.HTTPError as exc:
+            raise UpstreamError(
+                f"the backend at {self._base_url} failed mid-stream: {type(exc).__name__}: {exc}"
+            ) from exc
+        finally:
+            await self._reply.aclose()
+        raise UpstreamError(f"the backend at {self._base_url} failed: its stream ended without [DONE]")
+
+    async def aclose(self) -> None:
+        await self._reply.aclose()

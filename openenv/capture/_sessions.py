@@ -44,6 +44,7 @@ class Session:
     upstream_errors: int = 0
     created: float = field(default_factory=time.time)
     last_call: float = 0.0
+    incomplete: list[dict[str, Any]] = field(default_factory=list)  # streams cut halfway: what they had
 
     def note(self, finding: str) -> None:
         self.findings.append(finding)
@@ -53,6 +54,7 @@ class Session:
             "session_id": self.session_id,
             "capture_level": self.capture_level,
             "upstream_errors": self.upstream_errors,
+            "incomplete_calls": len(self.incomplete),
             "idle_s": round(time.time() - (self.last_call or self.created), 1),
             **self.graph.stats(),
         }

@@ -153,6 +153,11 @@ def export_session(session: Session, *, include_discarded: bool = False) -> dict
         "capture_level": level,
         "rollout_type": "train" if trainable_level else "eval",
         "upstream_errors": session.upstream_errors,
+        "incomplete_calls": [
+            {k: c.get(k) for k in ("api_type", "error", "prompt_token_ids")}
+            | {"sampled_ids": (c.get("choices") or [{}])[0].get("token_ids", [])}
+            for c in session.incomplete
+        ],
     }
 
 

@@ -11,15 +11,26 @@ multi-turn conversation links by prefix). Replies are scripted, not sampled:
   the first tool with ``{"q": <that message>}``;
 * otherwise ``"reply to: " + <the last message's content>``.
 
+With ``stream: true`` it streams as vLLM does: ``prompt_token_ids`` on the first chunk,
+then one chunk per sampled id with its ``token_ids`` and ``logprobs`` (its text piece as
+content; a tool call reply sends no content but one ``tool_calls`` chunk, its arguments
+in two pieces, after the ids), the finish reason, the usage when asked, ``[DONE]``.
+
 ``mode`` makes it fail on purpose: ``"500"`` answers 500, ``"cut"`` sends half a reply
-then drops the connection, ``"text"`` returns no ids or logprobs (a hosted API),
-``"no-capture-params"`` answers 400 to a request carrying ``return_token_ids``.
+(or half a stream) then drops the connection, ``"text"`` returns no ids or logprobs (a hosted API),
+``"no-capture-params"`` answers 400 to a request carrying ``return_token_ids``;
+``"hold"`` stops halfway (a stream after half its chunks, a plain reply before it is
+sent) until ``release`` is set, ``holding`` true meanwhile (10 s at most: then
+``held_out``).
 """
 
 from __future__ import annotations
 
+import asyncio
+import codecs
 import json
 import re
+import threading
 import time
 from typing import Any
 
@@ -86,12 +97,30 @@ class ScriptedBackend:
         self.url = ""  # its /v1 base URL, once served
         self.mode = "ok"
         self.calls: list[dict[str, Any]] = []
+        self.release = threading.Event()
+        self.holding = self.held_out = False
         self.app = Starlette(
             routes=[
                 Route("/v1/chat/completions", self.chat, methods=["POST"]),
                 Route("/v1/models", self.models, methods=["GET"]),
             ]
         )
+
+    async def _hold(self) -> None:
+        self.holding = True
+        deadline = time.monotonic() + 10
+        while not self.release.is_set() and time.monotonic() < deadline:  # noqa: ASYNC110 (a threading.Event, set from the test's thread)
+            await asyncio.sleep(0.01)
+        self.held_out = not self.release.is_set()
+        self.holding = False
+
+    async def _send(self, chunks: list[str]):  # type: ignore[no-untyped-def]
+        for n, c in enumerate(chunks):
+            if self.mode == "hold" and n == len(chunks) // 2:
+                await self._hold()
+            yield c
+        if self.mode == "cut":
+            raise ConnectionResetError("scripted: the backend drops its stream halfway")
 
     async def models(self, request: Request) -> Response:
         return JSONResponse(
@@ -148,6 +177,13 @@ class ScriptedBackend:
             if body.get("return_token_ids"):
                 choice["token_ids"] = sampled
                 out["prompt_token_ids"] = prompt
+        if body.get("stream"):
+            chunks = _chunks(out, body, prompt, sampled)
+            if self.mode == "cut":
+                chunks = chunks[: len(chunks) // 2]
+            return StreamingResponse(self._send(chunks), media_type="text/event-stream")
+        if self.mode == "hold":
+            await self._hold()
         if self.mode == "cut":
             data = json.dumps(out).encode()
             return StreamingResponse(_cut(data), media_type="application/json")
@@ -157,3 +193,43 @@ class ScriptedBackend:
 async def _cut(data: bytes):  # type: ignore[no-untyped-def]
     yield data[: len(data) // 2]
     raise ConnectionResetError("scripted: the backend drops the connection halfway")
+
+
+def _chunks(out: dict[str, Any], body: dict[str, Any], prompt: list[int], sampled: list[int]) -> list[str]:
+    head = {k: out[k] for k in ("id", "created", "model")}
+    head["object"] = "chat.completion.chunk"
+    choice = out["choices"][0]
+    message = choice["message"]
+    want_ids = body.get("return_token_ids") and "token_ids" in choice
+    want_lps = choice["logprobs"] is not None
+
+    def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> str:
+        c = {"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None, **extra}
+        return "data: " + json.dumps({**head, "choices": [c]}) + "\n\n"
+
+    first = {
+        **head,
+        "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}],
+    }
+    if want_ids:
+        first["prompt_token_ids"] = prompt
+    chunks = ["data: " + json.dumps(first) + "\n\n"]
+    text = codecs.getincrementaldecoder("utf-8")()
+    for i, token in enumerate(sampled):
+        piece = text.decode(bytes([token])) if token < 256 and not message.get("tool_calls") else ""
+        extra: dict[str, Any] = {"token_ids": [token]} if want_ids else {}
+        if want_lps:
+            extra["logprobs"] = {"content": [choice["logprobs"]["content"][i]]}
+        chunks.append(chunk({"content": piece} if piece else {}, **extra))
+    for j, call in enumerate(message.get("tool_calls") or []):
+        args = call["function"]["arguments"]
+        half = len(args) // 2
+        fn = {"name": call["function"]["name"], "arguments": args[:half]}
+        chunks.append(
+            chunk({"tool_calls": [{"index": j, "id": call["id"], "type": "function", "function": fn}]})
+        )
+        chunks.append(chunk({"tool_calls": [{"index": j, "function": {"arguments": args[half:]}}]}))
+    chunks.append(chunk({}, choice["finish_reason"]))
+    if (body.get("stream_options") or {}).get("include_usage"):
+        chunks.append("data: " + json.dumps({**head, "choices": [], "usage": out["usage"]}) + "\n\n")
+    return [*chunks, "data: [DONE]\n\n"]

@@ -4,6 +4,7 @@ that is down, answers 500 or cuts its reply halfway, an agent that drops its str
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -161,7 +162,10 @@ def test_an_agent_that_drops_its_stream_halfway_leaves_the_session_whole(proxy: 
         assert reply.status_code == 200
         first = next(reply.iter_lines())
         assert first.startswith("data: ")
-    # dropped after one event: the call was recorded before the replay began
+    # dropped after one event: the proxy reads the backend's stream to its end and records it
+    deadline = time.monotonic() + 10
+    while not session.graph.nodes() and time.monotonic() < deadline:
+        time.sleep(0.02)
     assert len(session.graph.nodes()) == 1
     oa(proxy, session).chat.completions.create(**CHAT)
     oa(proxy, other).chat.completions.create(**CHAT)

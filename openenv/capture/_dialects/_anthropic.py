@@ -9,10 +9,11 @@ become chat tools. A stream is Anthropic's event sequence (``message_start`` ...
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ._base import ChatReply, need, pieces, sse
+from ._writers import AnthropicWriter
 
 _STOP = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use"}
 
@@ -95,7 +96,7 @@ class AnthropicMessages:
                 chat[dst] = body[src]
         return chat
 
-    def wants_stream(self, body: dict[str, Any], path: str, query: dict[str, str]) -> bool:
+    def wants_stream(self, body: dict[str, Any], path: str, query: Mapping[str, str]) -> bool:
         return bool(body.get("stream"))
 
     def _blocks(self, chat: ChatReply) -> list[dict[str, Any]]:
@@ -146,6 +147,9 @@ class AnthropicMessages:
         stop = {"stop_reason": _STOP.get(chat.finish_reason, "end_turn"), "stop_sequence": None}
         yield ev("message_delta", delta=stop, usage={"output_tokens": chat.completion_tokens})
         yield ev("message_stop")
+
+    def streamer(self, body: dict[str, Any]) -> AnthropicWriter:
+        return AnthropicWriter(body, self.error)
 
     def error(self, status: int, message: str) -> dict[str, Any]:
         kind = {

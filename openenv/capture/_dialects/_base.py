@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+import orjson
 
 
 @dataclass
@@ -81,18 +83,20 @@ class Dialect(Protocol):
 
     def to_chat(self, body: dict[str, Any], path: str) -> dict[str, Any]: ...
 
-    def wants_stream(self, body: dict[str, Any], path: str, query: dict[str, str]) -> bool: ...
+    def wants_stream(self, body: dict[str, Any], path: str, query: Mapping[str, str]) -> bool: ...
 
     def reply(self, chat: ChatReply, body: dict[str, Any]) -> dict[str, Any]: ...
 
     def events(self, chat: ChatReply, body: dict[str, Any]) -> Iterator[str]: ...
+
+    def streamer(self, body: dict[str, Any]) -> Any: ...  # a _writers.StreamWriter
 
     def error(self, status: int, message: str) -> dict[str, Any]: ...
 
 
 def sse(data: dict[str, Any] | str, event: str | None = None) -> str:
     """One server-sent event."""
-    payload = data if isinstance(data, str) else json.dumps(data, separators=(",", ":"))
+    payload = data if isinstance(data, str) else orjson.dumps(data).decode()
     return (f"event: {event}\n" if event else "") + f"data: {payload}\n\n"
 
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ._base import ChatReply, need, pieces, sse
+from ._writers import ChatWriter
 
 _SAMPLING = (
     "messages",
@@ -40,7 +41,7 @@ class OpenAIChat:
         need(int(body.get("n") or 1) == 1, "the capture proxy records one choice per call: 'n' must be 1")
         return {k: v for k, v in body.items() if k in _SAMPLING}
 
-    def wants_stream(self, body: dict[str, Any], path: str, query: dict[str, str]) -> bool:
+    def wants_stream(self, body: dict[str, Any], path: str, query: Mapping[str, str]) -> bool:
         return bool(body.get("stream"))
 
     def reply(self, chat: ChatReply, body: dict[str, Any]) -> dict[str, Any]:
@@ -92,6 +93,9 @@ class OpenAIChat:
             }
             yield sse({**base, "choices": [], "usage": usage})
         yield sse("[DONE]")
+
+    def streamer(self, body: dict[str, Any]) -> ChatWriter:
+        return ChatWriter(body, self.error)
 
     def error(self, status: int, message: str) -> dict[str, Any]:
         kind = {401: "authentication_error", 404: "not_found_error"}.get(status, "invalid_request_error")

@@ -10,12 +10,13 @@ A function call's id is carried when the client sends one, else made from its na
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from .._detection import google_model
 from .._errors import BadRequest
 from ._base import ChatReply, need, pieces, sse
+from ._writers import GoogleWriter
 
 _FINISH = {"stop": "STOP", "length": "MAX_TOKENS", "tool_calls": "STOP"}
 _STATUS = {
@@ -105,7 +106,7 @@ class GoogleGenerateContent:
                 chat[dst] = config[src]
         return chat
 
-    def wants_stream(self, body: dict[str, Any], path: str, query: dict[str, str]) -> bool:
+    def wants_stream(self, body: dict[str, Any], path: str, query: Mapping[str, str]) -> bool:
         return path.split("?", 1)[0].endswith(":streamGenerateContent")
 
     def _parts(self, chat: ChatReply) -> list[dict[str, Any]]:
@@ -139,6 +140,12 @@ class GoogleGenerateContent:
             yield sse(self._response(chat, [{"text": piece}], None))
         last: list[dict[str, Any]] = calls or ([{"text": texts[-1]}] if texts else [])
         yield sse(self._response(chat, last, _FINISH.get(chat.finish_reason, "STOP")))
+
+    def finish(self, reason: str) -> str:
+        return _FINISH.get(reason, "STOP")
+
+    def streamer(self, body: dict[str, Any]) -> GoogleWriter:
+        return GoogleWriter(self, body)
 
     def error(self, status: int, message: str) -> dict[str, Any]:
         return {"error": {"code": status, "message": message, "status": _STATUS.get(status, "INTERNAL")}}

@@ -8,11 +8,12 @@ function ``tools`` become chat tools. The reply is one ``message`` output item a
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from .._errors import BadRequest
 from ._base import ChatReply, need, pieces, sse
+from ._writers import ResponsesWriter
 
 
 def _text(content: Any) -> str:
@@ -84,7 +85,7 @@ class OpenAIResponses:
                 chat[dst] = body[src]
         return chat
 
-    def wants_stream(self, body: dict[str, Any], path: str, query: dict[str, str]) -> bool:
+    def wants_stream(self, body: dict[str, Any], path: str, query: Mapping[str, str]) -> bool:
         return bool(body.get("stream"))
 
     def _items(self, chat: ChatReply) -> list[dict[str, Any]]:
@@ -210,6 +211,9 @@ class OpenAIResponses:
                 )
             yield ev("response.output_item.done", output_index=n, item=item)
         yield ev("response.completed", response=self.reply(chat, body))
+
+    def streamer(self, body: dict[str, Any]) -> ResponsesWriter:
+        return ResponsesWriter(self, body)
 
     def error(self, status: int, message: str) -> dict[str, Any]:
         kind = "server_error" if status >= 500 else "invalid_request_error"
