@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -157,8 +156,7 @@ def _live(
                 served_here=pid is not None,
             )
             run_runtime(ctx, block, results, pid)
-            started = results.items[-1:] and results.has("runtime.startup")
-            if not (started and results.items and _ok(results, "runtime.startup")):
+            if not _ok(results, "runtime.startup"):
                 return
             kind = action_kind(ctx.schema["action"]) if ctx.schema else None
             probes = None
@@ -214,7 +212,3 @@ def _reachability(results: Results, block: ValidationBlock | None) -> None:
         measured={"reached": reached},
     )
 
-
-def wall_time(fn: Any, *args: Any, **kwargs: Any) -> tuple[Any, float]:
-    started = time.monotonic()
-    return fn(*args, **kwargs), time.monotonic() - started
