@@ -41,7 +41,8 @@ def test_a_trusted_proxy_s_forwarding_header_names_the_client(serve):
     # a proxy that is not trusted is its own client, whatever it forwards
     other = serve(max_sessions_per_client=1, forwarded_allow_ips="10.9.9.9")
     with _http(other) as http:
-        codes = [http.post("/sessions", headers={"x-forwarded-for": ip}).status_code for ip in ("10.0.0.1", "10.0.0.2")]
+        forwarded = ("10.0.0.1", "10.0.0.2")
+        codes = [http.post("/sessions", headers={"x-forwarded-for": ip}).status_code for ip in forwarded]
     assert codes == [201, 429]
 
 
