@@ -46,6 +46,8 @@ CASES = [
     (["validate", "ROOT/envs/echo_env", "--action", "[1]"],
      "openenv validate: --action '[1]' is not a JSON object"),
     (["k8s", "openenv-echo", "--replicas", "0"], "openenv k8s: --replicas must be at least 1"),
+    (["validate", "ehco_env"], "openenv validate: no environment 'ehco_env': did you mean 'echo'?"),
+    (["validate", "no_such_folder_h6/"], "openenv validate: no environment 'no_such_folder_h6/'"),
 ]
 
 

@@ -39,6 +39,26 @@ def _parse_actions(raw: list[str] | None) -> list[dict[str, Any]]:
     return actions
 
 
+def _unknown_env_name(target: str) -> str | None:
+    """The line for a target that can only be an installed env's name and is none (with
+    the close names), before anything is served; None for any other target."""
+    import difflib
+    import importlib.metadata
+    from pathlib import Path
+
+    if target.startswith(("http://", "https://")) or ":" in target or Path(target).exists():
+        return None
+    known = sorted({ep.name for ep in importlib.metadata.entry_points(group="openenv.envs")})
+    if target in known:
+        return None
+    close = difflib.get_close_matches(target.replace("-", "_").removesuffix("_env"), known, n=3, cutoff=0.6)
+    hint = f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
+    return (
+        f"no environment {target!r}: {hint}give a server's URL, an env folder, module:Class, "
+        f"or one of {known or 'no installed envs'}"
+    )
+
+
 def _validate(args: argparse.Namespace) -> int:
     from ._validate import validate
 
@@ -46,6 +66,10 @@ def _validate(args: argparse.Namespace) -> int:
         actions = _parse_actions(args.action)
     except ValueError as exc:
         print(f"openenv validate: {exc}", file=sys.stderr)
+        return 2
+    unknown = _unknown_env_name(args.target)
+    if unknown:
+        print(f"openenv validate: {unknown}", file=sys.stderr)
         return 2
     if args.level or args.output:  # RFC 008's levels and report (docs/validate.md)
         from ._levels_cli import run_levels
