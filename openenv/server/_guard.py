@@ -6,7 +6,8 @@ for ever, and a thousand of them leave none for ``/health``. ``guarded_http`` wr
 uvicorn's HTTP protocol class (httptools or h11) with a ``ConnectionGuard``:
 
 * **a header deadline**: a request's head must be complete ``header_timeout_s`` after
-  the connection opened or the previous response ended; else the socket is closed;
+  the connection opened or the previous response ended, and a request body may not
+  stall (no byte for as long); else the socket is closed;
 * **a cap per client** (peer address): past ``max_connections_per_client`` open
   connections, a new one may only ask ``GET /health`` (anything else, a WebSocket
   handshake included, is answered 503 and closed) under a short deadline; past the cap
@@ -119,6 +120,7 @@ class _GuardedHttp:
 
     def connection_made(self, transport: Any) -> None:
         super().connection_made(transport)  # type: ignore[misc]
+        self._reads = 0  # data_received calls: progress of a body
         self._peer: str | None = None
         self._header_timer: asyncio.TimerHandle | None = None
         self._limited = False
@@ -138,17 +140,30 @@ class _GuardedHttp:
         else:
             self._arm(self.guard.header_timeout_s)
 
+    def data_received(self, data: bytes) -> None:
+        self._reads += 1
+        super().data_received(data)  # type: ignore[misc]
+
     def _arm(self, timeout_s: float) -> None:
         if self._header_timer is not None:
             self._header_timer.cancel()
-        self._header_timer = self.loop.call_later(timeout_s, self._header_overdue, self.cycle)
+        self._header_timer = self.loop.call_later(timeout_s, self._header_overdue, self.cycle, self._reads)
 
-    def _header_overdue(self, cycle: Any) -> None:
+    def _header_overdue(self, cycle: Any, reads: int) -> None:
+        """No request head since the timer was armed: close. A request running: its body
+        must keep coming (nothing for a whole period closes it too); look again later."""
         self._header_timer = None
-        # no request head since, and none running (a pipelined one may have been read before)
-        idle = cycle is None or cycle.response_complete
-        if self.cycle is cycle and idle and not self.transport.is_closing():
-            self.transport.close()
+        if self.transport.is_closing():
+            return
+        now = self.cycle
+        if now is None or now.response_complete:
+            if now is cycle:  # (a pipelined request may have been read before)
+                self.transport.close()
+            return
+        if now.more_body and self._reads == reads:
+            self.transport.close()  # the app's receive() gets http.disconnect
+            return
+        self._arm(self.guard.header_timeout_s)
 
     def on_response_complete(self) -> None:
         super().on_response_complete()  # type: ignore[misc]

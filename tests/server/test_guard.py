@@ -150,3 +150,27 @@ def test_health_answers_while_1100_slow_clients_hold_connections(served) -> None
             s.close()
     assert not failures, f"/health failed {len(failures)} times ({answered} answered): {failures[:3]}"
     assert answered >= 10
+
+
+def _post_head(port: int, length: int) -> bytes:
+    return (f"POST /reset HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {length}\r\n\r\n").encode()
+
+
+def test_a_request_body_that_stalls_is_closed(serve) -> None:
+    server = serve(header_timeout_s=0.5)
+    body = b'{"seed": 1}' + b" " * 89
+    stalled = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+    slow = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+    try:
+        stalled.sendall(_post_head(server.port, len(body)) + body[:10])  # then nothing
+        slow.sendall(_post_head(server.port, len(body)) + body[:10])
+        for i in range(10, len(body), 10):  # a piece every 0.2 s: slow, never stalled
+            time.sleep(0.2)
+            slow.sendall(body[i : i + 10])
+        slow.settimeout(10)
+        assert slow.recv(65536).startswith(b"HTTP/1.1 200")
+        assert _closed_within(stalled, 3) is not None, "a stalled body kept its connection"
+    finally:
+        stalled.close()
+        slow.close()
