@@ -102,3 +102,26 @@ def test_the_python_api_raises_typed_errors_before_it_listens() -> None:
         assert message in str(info.value)
         assert isinstance(info.value, ServeFailed)
         assert isinstance(info.value, ValueError)
+
+
+def test_run_of_an_image_that_is_not_here_says_so_first_with_the_close_names(tmp_path: Path) -> None:
+    """`openenv run -d openenv-ecoh` said only that the registry could not be reached."""
+    docker = pytest.importorskip("docker")
+    try:
+        client = docker.from_env(timeout=5)
+        tags = {t.split(":")[0] for image in client.images.list() for t in image.tags}
+        client.close()
+    except Exception as exc:
+        pytest.skip(f"needs a Docker engine to list its images: {type(exc).__name__}")
+    if not tags:
+        pytest.skip("needs at least one image in the engine to be the close name")
+    near = sorted(tags)[0]
+    typo = near[:-1] + ("x" if near[-1] != "x" else "y")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENENV_") and k != "PYTHONPATH"}
+    proc = subprocess.run([str(OPENENV), "run", "-d", typo], cwd=tmp_path, env=env, stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith(f"openenv run: no image {typo!r} here (did you mean "), proc.stderr
+    assert near in proc.stderr
+    assert "could not be pulled" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1

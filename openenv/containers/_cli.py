@@ -21,7 +21,9 @@ def _local_tags(client: Any) -> list[str] | None:
         return None
     tags: set[str] = set()
     for image in images:
-        tags.update(tag.removesuffix(":latest") for tag in image.tags or ())
+        for tag in image.tags or ():
+            tags.add(tag)
+            tags.add(tag.rsplit(":", 1)[0])  # the repository: what a name without a tag means
     return sorted(tags)
 
 
@@ -41,7 +43,7 @@ def _image_missing_line(image: str, provider: Any, why: str) -> str | None:
         pass
     except Exception:
         return None
-    tags = _local_tags(client) or []
+    tags = [t for t in _local_tags(client) or [] if (":" in t) == (":" in image.rsplit("/", 1)[-1])]
     close = difflib.get_close_matches(image, tags, n=3, cutoff=0.6)
     hint = f"did you mean {' or '.join(close)}? " if close else ""
     reason = why.split(": ", 1)[-1] if why.startswith("docker could not start") else why
