@@ -4,8 +4,9 @@ container, after the agent's turn, the reward read by the server.
 1. The container is stopped and started again: no process of the agent survives.
 2. ``/tests`` and ``/logs`` are removed (what the agent left there: a reward file
    written ahead, edited or extra tests, a link or a file in their place), and the
-   engine is asked that they are gone; then the task's tests and an empty log dir are copied in through the engine's
-   archive API (no program of the container's copies them).
+   engine is asked that they are gone; then the task's tests and an empty log dir
+   are copied in through the engine's archive API (no program of the container's
+   copies them).
 3. ``bash /tests/test.sh`` runs from the working directory, with ``[verifier] env``,
    for at most ``[verifier] timeout_sec``; then the container is stopped, so nothing
    the tests started writes after the reward is read.

@@ -24,6 +24,7 @@ def containers_of(pid: int) -> list[str]:
     finally:
         client.close()
 
+
 pytestmark = [pytest.mark.docker, pytest.mark.timeout(600)]
 
 
