@@ -4,7 +4,8 @@ One ``TaskImages`` per server process (in ``TerminalResources``). The Docker cli
 made on the first such task, so a server whose tasks need no image never asks for an
 engine. Up to ``pool_size`` started containers, each with its shell, wait per image
 (and limits): a reset takes one and another is made in the background, so only the
-first session of a task waits for a container to start. A container is never handed
+first session of a task waits for a container to start. At most ``max(pool_size, 4)``
+wait in all: those of the images used least recently go first. A container is never handed
 out twice. Every container this process made carries its owner label (host, pid) and is
 removed at shutdown, pooled or not; those of a process on this host that died without
 shutting down are removed when the next one first asks the engine.
@@ -39,6 +40,8 @@ class TaskImages:
         self.limits = limits
         self.mapping = base_map(base_images)
         self.pool_size = pool_size
+        self.max_pooled = max(pool_size, 4)
+        self._discarding: set[asyncio.Task[None]] = set()
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
         self._client: Any = None
         self._guard = threading.Lock()
@@ -109,8 +112,28 @@ class TaskImages:
                 shell = candidate
             else:
                 await _discard(candidate)
+        self._ready.pop(key)  # the most recently used image last: evicted last
+        self._ready[key] = ready
         self._refill(key, task, tag)
+        self._evict(keep=key)
         return shell if shell is not None else await self._start(task, tag)
+
+    def _evict(self, keep: tuple[Any, ...]) -> None:
+        """Past ``max_pooled`` ready containers in all, those of the images used least
+        recently go (an eval over many tasks would otherwise keep one per task)."""
+        total = sum(len(r) for r in self._ready.values())
+        for key, ready in list(self._ready.items()):
+            if total <= self.max_pooled:
+                break
+            if key == keep:
+                continue
+            while ready and total > self.max_pooled:
+                job = asyncio.ensure_future(_discard(ready.popleft()))
+                self._discarding.add(job)
+                job.add_done_callback(self._discarding.discard)
+                total -= 1
+            if not ready:
+                del self._ready[key]
 
     def _refill(self, key: tuple[Any, ...], task: TerminalTask, tag: str) -> None:
         filling = self._filling.setdefault(key, set())
@@ -120,15 +143,23 @@ class TaskImages:
             job.add_done_callback(filling.discard)
 
     async def _fill(self, key: tuple[Any, ...], task: TerminalTask, tag: str) -> None:
-        with contextlib.suppress(Exception):  # a failed warm-up shows again at the next take
-            self._ready[key].append(await self._start(task, tag))
+        try:
+            shell = await self._start(task, tag)
+        except Exception:  # a failed warm-up shows again at the next take
+            return
+        ready = self._ready.get(key)
+        if ready is None:
+            await _discard(shell)  # its image was evicted meanwhile
+            return
+        ready.append(shell)
+        self._evict(keep=key)
 
     async def aclose(self) -> None:
         """Remove the pooled containers (on the loop that made them)."""
         jobs = [job for filling in self._filling.values() for job in filling]
         for job in jobs:
             job.cancel()
-        await asyncio.gather(*jobs, return_exceptions=True)
+        await asyncio.gather(*jobs, *self._discarding, return_exceptions=True)
         for ready in self._ready.values():
             while ready:
                 await _discard(ready.popleft())

@@ -9,6 +9,7 @@ only where no Docker engine answers (the reason says so).
 
 from __future__ import annotations
 
+import asyncio
 import shlex
 from pathlib import Path
 
@@ -243,3 +244,29 @@ async def test_the_agent_timeout_ends_and_scores_the_episode(base: str, tmp_path
     assert late.timed_out  # the command was stopped at the limit: the solution never ran
     assert late.metadata["agent_timeout"] is True
     assert late.reward == 0.0
+
+
+async def test_the_pool_keeps_the_images_used_last(base: str) -> None:
+    from openenv.containers._docker import docker_client
+
+    def owned(owner: str) -> int:
+        client = docker_client()
+        try:
+            return len(client.containers.list(all=True, filters={"label": f"openenv.terminal.owner={owner}"}))
+        finally:
+            client.close()
+
+    async with task_env(TASKS, base, image_pool_size=1) as env:
+        images = env.resources.images
+        images.max_pooled = 1
+        counts = []
+        for task in ("word-counts", "paid-totals", "fix-backup-script"):
+            await env.reset(options={"task_id": task})
+            for _ in range(100):  # the pool refilled and the last session torn down (bounded)
+                await asyncio.sleep(0.1)
+                if not any(images._filling.values()) and not images._discarding and not env._closing:
+                    break
+            counts.append(owned(images.owner))
+            assert sum(len(r) for r in images._ready.values()) == 1
+            assert len(list(images._ready.values())[-1]) == 1  # the image used last
+        assert counts == [2, 2, 2]  # the session and one pooled: the older images' went
