@@ -141,7 +141,7 @@ def ping_flood(port: int, stop: float) -> dict[str, Any]:
 
 
 ATTACKERS: list[Callable[..., dict[str, Any]]] = [
-    slow_http, fragment_flood, fragment_flood, huge_frames, ping_flood,
+    slow_http, fragment_flood, huge_frames, ping_flood,
 ]
 
 
