@@ -15,6 +15,11 @@ direct / proxied:
   when the stream ends, so its first byte does not wait for the backend's last token.
 
     .venv/bin/python bench/bench_capture.py [--calls 200] [--rounds 3] [--tokens 64] [--token-ms 0 1]
+        [--baseline-src DIR]
+
+``--baseline-src DIR`` also runs the proxy from another source tree (a folder holding an
+``openenv`` package, e.g. ``git archive <commit> openenv | tar -x -C DIR``) in the same
+run, as ``before``: its figures sit beside this tree's, measured in the same rounds.
 """
 
 from __future__ import annotations
@@ -132,8 +137,15 @@ def first_byte(client: httpx.Client, url: str, headers: dict[str, str]) -> float
     return ttfb
 
 
+def start_proxy(backend: str, port: int, src: str | None) -> subprocess.Popen[bytes]:
+    argv = [sys.executable, "-m", "openenv", "capture", "serve", "--llm-url", backend, "--port", str(port)]
+    return subprocess.Popen(
+        [*argv, "--capture-level", "tokens"], cwd=src or Path(__file__).resolve().parent.parent
+    )
+
+
 def measure(args: argparse.Namespace, token_ms: float) -> dict[str, dict[str, list[float]]]:
-    bport, pport = free_port(), free_port()
+    bport = free_port()
     children = [
         subprocess.Popen(
             [sys.executable, __file__, "--backend-child", str(bport), str(args.tokens), str(token_ms)]
@@ -142,30 +154,17 @@ def measure(args: argparse.Namespace, token_ms: float) -> dict[str, dict[str, li
     try:
         backend = f"http://127.0.0.1:{bport}/v1"
         wait_up(backend + "/chat/completions", children[0])
-        children.append(
-            subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "openenv",
-                    "capture",
-                    "serve",
-                    "--llm-url",
-                    backend,
-                    "--port",
-                    str(pport),
-                    "--capture-level",
-                    "tokens",
-                ]
-            )
-        )
-        proxy = f"http://127.0.0.1:{pport}"
-        wait_up(proxy + "/health", children[1])
-        key = httpx.post(proxy + "/sessions", json={}).json()["session_id"]
-        targets = {
-            "direct": (backend + "/chat/completions", {}),
-            "proxy": (proxy + "/v1/chat/completions", {"authorization": f"Bearer {key}"}),
-        }
+        proxies = {"proxy": None, **({"before": args.baseline_src} if args.baseline_src else {})}
+        targets: dict[str, tuple[str, dict[str, str]]] = {"direct": (backend + "/chat/completions", {})}
+        keys = {}
+        for name, src in proxies.items():
+            port = free_port()
+            children.append(start_proxy(backend, port, src))
+            proxy = f"http://127.0.0.1:{port}"
+            wait_up(proxy + "/health", children[-1])
+            key = httpx.post(proxy + "/sessions", json={}).json()["session_id"]
+            keys[name] = (proxy, key)
+            targets[name] = (proxy + "/v1/chat/completions", {"authorization": f"Bearer {key}"})
         out: dict[str, dict[str, list[float]]] = {k: {"call": [], "first byte": []} for k in targets}
         with httpx.Client(timeout=60) as client:
             for url, headers in targets.values():  # warm both paths
@@ -173,14 +172,15 @@ def measure(args: argparse.Namespace, token_ms: float) -> dict[str, dict[str, li
                     one_call(client, url, headers)
                     first_byte(client, url, headers)
             for r in range(args.rounds):
-                for name in ["direct", "proxy"] if r % 2 == 0 else ["proxy", "direct"]:
+                for name in list(targets) if r % 2 == 0 else list(targets)[::-1]:
                     url, headers = targets[name]
                     out[name]["call"] += [one_call(client, url, headers) for _ in range(args.calls)]
                     out[name]["first byte"] += [first_byte(client, url, headers) for _ in range(args.calls)]
-        calls = httpx.get(f"{proxy}/sessions/{key}").json()["n_turns"]
         expected = 2 * (10 + args.rounds * args.calls)
-        if calls != expected:
-            raise SystemExit(f"the proxy recorded {calls} calls, not {expected}")
+        for name, (proxy, key) in keys.items():
+            calls = httpx.get(f"{proxy}/sessions/{key}").json()["n_turns"]
+            if calls != expected:
+                raise SystemExit(f"{name}: the proxy recorded {calls} calls, not {expected}")
         return out
     finally:
         for child in children:
@@ -195,12 +195,13 @@ def report(results: dict[float, dict[str, dict[str, list[float]]]], args: argpar
     )
     rows = []
     for token_ms, out in results.items():
-        for kind in ("call", "first byte"):
-            d, p = out["direct"][kind], out["proxy"][kind]
+        for kind, name in [(k, n) for k in ("call", "first byte") for n in out if n != "direct"]:
+            d, p = out["direct"][kind], out[name][kind]
             rows.append(
                 [
                     f"{token_ms:g}",
                     kind,
+                    name,
                     f"{1000 * median(d):.2f}",
                     f"{1000 * median(p):.2f}",
                     f"{1000 * (median(p) - median(d)):.2f}",
@@ -213,6 +214,7 @@ def report(results: dict[float, dict[str, dict[str, list[float]]]], args: argpar
             [
                 "token ms",
                 "measure",
+                "proxy",
                 "direct p50 ms",
                 "proxy p50 ms",
                 "overhead ms",
@@ -236,6 +238,7 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--tokens", type=int, default=64)
     p.add_argument("--token-ms", type=float, nargs="+", default=[0.0, 1.0])
+    p.add_argument("--baseline-src", help="also run the proxy from this source tree, as 'before'")
     args = p.parse_args()
     report({t: measure(args, t) for t in args.token_ms}, args)
 

@@ -264,12 +264,12 @@ def _record(session: Session, dialect: Dialect, chat: dict[str, Any], raw: dict[
     reply = ChatReply.read(raw)
     got = read_capture(raw)
     if got.level != session.capture_level:
-        session.note(f"[WARN] call {len(session.graph.nodes())} came back at level {got.level}")
+        session.note(f"[WARN] call {len(session.graph)} came back at level {got.level}")
         session.capture_level = lowest(session.capture_level, got.level)
     session.last_call = time.time()
     session.graph.add_turn(
         TurnNode(
-            node_id=f"turn-{len(session.graph.nodes())}-{uuid.uuid4().hex[:8]}",
+            node_id=f"turn-{len(session.graph)}-{uuid.uuid4().hex[:8]}",
             prompt_ids=got.prompt_ids,
             sampled_ids=got.sampled_ids,
             sampled_logprobs=got.logprobs,

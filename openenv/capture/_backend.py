@@ -17,10 +17,10 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
 import orjson
 
 from ._errors import UpstreamError
+from ._http import HttpError, HttpPool, Response
 
 
 @dataclass
@@ -58,7 +58,8 @@ def capture_params(level: str) -> dict[str, Any]:
 
 
 class InferenceClient:
-    """An async client of one backend (its base URL ends in ``/v1``)."""
+    """An async client of one backend (its base URL ends in ``/v1``), over one
+    keep-alive connection pool (``_http.HttpPool``); the request heads are built once."""
 
     def __init__(
         self, base_url: str, *, served_model: str = "", api_key: str | None = None, timeout_s: float = 600.0
@@ -66,14 +67,46 @@ class InferenceClient:
         self.base_url = base_url.rstrip("/")
         self.served_model = served_model
         self.api_key = api_key
-        self._chat_url = f"{self.base_url}/chat/completions"
-        self._client = httpx.AsyncClient(timeout=timeout_s, limits=httpx.Limits(max_keepalive_connections=64))
+        self._pool = HttpPool(self.base_url, timeout_s=timeout_s)
+        auth = {"authorization": f"Bearer {api_key}"} if api_key else {}
+        self._chat_head = self._pool.head(
+            "POST", "/chat/completions", {"content-type": "application/json", **auth}
+        )
+        self._models_head = self._pool.head("GET", "/models", auth)
 
     async def aclose(self) -> None:
-        await self._client.aclose()
+        await self._pool.aclose()
 
-    def _headers(self) -> dict[str, str]:
-        return {"authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+    async def _send(self, head: bytes, body: bytes = b"") -> Response:
+        try:
+            reply = await self._pool.request(head, body)
+        except HttpError as exc:
+            if exc.kind.endswith("Timeout"):
+                raise UpstreamError(
+                    f"the backend at {self.base_url} did not answer in time", status=504
+                ) from exc
+            raise UpstreamError(f"the backend at {self.base_url} failed: {exc}") from exc
+        if reply.status >= 400:
+            try:
+                content = await reply.read()
+            except HttpError:
+                content = b""
+            raise UpstreamError(
+                f"the backend answered {reply.status}: {_message(content, reply.status)}",
+                status=reply.status if reply.status < 500 else 502,
+                backend_status=reply.status,
+            )
+        return reply
+
+    def _body(self, request: dict[str, Any], level: str, *, stream: bool) -> bytes:
+        body = {**request, **capture_params(level), "stream": stream}
+        if stream:
+            body["stream_options"] = {"include_usage": True}
+        else:
+            body.pop("stream_options", None)
+        if self.served_model:
+            body["model"] = self.served_model
+        return orjson.dumps(body)
 
     async def completion(self, request: dict[str, Any], *, level: str = "tokens") -> dict[str, Any]:
         """One chat completion with the capture parameters of ``level`` (never streamed).
@@ -81,28 +114,13 @@ class InferenceClient:
         Raises:
             UpstreamError: the backend is unreachable, answers an error status, or cuts its reply.
         """
-        body = {**request, **capture_params(level), "stream": False}
-        body.pop("stream_options", None)
-        if self.served_model:
-            body["model"] = self.served_model
-        url = self._chat_url
+        reply = await self._send(self._chat_head, self._body(request, level, stream=False))
         try:
-            headers = {"content-type": "application/json", **self._headers()}
-            reply = await self._client.post(url, content=orjson.dumps(body), headers=headers)
-        except httpx.TimeoutException as exc:
-            raise UpstreamError(f"the backend at {self.base_url} did not answer in time", status=504) from exc
-        except httpx.HTTPError as exc:
-            raise UpstreamError(
-                f"the backend at {self.base_url} failed: {type(exc).__name__}: {exc}"
-            ) from exc
-        if reply.status_code >= 400:
-            raise UpstreamError(
-                f"the backend answered {reply.status_code}: {_message(reply)}",
-                status=reply.status_code if reply.status_code < 500 else 502,
-                backend_status=reply.status_code,
-            )
+            content = await reply.read()
+        except HttpError as exc:
+            raise UpstreamError(f"the backend at {self.base_url} failed: {exc}") from exc
         try:
-            data = orjson.loads(reply.content)
+            data = orjson.loads(content)
         except orjson.JSONDecodeError as exc:
             raise UpstreamError("the backend's reply is not JSON") from exc
         if not isinstance(data, dict) or not data.get("choices"):
@@ -115,32 +133,7 @@ class InferenceClient:
         Raises:
             UpstreamError: the backend is unreachable or answers an error status.
         """
-        body = {**request, **capture_params(level), "stream": True}
-        body["stream_options"] = {"include_usage": True}
-        if self.served_model:
-            body["model"] = self.served_model
-        headers = {"content-type": "application/json", **self._headers()}
-        req = self._client.build_request("POST", self._chat_url, content=orjson.dumps(body), headers=headers)
-        try:
-            reply = await self._client.send(req, stream=True)
-        except httpx.TimeoutException as exc:
-            raise UpstreamError(f"the backend at {self.base_url} did not answer in time", status=504) from exc
-        except httpx.HTTPError as exc:
-            raise UpstreamError(
-                f"the backend at {self.base_url} failed: {type(exc).__name__}: {exc}"
-            ) from exc
-        if reply.status_code >= 400:
-            try:
-                await reply.aread()
-            except httpx.HTTPError:
-                pass
-            finally:
-                await reply.aclose()
-            raise UpstreamError(
-                f"the backend answered {reply.status_code}: {_message(reply)}",
-                status=reply.status_code if reply.status_code < 500 else 502,
-                backend_status=reply.status_code,
-            )
+        reply = await self._send(self._chat_head, self._body(request, level, stream=True))
         return BackendStream(reply, self.base_url)
 
     async def probe(self) -> str:
@@ -156,27 +149,26 @@ class InferenceClient:
 
     async def list_models(self) -> dict[str, Any]:
         try:
-            reply = await self._client.get(f"{self.base_url}/models", headers=self._headers())
-            reply.raise_for_status()
-            data = reply.json()
-        except (httpx.HTTPError, ValueError) as exc:
+            reply = await self._send(self._models_head)
+            data = orjson.loads(await reply.read())
+        except (HttpError, UpstreamError, orjson.JSONDecodeError) as exc:
             raise UpstreamError(f"the backend's model list failed: {exc}") from exc
         return data if isinstance(data, dict) else {"object": "list", "data": []}
 
 
-def _message(reply: httpx.Response) -> str:
+def _message(content: bytes, status: int) -> str:
     try:
-        err = reply.json().get("error")
+        err = orjson.loads(content).get("error")
         text = err.get("message") if isinstance(err, dict) else err
-    except (ValueError, AttributeError):
+    except (orjson.JSONDecodeError, AttributeError):
         text = None
-    return str(text or reply.text[:300] or reply.reason_phrase)
+    return str(text or content[:300].decode("utf-8", "replace") or f"status {status}")
 
 
 class BackendStream:
     """The chunks of one streaming chat completion, parsed; closed when read to the end."""
 
-    def __init__(self, reply: httpx.Response, base_url: str) -> None:
+    def __init__(self, reply: Response, base_url: str) -> None:
         self._reply, self._base_url = reply, base_url
 
     async def chunks(self) -> AsyncIterator[dict[str, Any]]:
@@ -185,30 +177,36 @@ class BackendStream:
         Raises:
             UpstreamError: the stream was cut (no ``[DONE]``), or a chunk is not JSON or is an error.
         """
+        rest, done = b"", False
         try:
-            async for line in self._reply.aiter_lines():
-                if not line.startswith("data:"):
-                    continue
-                data = line[5:].strip()
-                if data == "[DONE]":
-                    return
-                try:
-                    chunk = orjson.loads(data)
-                except orjson.JSONDecodeError as exc:
-                    raise UpstreamError("the backend sent a chunk that is not JSON") from exc
-                if isinstance(chunk, dict) and chunk.get("error"):
-                    err = chunk["error"]
-                    text = err.get("message") if isinstance(err, dict) else err
-                    raise UpstreamError(f"the backend's stream failed: {text}")
-                if isinstance(chunk, dict):
-                    yield chunk
-        except httpx.HTTPError as exc:
-            raise UpstreamError(
-                f"the backend at {self._base_url} failed mid-stream: {type(exc).__name__}: {exc}"
-            ) from exc
+            async for piece in self._reply.stream():
+                if done:
+                    continue  # the end of the body after [DONE]: read so the connection is reused
+                lines = (rest + piece).split(b"\n")
+                rest = lines.pop()
+                for line in lines:
+                    if not line.startswith(b"data:"):
+                        continue
+                    data = line[5:].strip()
+                    if data == b"[DONE]":
+                        done = True
+                        break
+                    try:
+                        chunk = orjson.loads(data)
+                    except orjson.JSONDecodeError as exc:
+                        raise UpstreamError("the backend sent a chunk that is not JSON") from exc
+                    if isinstance(chunk, dict) and chunk.get("error"):
+                        err = chunk["error"]
+                        text = err.get("message") if isinstance(err, dict) else err
+                        raise UpstreamError(f"the backend's stream failed: {text}")
+                    if isinstance(chunk, dict):
+                        yield chunk
+        except HttpError as exc:
+            raise UpstreamError(f"the backend at {self._base_url} failed mid-stream: {exc}") from exc
         finally:
-            await self._reply.aclose()
-        raise UpstreamError(f"the backend at {self._base_url} failed: its stream ended without [DONE]")
+            self._reply.close()
+        if not done:
+            raise UpstreamError(f"the backend at {self._base_url} failed: its stream ended without [DONE]")
 
     async def aclose(self) -> None:
-        await self._reply.aclose()
+        self._reply.close()

@@ -103,6 +103,10 @@ class RolloutGraph:
     def __init__(self) -> None:
         self._nodes: dict[str, TurnNode] = {}
         self._children: dict[str, list[str]] = {}
+        self._by_end: dict[int, list[TurnNode]] = {}  # calls with ids, by len(prompt + sampled)
+
+    def __len__(self) -> int:
+        return len(self._nodes)
 
     def add_turn(self, node: TurnNode) -> TurnNode:
         """Link ``node`` to its parent and append it (its ``index`` is its arrival order)."""
@@ -110,6 +114,8 @@ class RolloutGraph:
         node.parent_id = self._parent_of(node)
         self._nodes[node.node_id] = node
         self._children[node.node_id] = []
+        if node.prompt_ids:
+            self._by_end.setdefault(len(node.prompt_ids) + len(node.sampled_ids), []).append(node)
         if node.parent_id is not None:
             self._children[node.parent_id].append(node.node_id)
         return node
@@ -117,16 +123,19 @@ class RolloutGraph:
     def _parent_of(self, node: TurnNode) -> str | None:
         """The earlier call whose prompt + sampled ids (or, without ids, whose messages and
         reply) is the longest exact prefix of this call's."""
+        prompt = node.prompt_ids
+        if prompt:  # the longest end first; among equals, the earliest call
+            for length in sorted((n for n in self._by_end if n <= len(prompt)), reverse=True):
+                for cand in self._by_end[length]:
+                    n = len(cand.prompt_ids)
+                    if n < length and prompt[n:length] == cand.sampled_ids and prompt[:n] == cand.prompt_ids:
+                        return cand.node_id
+            return None
         best: TurnNode | None = None
         best_len = 0
-        prompt = node.prompt_ids
-        keys = None if prompt else [_message_key(msg) for msg in node.request_messages]
+        keys = [_message_key(msg) for msg in node.request_messages]
         for cand in self._nodes.values():
-            if prompt and cand.prompt_ids:
-                n, length = len(cand.prompt_ids), len(cand.prompt_ids) + len(cand.sampled_ids)
-                ok = n < length <= len(prompt) and prompt[n:length] == cand.sampled_ids
-                ok = ok and prompt[:n] == cand.prompt_ids
-            elif keys is not None and not cand.prompt_ids:
+            if not cand.prompt_ids:
                 end = [_message_key(msg) for msg in [*cand.request_messages, cand.response_message]]
                 length, ok = len(end), _is_prefix(end, keys)
             else:
