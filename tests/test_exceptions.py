@@ -129,7 +129,7 @@ def test_exceptions_are_exported_from_the_package():
     ("name", "home", "builtin"),
     [
         ("ServeFailed", "openenv.server._serve", RuntimeError),
-        ("ManifestError", "openenv.authoring._manifest", ValueError),
+        ("ManifestError", "openenv._manifest", ValueError),
         ("InitError", "openenv.authoring._init", ValueError),
         ("ProbeError", "openenv.authoring._probe", Exception),
         ("EnvNotFound", "openenv.server._serve", LookupError),

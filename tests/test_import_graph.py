@@ -28,10 +28,9 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "sandbox": frozenset({"base"}),
     "tasks": frozenset({"base"}),
     "rewards": frozenset({"base"}),
-    "authoring": frozenset({"base"}),
     "containers": frozenset({"base"}),
     "capture": frozenset({"base"}),
-    "hub": frozenset({"base", "authoring", "containers"}),
+    "hub": frozenset({"base", "containers"}),
     "client": frozenset({"base", "containers", "hub"}),
     "gym": frozenset({"base", "client"}),
     "k8s": frozenset({"base", "containers", "client"}),
@@ -40,6 +39,7 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "train": frozenset({"base", "client", "containers", "mcp"}),
     "policy": frozenset({"base", "train"}),
     "eval": frozenset({"base", "client", "containers", "hub", "server", "policy"}),
+    "authoring": frozenset({"base", "eval"}),
     "cli": frozenset(
         {"base", "authoring", "capture", "containers", "eval", "hub", "k8s", "mcp", "policy", "sandbox"}
         | {"server", "train"}
@@ -47,7 +47,7 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "openenv": frozenset({"base", "client"}),
 }
 #: Top-of-stack adapters: may import every part above, but not each other's private modules.
-ADAPTERS = frozenset({"core", "auto"})
+ADAPTERS = frozenset({"core", "auto", "validation"})
 
 Graph = dict[str, set[str]]
 

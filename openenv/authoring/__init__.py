@@ -11,8 +11,8 @@ from .._lazy import lazy_exports as _lazy_exports
 
 if typing.TYPE_CHECKING:
     from .._exceptions import ManifestError
+    from .._manifest import Manifest, load_manifest
     from ._init import init_env
-    from ._manifest import Manifest, load_manifest
     from ._report import Check, Outcome, Report
     from ._validate import validate, validate_path, validate_url
 
@@ -30,17 +30,17 @@ __all__ = [
 ]
 
 _WHERE = {
-    "init_env": "_init",
-    "Manifest": "_manifest",
-    "ManifestError": "_manifest",  # defined in openenv._exceptions
-    "load_manifest": "_manifest",
-    "Check": "_report",
-    "Outcome": "_report",
-    "Report": "_report",
-    "validate": "_validate",
-    "validate_path": "_validate",
-    "validate_url": "_validate",
+    "init_env": "._init",
+    "Manifest": ".._manifest",
+    "ManifestError": ".._exceptions",
+    "load_manifest": ".._manifest",
+    "Check": "._report",
+    "Outcome": "._report",
+    "Report": "._report",
+    "validate": "._validate",
+    "validate_path": "._validate",
+    "validate_url": "._validate",
 }
 
 
-__getattr__, __dir__ = _lazy_exports(__name__, {k: "." + v for k, v in _WHERE.items()}, __all__)
+__getattr__, __dir__ = _lazy_exports(__name__, _WHERE, __all__)

@@ -33,7 +33,7 @@ from ._policy import NOT_APPLICABLE, CheckStatus
 from ._probe import http
 from ._report import Check, Outcome
 from ._sample import sample_filled
-from ._vmanifest import ValidationBlock
+from .._vmanifest import ValidationBlock
 from ._vreport import Results
 
 _STATUS = {Outcome.PASS: CheckStatus.PASS, Outcome.FAIL: CheckStatus.FAIL, Outcome.SKIP: CheckStatus.SKIP}

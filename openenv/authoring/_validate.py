@@ -34,7 +34,7 @@ from ._checks import (
     check_schema,
 )
 from ._checks_extra import check_http, check_mcp, check_tasks
-from ._manifest import MANIFEST, load_manifest
+from .._manifest import MANIFEST, load_manifest
 from ._probe import http
 from ._report import Outcome, Report
 

@@ -24,7 +24,7 @@ def _bad_repo_id(command: str, repo_id: str) -> bool:
 
 def _push(args: argparse.Namespace) -> int:
     from .._exceptions import HubError
-    from ..authoring._manifest import ManifestError
+    from .._manifest import ManifestError
     from ._push import push
 
     # Everything push needs is the hub extra's (openenv.yaml is read with its pyyaml).

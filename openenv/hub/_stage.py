@@ -22,7 +22,7 @@ from typing import Any
 
 from .._exceptions import HubError
 from .._extras import require
-from ..authoring._manifest import Manifest, load_manifest
+from .._manifest import Manifest, load_manifest
 
 #: Never uploaded; a ``.openenvignore`` file adds patterns (one per line, fnmatch).
 DEFAULT_IGNORE = (

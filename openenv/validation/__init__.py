@@ -17,15 +17,15 @@ if _typing.TYPE_CHECKING:
     from ..authoring._policy import Level as Level
     from ..authoring._policy import Severity as Severity
     from ..authoring._policy import Verdict as Verdict
-    from ..authoring._vmanifest import CapabilitiesSpec as CapabilitiesSpec
-    from ..authoring._vmanifest import JudgePin as JudgePin
-    from ..authoring._vmanifest import NetworkPolicy as NetworkPolicy
-    from ..authoring._vmanifest import OracleDeclaration as OracleDeclaration
-    from ..authoring._vmanifest import ResourceDeclaration as ResourceDeclaration
-    from ..authoring._vmanifest import RewardDeclaration as RewardDeclaration
-    from ..authoring._vmanifest import TaskDistributionPin as TaskDistributionPin
-    from ..authoring._vmanifest import TypeSpec as TypeSpec
-    from ..authoring._vmanifest import VerifierBinding as VerifierBinding
+    from .._vmanifest import CapabilitiesSpec as CapabilitiesSpec
+    from .._vmanifest import JudgePin as JudgePin
+    from .._vmanifest import NetworkPolicy as NetworkPolicy
+    from .._vmanifest import OracleDeclaration as OracleDeclaration
+    from .._vmanifest import ResourceDeclaration as ResourceDeclaration
+    from .._vmanifest import RewardDeclaration as RewardDeclaration
+    from .._vmanifest import TaskDistributionPin as TaskDistributionPin
+    from .._vmanifest import TypeSpec as TypeSpec
+    from .._vmanifest import VerifierBinding as VerifierBinding
     from ..authoring._vreport import CheckResult as CheckResult
     from ..authoring._vreport import ValidationReport as ValidationReport
     from ..authoring._vreport import write_report as write_report
@@ -46,7 +46,7 @@ _NAMES = {
             "TypeSpec",
             "VerifierBinding",
         ),
-        "..authoring._vmanifest",
+        ".._vmanifest",
     ),
     **dict.fromkeys(("CheckResult", "ValidationReport", "write_report"), "..authoring._vreport"),
     "run_validation": ".runner",

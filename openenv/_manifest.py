@@ -16,8 +16,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._exceptions import ManifestError as ManifestError  # re-exported: its home before the one tree
-from .._extras import require
+from ._exceptions import ManifestError as ManifestError  # re-exported: its home before the one tree
+from ._extras import require
 
 MANIFEST = "openenv.yaml"
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from .._exceptions import ManifestError
+from ._exceptions import ManifestError
 
 
 class _Block(BaseModel):
