@@ -16,14 +16,14 @@ from typing import Any
 
 from .._exceptions import ProbeError
 from .._extras import require
+from .._manifest import Manifest
+from .._vmanifest import ValidationBlock
 from ._checks import Context
 from ._hacking import action_kind, list_tasks, run_probes
-from .._manifest import Manifest
 from ._policy import NOT_APPLICABLE, POLICY, POLICY_VERSION, CheckStatus, Level, ids_up_to, verdict
 from ._report import Report
 from ._runtime import run_runtime
 from ._static import normalized, run_static
-from .._vmanifest import ValidationBlock
 from ._vreport import Results, ValidationReport
 
 LEVELS = {

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .._exceptions import ProbeError
+from .._vmanifest import ValidationBlock
 from ._checks import (
     Context,
     check_bad_frames,
@@ -33,7 +34,6 @@ from ._policy import NOT_APPLICABLE, CheckStatus
 from ._probe import http
 from ._report import Check, Outcome
 from ._sample import sample_filled
-from .._vmanifest import ValidationBlock
 from ._vreport import Results
 
 _STATUS = {Outcome.PASS: CheckStatus.PASS, Outcome.FAIL: CheckStatus.FAIL, Outcome.SKIP: CheckStatus.SKIP}

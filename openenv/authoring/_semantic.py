@@ -15,10 +15,10 @@ import tempfile
 from collections import defaultdict
 from typing import Any
 
+from .._vmanifest import ValidationBlock
 from ._checks import Context
 from ._hacking import PY, ProbeResult, action_kind, list_tasks, run_probes
 from ._policy import NOT_APPLICABLE, CheckStatus
-from .._vmanifest import ValidationBlock
 from ._vreport import Results
 
 NO_SOLUTION = "no reference solution"

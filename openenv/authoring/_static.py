@@ -7,6 +7,7 @@ from typing import Any
 
 from .._exceptions import ManifestError
 from .._manifest import MANIFEST, Manifest, load_manifest
+from .._vmanifest import ValidationBlock
 from ._policy import (
     MAX_EPISODE_TIMEOUT_S,
     MAX_ORACLE_TOLERANCE,
@@ -16,7 +17,6 @@ from ._policy import (
     CheckStatus,
 )
 from ._report import Outcome, Report
-from .._vmanifest import ValidationBlock
 from ._vreport import Results
 
 BLOCK_FIX = (

@@ -22,6 +22,7 @@ from typing import Any
 
 from .._exceptions import ManifestError, ProbeError
 from .._extras import require
+from .._manifest import MANIFEST, load_manifest
 from ._checks import (
     Context,
     check_bad_frames,
@@ -34,7 +35,6 @@ from ._checks import (
     check_schema,
 )
 from ._checks_extra import check_http, check_mcp, check_tasks
-from .._manifest import MANIFEST, load_manifest
 from ._probe import http
 from ._report import Outcome, Report
 

@@ -12,11 +12,6 @@ from .._lazy import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:
     from .._exceptions import ManifestError as ManifestError
-    from ..authoring._policy import CheckStatus as CheckStatus
-    from ..authoring._policy import Lane as Lane
-    from ..authoring._policy import Level as Level
-    from ..authoring._policy import Severity as Severity
-    from ..authoring._policy import Verdict as Verdict
     from .._vmanifest import CapabilitiesSpec as CapabilitiesSpec
     from .._vmanifest import JudgePin as JudgePin
     from .._vmanifest import NetworkPolicy as NetworkPolicy
@@ -26,6 +21,11 @@ if _typing.TYPE_CHECKING:
     from .._vmanifest import TaskDistributionPin as TaskDistributionPin
     from .._vmanifest import TypeSpec as TypeSpec
     from .._vmanifest import VerifierBinding as VerifierBinding
+    from ..authoring._policy import CheckStatus as CheckStatus
+    from ..authoring._policy import Lane as Lane
+    from ..authoring._policy import Level as Level
+    from ..authoring._policy import Severity as Severity
+    from ..authoring._policy import Verdict as Verdict
     from ..authoring._vreport import CheckResult as CheckResult
     from ..authoring._vreport import ValidationReport as ValidationReport
     from ..authoring._vreport import write_report as write_report
