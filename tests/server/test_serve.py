@@ -144,7 +144,7 @@ def test_folder_target_imports_from_the_folder(uninstalled_env):
     assert spec == f"{pkg}:FolderEnv"
     cls = load_env_class(spec, path)
     assert cls.__name__ == "FolderEnv"
-    assert sys.path[0] == str(folder.resolve())
+    assert sys.path[-1] == str(folder.resolve())  # appended: after the installed packages
 
 
 def test_folder_named_like_its_package_served_from_its_parent(uninstalled_env, monkeypatch):
