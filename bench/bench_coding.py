@@ -30,12 +30,25 @@ from typing import Any
 
 from _util import Server, fmt, free_port, machine, median, pct, spread, stop_all, table
 from coding_env import MODELS, CodeAction
-from coding_env._grader import _GRADER_SOURCE
 from coding_env._runtime import CodingRuntime, CodingSettings
 from coding_env._worker import default_python
 from coding_env.env import CodingEnv
 
 from openenv import EnvClient
+
+#: The bare baseline of a grading: one plain interpreter runs the solution, then each test
+#: on a copy of the solution's names (no sandbox, no separate solution process).
+BARE_GRADE = r"""
+import json, sys
+job = json.load(sys.stdin)
+ns = {}
+exec(job["solution"], ns)
+for t in job["tests"]:
+    try:
+        exec(t["code"], dict(ns))
+    except Exception:
+        pass
+"""
 
 BARE = r"""
 import os, struct, json
@@ -164,10 +177,9 @@ def bench_grade(rt: CodingRuntime, limit: int) -> dict[str, Any]:
         grade = rt.grader.grade(row["solution"], row["tests"])
         ours.append(time.perf_counter() - t0)
         assert grade.reward == 1.0, (row["id"], grade.to_json())
-        one = {"solution": row["solution"], "tests": row["tests"], "test_timeout_s": 5, "timeout_s": 60}
-        job = json.dumps({"jobs": [one]}).encode()
+        job = json.dumps({"solution": row["solution"], "tests": row["tests"]}).encode()
         t0 = time.perf_counter()
-        subprocess.run([rt.python, "-I", "-c", _GRADER_SOURCE], input=job, capture_output=True, check=True)
+        subprocess.run([rt.python, "-I", "-c", BARE_GRADE], input=job, capture_output=True, check=True)
         bare.append(time.perf_counter() - t0)
     t0 = time.perf_counter()
     batch = rt.grader.grade_many([(row["solution"], row["tests"]) for row in rows])
