@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import typing as _typing
 
+from openenv._lazy import lazy_exports
+
 from ._base import CONTAINER_PORT, Provider, Replica, ReplicaBase, wait_healthy
 from ._build import DEFAULT_BASE_IMAGE, build_base, build_env_image
 from ._docker import ContainerInfo, DockerProvider, DockerReplica, containers, gc, stop_container
@@ -42,9 +44,7 @@ if _typing.TYPE_CHECKING:
     from ._monarch import MonarchProvider, MonarchReplicaPool
 
 
-def __getattr__(name: str) -> object:
-    if name in ("MonarchProvider", "MonarchReplicaPool"):  # Monarch only when asked for
-        from . import _monarch
-
-        return getattr(_monarch, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# Monarch only when asked for
+__getattr__, __dir__ = lazy_exports(
+    __name__, {"MonarchProvider": "._monarch", "MonarchReplicaPool": "._monarch"}, __all__
+)
