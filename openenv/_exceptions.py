@@ -43,6 +43,8 @@
     │   │                             folder of another run; also a ValueError
     │   └── PolicyError               openenv.policy: unknown policy spec, a model endpoint
     │                                 that cannot be reached or refuses the key
+    ├── JudgeError                    openenv.rewards.LLMJudge: the judge model refused the key,
+    │                                 retries ran out, a template names an unknown field
     └── MissingExtra                  an optional dependency is absent (names the extra to
                                       install); also an ImportError
 
@@ -360,6 +362,11 @@ class EvalError(OpenEnvError, ValueError):
 class PolicyError(EvalError):
     """A policy cannot be built or its model endpoint cannot be used (unknown spec,
     unreachable endpoint, a refused key)."""
+
+
+class JudgeError(OpenEnvError):
+    """An LLM judge cannot score: its model refused the key (401/403), answered a
+    non-transient error, or kept failing past its retries; or its template is bad."""
 
 
 class MissingExtra(OpenEnvError, ImportError):
