@@ -6,8 +6,9 @@ kind, under a deadline, so the session layer never branches on it. A fast sync e
 called directly on the event loop: no thread hop.
 
 Deadlines: an async env's call is cancelled; a call on a thread cannot be, so the env's
-``interrupt()`` (if it has one) is called and the call gets ``interrupt_grace_s`` to
-return; if it does not, the session must be closed (``DeadlineExceeded`` with
+``interrupt()`` (if it has one) is called on a thread of its own (never on the loop: it
+may block) and gets ``interrupt_grace_s`` to return, then the call as long again; if
+either does not, the session must be closed (``DeadlineExceeded`` with
 ``session_closed=True``) and the env is closed once the stray call returns.
 """
 
@@ -17,6 +18,7 @@ import asyncio
 import contextlib
 import functools
 import logging
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -213,7 +215,7 @@ class EnvRunner:
 class EnvHandle:
     """One env instance with a uniform async ``call`` and ``close``."""
 
-    __slots__ = ("env", "inflight", "own_thread", "runner")
+    __slots__ = ("env", "inflight", "interrupting", "own_thread", "runner")
 
     def __init__(self, runner: EnvRunner, env: Any, own_thread: ThreadPoolExecutor | None) -> None:
         self.runner = runner
@@ -222,6 +224,9 @@ class EnvHandle:
         #: The latest call run on a thread: it may still run after an overrun or after
         #: its caller went away, and the env is never closed under it.
         self.inflight: asyncio.Future[Any] | None = None
+        #: The latest ``interrupt()``, run on a thread of its own: the env is not closed
+        #: under it either.
+        self.interrupting: asyncio.Future[Any] | None = None
 
     async def call(self, name: str, timeout_s: float | None, *args: Any, **kwargs: Any) -> Any:
         """Run ``env.<name>(*args, **kwargs)`` where the runner says, under ``timeout_s``."""
@@ -261,14 +266,28 @@ class EnvHandle:
     async def _overrun(self, name: str, timeout_s: float, fut: asyncio.Future[Any]) -> Any:
         interrupt = getattr(self.env, "interrupt", None)
         if callable(interrupt):
-            try:
-                interrupt()
-            except Exception:
-                log.exception("%s.interrupt() raised", type(self.env).__name__)
-            done, _ = await asyncio.wait((fut,), timeout=self.runner.interrupt_grace_s)
+            # Off the loop, on a thread of its own: an interrupt may block (a lock the
+            # stuck call holds, a child that does not answer), and neither other sessions
+            # nor /health may wait for it. It gets ``interrupt_grace_s`` to return and the
+            # call as long again to end; past either, the session is closed.
+            grace = self.runner.interrupt_grace_s
+            stopping = self.interrupting = _off_loop(interrupt, f"{type(self.env).__name__}.interrupt")
+            done, _ = await asyncio.wait((stopping,), timeout=grace)
             if done:
-                fut.exception()  # retrieved: whatever it returned or raised is discarded
-                raise self._deadline(name, timeout_s, closed=False, interrupted=True)
+                if stopping.exception() is not None:
+                    log.error(
+                        "%s.interrupt() raised", type(self.env).__name__, exc_info=stopping.exception()
+                    )
+                done, _ = await asyncio.wait((fut,), timeout=grace)
+                if done:
+                    fut.exception()  # retrieved: whatever it returned or raised is discarded
+                    raise self._deadline(name, timeout_s, closed=False, interrupted=True)
+            else:
+                log.warning(
+                    "%s.interrupt() did not return within %g s; the session is closed",
+                    type(self.env).__name__,
+                    grace,
+                )
         raise self._deadline(name, timeout_s, closed=True)
 
     def _deadline(
@@ -297,9 +316,10 @@ class EnvHandle:
         away) the env is closed once that call returns, never under it: this returns at
         once and the close happens then.
         """
-        inflight = self.inflight
-        if inflight is not None and not inflight.done():
-            inflight.add_done_callback(_later(self._close_now))
+        running = [f for f in (self.inflight, self.interrupting) if f is not None and not f.done()]
+        if running:
+            waited = running[0] if len(running) == 1 else asyncio.gather(*running, return_exceptions=True)
+            waited.add_done_callback(_later(self._close_now))
             return
         await self._close_now()
 
@@ -329,6 +349,36 @@ def _timed(runner: EnvRunner, name: str, fn: Callable[..., Any], *args: Any) -> 
         return fn(*args)
     finally:
         runner._record(name, time.perf_counter() - t0, on_loop=False)
+
+
+def _off_loop(fn: Callable[[], Any], name: str) -> asyncio.Future[Any]:
+    """Run ``fn`` on a daemon thread of its own; its outcome as a future of this loop.
+
+    Not the env's worker pool: every worker may be held by calls as stuck as the one
+    being interrupted, and a blocked ``fn`` must not hold a thread the pool needs.
+    """
+    loop = asyncio.get_running_loop()
+    out: asyncio.Future[Any] = loop.create_future()
+
+    def settle(result: Any, error: BaseException | None) -> None:
+        if out.done():
+            return
+        if error is not None:
+            out.set_exception(error)
+        else:
+            out.set_result(result)
+
+    def run() -> None:
+        try:
+            result, error = fn(), None
+        except BaseException as e:  # handed to the loop; logged there
+            result, error = None, e
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+            loop.call_soon_threadsafe(settle, result, error)
+
+    out.add_done_callback(lambda f: f.cancelled() or f.exception())  # never "not retrieved"
+    threading.Thread(target=run, name=f"openenv-{name}", daemon=True).start()
+    return out
 
 
 def _later(coro_fn: Callable[[], Any]) -> Callable[[Any], None]:
