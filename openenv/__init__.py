@@ -54,7 +54,10 @@ from ._types import JSON_INTEGER, JsonInt
 from ._version import __version__
 
 if _typing.TYPE_CHECKING:
+    from .auto import AutoAction, AutoEnv
     from .client import AsyncEnvClient, EnvClient
+    from .core.generic_client import GenericAction, GenericEnvClient
+    from .core.sync_client import SyncEnvClient
 
 __all__ = [
     "GENERIC_MODELS",
@@ -62,6 +65,8 @@ __all__ = [
     "Action",
     "AsyncEnvClient",
     "AsyncEnvironment",
+    "AutoAction",
+    "AutoEnv",
     "BatchError",
     "CapacityReached",
     "ConnectError",
@@ -77,6 +82,8 @@ __all__ = [
     "FactoryError",
     "Forbidden",
     "FrameTooLarge",
+    "GenericAction",
+    "GenericEnvClient",
     "HubError",
     "InvalidJSON",
     "JsonInt",
@@ -96,6 +103,7 @@ __all__ = [
     "StartupFailed",
     "State",
     "StepResult",
+    "SyncEnvClient",
     "TaskNotFound",
     "TransportError",
     "Unauthorized",
@@ -106,7 +114,19 @@ __all__ = [
 ]
 
 
-# Clients load on first use: a server process never imports them.
+# Clients load on first use: a server process never imports them. The upstream OpenEnv
+# names (``from openenv import GenericEnvClient``, as verifiers' OpenEnv task set does)
+# come from ``openenv.auto`` and ``openenv.core``'s public faces.
 __getattr__, __dir__ = _lazy_exports(
-    __name__, {"EnvClient": ".client._sync", "AsyncEnvClient": ".client._async"}, __all__
+    __name__,
+    {
+        "EnvClient": ".client._sync",
+        "AsyncEnvClient": ".client._async",
+        "AutoAction": ".auto",
+        "AutoEnv": ".auto",
+        "GenericAction": ".core",
+        "GenericEnvClient": ".core",
+        "SyncEnvClient": ".core",
+    },
+    __all__,
 )
