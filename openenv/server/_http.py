@@ -43,7 +43,15 @@ from .._exceptions import (
     WireError,
 )
 from .._models import EnvironmentMetadata
-from .._protocol import JsonNumber, JsonSeed, ResetData, observation_data
+from .._protocol import (
+    SCAN_FROM,
+    JsonNumber,
+    JsonSeed,
+    ResetData,
+    _too_many_values,
+    observation_data,
+    too_many_json_values,
+)
 from ._jsonrpc import PARSE_ERROR, mcp_not_supported, rpc_error
 from ._openapi import HTTP_ONLY_CODES, ApiRoute, Endpoint, Operation, operation_id, reply_schema
 from ._sessions import Session, SessionManager
@@ -257,6 +265,10 @@ class HttpApi:
 
     async def _parse(self, request: Request, adapter: TypeAdapter[Any]) -> Any:
         body = await request.body()
+        # Values counted (in C, no parse) before validation, as a WebSocket frame's: a
+        # body of a few MiB of small values would hold the event loop for seconds.
+        if len(body) > SCAN_FROM and too_many_json_values(body):
+            raise _too_many_values()
         try:
             return adapter.validate_json(body or b"{}")
         except ValidationError as exc:

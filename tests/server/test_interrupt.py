@@ -119,7 +119,8 @@ def test_a_blocking_interrupt_stalls_no_other_session_nor_health(serve: Any) -> 
     while len(env.closes) < 2 and time.monotonic() < deadline:
         time.sleep(0.05)
     assert len(env.interrupts) == 1  # it ran once the step let go of the lock
-    assert len(env.closes) == 2 and env.closes[-1] >= env.interrupts[0]
+    assert len(env.closes) == 2
+    assert env.closes[-1] >= env.interrupts[0]
 
 
 @pytest.mark.parametrize("raises", [False, True])
