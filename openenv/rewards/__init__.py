@@ -3,7 +3,8 @@
 No extra needed. A rubric is a ``Rubric`` subclass with ``forward`` (plain or
 ``async def``) or any function ``fn(action, observation) -> float``; compose them with
 ``WeightedSum``, ``Gate`` and ``Sequential``; pay at the end of an episode with
-``TrajectoryRubric`` / ``DiscountedTrajectoryRubric``; score from another process with
+``TrajectoryRubric`` / ``DiscountedTrajectoryRubric``; ask a chat model with ``LLMJudge``
+(the ``eval`` extra: OpenAI-compatible or Anthropic); score from another process with
 ``HttpRubric`` (served by ``RewardServer``). ``with_rubric(EnvCls, rubric)`` plugs a
 rubric into any env; each component's score travels in
 ``observation.metadata["reward_breakdown"]``::
@@ -19,16 +20,23 @@ rubric into any env; each component's score travels in
 
 from ._containers import Gate, Sequential, WeightedSum
 from ._external import HttpRubric, RewardServer
+from ._judge import Judgement, LLMJudge
+from ._llm import AnthropicChat, LLMClient, OpenAIChat
 from ._rubric import EnvReward, FunctionRubric, Rubric, as_rubric
 from ._trajectory import DiscountedTrajectoryRubric, TrajectoryRubric
 from ._wrap import with_rubric
 
 __all__ = [
+    "AnthropicChat",
     "DiscountedTrajectoryRubric",
     "EnvReward",
     "FunctionRubric",
     "Gate",
     "HttpRubric",
+    "Judgement",
+    "LLMClient",
+    "LLMJudge",
+    "OpenAIChat",
     "RewardServer",
     "Rubric",
     "Sequential",
