@@ -9,11 +9,27 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections import deque
 
 from openenv.sandbox import Sandbox, SandboxConfig
+from openenv.sandbox._sandbox import reclaim
 
 from ._shell import PtyShell
+
+log = logging.getLogger("terminal_env")
+
+
+def reclaim_leftovers(config: SandboxConfig) -> None:
+    """At server start (off the loop): give back the sandboxes a server killed with
+    SIGKILL left (its sessions' and its pool's), those of uids no live process holds."""
+    try:
+        left = reclaim(config)
+    except OSError:
+        log.exception("terminal env: reclaiming leftover sandboxes failed")
+    else:
+        if left:
+            log.warning("terminal env: reclaimed the leftover sandboxes of %d uids", len(left))
 
 
 async def new_shell(config: SandboxConfig) -> PtyShell:

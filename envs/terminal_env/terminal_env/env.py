@@ -29,7 +29,7 @@ from openenv.sandbox._sandbox import describe
 
 from ._container import ContainerBox
 from ._container_verifier import verify_in_container
-from ._pool import ShellPool, close_shell
+from ._pool import ShellPool, close_shell, reclaim_leftovers
 from ._shell import Chunk, PtyShell, ShellDied, TerminalStalled
 from ._task_images import TaskImages
 from ._tasks import TASKS_DIR, HarborTaskSet, TerminalTask
@@ -127,6 +127,7 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
     @contextlib.contextmanager
     def _resources(cls, **env_kwargs: Any) -> Iterator[TerminalResources]:
         resources = TerminalResources.build(**env_kwargs)
+        reclaim_leftovers(resources.config)  # what a SIGKILLed server left, before any new
         cls._active = resources
         try:
             yield resources

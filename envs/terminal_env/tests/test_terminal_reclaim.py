@@ -1,0 +1,75 @@
+"""A terminal server killed with SIGKILL closes nothing: its sessions' and its warm
+pool's sandboxes (directories, mounts, cgroups, processes) stay. The next terminal
+server to start gives back every one whose uid no live process holds
+(``openenv.sandbox._sandbox.reclaim``, as the coding env does)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+from _terminal_fixtures import LEVELS, ROOT, served
+from terminal_env import MODELS, RunAction
+
+from openenv import EnvClient
+from openenv.sandbox._cgroup import cgroup_host
+from openenv.sandbox._procs import pids_of_uid
+from openenv.sandbox._sandbox import default_root
+
+pytestmark = pytest.mark.skipif(not ROOT, reason="sandbox uids (and reclaim) need root")
+
+
+def _sandbox_of(env: EnvClient) -> str:
+    """The session's sandbox directory (``u<uid>-<id>``): its uid is its alone."""
+    uid = int(env.step(RunAction(command="id -u")).observation.output)
+    names = [p.name for p in default_root().glob(f"u{uid}-*")]
+    assert len(names) == 1, names
+    return names[0]
+
+
+def _left(names: list[str]) -> list[str]:
+    """What is left of these sandboxes: directories, mounts, cgroups, live processes."""
+    left = []
+    root = default_root()
+    mounts = Path("/proc/self/mountinfo").read_text()
+    host, _ = cgroup_host()
+    for name in names:
+        uid = int(name[1:].split("-", 1)[0])
+        if (root / name).exists():
+            left.append(f"directory {root / name}")
+        if f"/{name} " in mounts:
+            left.append(f"mount of {name}")
+        if host is not None:
+            left += [f"cgroup {path}" for path in host.dirs(name) if path.exists()]
+        left += [f"process {pid} of uid {uid}" for pid in pids_of_uid(uid)]
+    return left
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("level", LEVELS)
+def test_the_next_server_reclaims_what_a_sigkilled_one_left(level: str) -> None:
+    with served(level) as first:
+        names = []
+        clients = [EnvClient(first.base_url, MODELS, timeout_s=60) for _ in range(2)]
+        try:
+            for env in clients:
+                env.reset(free_shell=True)
+                names.append(_sandbox_of(env))
+                env.step(RunAction(command="(setsid sleep 983 >/dev/null 2>&1 &); echo started"))
+            os.kill(first.proc.pid, signal.SIGKILL)
+            first.proc.wait(timeout=10)
+        finally:
+            for env in clients:
+                with contextlib.suppress(Exception):  # its server is gone
+                    env.close()
+    time.sleep(0.5)
+    assert _left(names), "the SIGKILL left nothing to reclaim: the test shows nothing"
+    with served(level):
+        deadline = time.monotonic() + 20
+        while (left := _left(names)) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert left == []
