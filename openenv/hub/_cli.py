@@ -53,13 +53,19 @@ def _push(args: argparse.Namespace) -> int:
 
 def _pull(args: argparse.Namespace) -> int:
     from .._exceptions import HubError
+    from ._pin import split_pin
     from ._push import pull
 
     require("huggingface_hub", extra="hub", feature="openenv pull")
-    if _bad_repo_id("pull", args.repo_id):
+    try:
+        repo_id, revision = split_pin(args.repo_id, args.revision)
+    except HubError as exc:
+        print(f"openenv pull: {exc}", file=sys.stderr)
+        return 2
+    if _bad_repo_id("pull", repo_id):
         return 2
     try:
-        path = pull(args.repo_id, args.dir, revision=args.revision, token=args.token)
+        path = pull(repo_id, args.dir, revision=revision, token=args.token)
     except HubError as exc:
         print(f"openenv pull: {exc}", file=sys.stderr)
         return 1
@@ -79,7 +85,7 @@ def add_commands(sub: Any) -> None:
     p.set_defaults(func=_push)
 
     p = sub.add_parser("pull", help="download a Space's files (nothing is installed or run)")
-    p.add_argument("repo_id", help="ORG/NAME of the Space")
+    p.add_argument("repo_id", help="ORG/NAME of the Space, or ORG/NAME@REVISION")
     p.add_argument("--dir", help="where to put it (default ./NAME)")
     p.add_argument("--revision", help="branch, tag or commit")
     p.add_argument("--token", help="Hugging Face token (default: HF_TOKEN or the saved login)")

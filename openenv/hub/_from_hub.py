@@ -20,6 +20,7 @@ from typing import Any
 
 from .._exceptions import HubError
 from .._space import space_url as _space_url
+from ._pin import split_pin
 from ._push import _api, _hub_call, check_repo_id, pull, resolve_token
 
 
@@ -67,13 +68,18 @@ def resolve_hub_target(
     url: str | None = None,
     base_image: str | None = None,
     progress: Any = None,
+    revision: str | None = None,
 ) -> HubTarget:
     """Decide how to reach Space ``repo_id``; for ``use_docker`` also build its image.
 
     Args:
         url: connect here instead of the Space's ``hf.space`` address (a mirror, a test).
         base_image: python image the openenv base is built on (``use_docker`` only).
+        revision: a branch, tag or commit (or pin it in the id: ``org/name@v1``). With
+            ``use_docker`` that revision is built; the live Space runs its head, so a pin
+            to another commit is a ``HubError`` there (build it with ``use_docker``).
     """
+    repo_id, revision = split_pin(repo_id, revision)
     check_repo_id(repo_id)
     token = resolve_token(token)
     if use_docker:
@@ -83,9 +89,19 @@ def resolve_hub_target(
                 "pass trust_remote_code=True to allow it"
             )
         with tempfile.TemporaryDirectory(prefix="openenv-hub-") as tmp:
-            folder = pull(repo_id, Path(tmp) / "space", token=token, endpoint=endpoint)
-            return HubTarget(image=build_space_image(folder, image_tag(repo_id), base_image, progress))
-    info = _hub_call(f"looking up Space {repo_id}", _api(endpoint, token).space_info, repo_id)
+            folder = pull(repo_id, Path(tmp) / "space", revision=revision, token=token, endpoint=endpoint)
+            tag = image_tag(repo_id if revision is None else f"{repo_id}@{revision}")
+            return HubTarget(image=build_space_image(folder, tag, base_image, progress))
+    api = _api(endpoint, token)
+    info = _hub_call(f"looking up Space {repo_id}", api.space_info, repo_id)
+    if revision is not None:
+        pinned = _hub_call(f"looking up Space {repo_id} at revision {revision}", api.space_info,
+                           repo_id, revision=revision)
+        if getattr(pinned, "sha", None) != getattr(info, "sha", None):
+            raise HubError(
+                f"{repo_id}@{revision} is commit {pinned.sha} but the live Space runs {info.sha}: "
+                "pass use_docker=True, trust_remote_code=True to build the pinned revision"
+            )
     headers = {}
     if getattr(info, "private", False):
         if not token:

@@ -12,6 +12,7 @@ from typing import Any
 
 from .._exceptions import HubError
 from .._extras import require
+from ._pin import split_pin
 from ._stage import stage_space
 
 _REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}/[A-Za-z0-9][\w.-]{0,95}$")
@@ -55,6 +56,8 @@ def _hub_call(what: str, fn: Any, *args: Any, endpoint: str | None = None, **kwa
     errors = hub.errors
     try:
         return fn(*args, **kwargs) if endpoint is None else fn(*args, endpoint=endpoint, **kwargs)
+    except errors.RevisionNotFoundError:  # an OSError too: before the unreachable ones
+        raise HubError(f"{what} failed: the Space has no such revision") from None
     except _unreachable(errors) as exc:
         where = endpoint or hub.constants.ENDPOINT
         raise HubError(f"{what} failed: cannot reach the Hub at {where} ({_first_line(exc)})") from None
@@ -136,11 +139,15 @@ def pull(
     token: str | None = None,
     endpoint: str | None = None,
 ) -> Path:
-    """Download a Space's files into ``dest`` (default ``./<name>``); nothing is installed or run."""
+    """Download a Space's files into ``dest`` (default ``./<name>``); nothing is installed or run.
+
+    ``repo_id`` may pin a revision (``org/name@v1``), as ``revision`` does; a revision
+    the Space does not have is a one-line ``HubError``."""
+    repo_id, revision = split_pin(repo_id, revision)
     check_repo_id(repo_id)
     target = Path(dest) if dest is not None else Path(repo_id.split("/", 1)[1])
     path = _hub_call(
-        f"downloading {repo_id}",
+        f"downloading {repo_id}" + (f" at revision {revision}" if revision else ""),
         hf().snapshot_download,
         repo_id,
         repo_type="space",

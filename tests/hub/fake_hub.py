@@ -38,6 +38,8 @@ class FakeRepo:
     files: dict[str, bytes] = field(default_factory=dict)
     commits: list[str] = field(default_factory=list)
     likes: int = 0
+    #: The files as each commit left them, by commit sha (a pinned revision reads these).
+    snapshots: dict[str, dict[str, bytes]] = field(default_factory=dict)
 
     @property
     def tags(self) -> list[str]:
@@ -49,6 +51,14 @@ class FakeRepo:
     @property
     def sha(self) -> str:
         return self.commits[-1] if self.commits else "0" * 40
+
+    def at(self, rev: str) -> tuple[str, dict[str, bytes]] | None:
+        """``(sha, files)`` at revision ``rev``: ``main`` or a commit sha; else None."""
+        if rev in ("main", self.sha):
+            return self.sha, self.files
+        if rev in self.snapshots:
+            return rev, self.snapshots[rev]
+        return None
 
 
 class FakeHub:
@@ -129,18 +139,28 @@ class FakeHub:
                 repo.files.pop(item["value"]["path"], None)
         sha = hashlib.sha1(f"{repo.repo_id}{len(repo.commits)}{time.time()}".encode()).hexdigest()
         repo.commits.append(sha)
+        repo.snapshots[sha] = dict(repo.files)
         url = f"{self.url}/spaces/{repo.repo_id}/commit/{sha}"
         return JSONResponse({"commitUrl": url, "commitOid": sha, "pullRequestUrl": None})
+
+    @staticmethod
+    def _no_revision(rev: str) -> Response:
+        headers = {"x-error-code": "RevisionNotFound"}
+        return JSONResponse({"error": f"Invalid rev id: {rev}"}, 404, headers=headers)
 
     async def info(self, request: Request) -> Response:
         repo = self._repo(request)
         if isinstance(repo, Response):
             return repo
-        siblings = [{"rfilename": path} for path in sorted(repo.files)]
+        found = repo.at(request.path_params.get("rev", "main"))
+        if found is None:
+            return self._no_revision(request.path_params["rev"])
+        sha, files = found
+        siblings = [{"rfilename": path} for path in sorted(files)]
         return JSONResponse(
             {
                 "id": repo.repo_id,
-                "sha": repo.sha,
+                "sha": sha,
                 "private": repo.private,
                 "sdk": repo.sdk,
                 "siblings": siblings,
@@ -176,9 +196,12 @@ class FakeHub:
         repo = self._repo(request)
         if isinstance(repo, Response):
             return repo
+        found = repo.at(request.path_params["rev"])
+        if found is None:
+            return self._no_revision(request.path_params["rev"])
         entries = [
             {"type": "file", "path": path, "size": len(data), "oid": hashlib.sha1(data).hexdigest()}
-            for path, data in sorted(repo.files.items())
+            for path, data in sorted(found[1].items())
         ]
         return JSONResponse(entries)
 
@@ -186,11 +209,14 @@ class FakeHub:
         repo = self._repo(request)
         if isinstance(repo, Response):
             return repo
-        data = repo.files.get(request.path_params["path"])
+        found = repo.at(request.path_params["rev"])
+        if found is None:
+            return self._no_revision(request.path_params["rev"])
+        data = found[1].get(request.path_params["path"])
         if data is None:
             return JSONResponse({"error": "Entry not found"}, 404, headers={"x-error-code": "EntryNotFound"})
         headers = {
-            "x-repo-commit": repo.sha,
+            "x-repo-commit": found[0],
             "etag": f'"{hashlib.sha1(data).hexdigest()}"',
             "content-length": str(len(data)),
         }
