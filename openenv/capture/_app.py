@@ -239,6 +239,9 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         yield
+        for task in list(state.pumps):  # streams still being read at shutdown
+            task.cancel()
+        await asyncio.gather(*state.pumps, return_exceptions=True)
         await state.backend.aclose()
 
     routes = [

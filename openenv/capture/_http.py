@@ -22,7 +22,7 @@ import httptools
 
 class HttpError(Exception):
     """The request failed: ``kind`` is ``ConnectError``, ``ReadError``, ``ReadTimeout`` or
-    ``RemoteProtocolError``; ``sent`` whether any of the reply had come."""
+    ``RemoteProtocolError``; ``got_reply`` whether any of the reply had come."""
 
     def __init__(self, kind: str, message: str, *, got_reply: bool = False) -> None:
         super().__init__(f"{kind}: {message}")
@@ -39,6 +39,7 @@ class _Reply:
         self.headers: dict[str, str] = {}
         self.parser = httptools.HttpResponseParser(self)
         self.status = 0
+        self.keep_alive = False
 
     def on_header(self, name: bytes, value: bytes) -> None:
         self.headers[name.decode("latin-1").lower()] = value.decode("latin-1")
@@ -46,6 +47,8 @@ class _Reply:
     def on_headers_complete(self) -> None:
         self.headers_done = True
         self.status = self.parser.get_status_code()
+        # read here: llhttp forgets it once the message is complete
+        self.keep_alive = self.parser.should_keep_alive()
 
     def on_body(self, body: bytes) -> None:
         self.body.append(body)
@@ -183,7 +186,7 @@ class HttpPool:
             raise HttpError("RemoteProtocolError", f"bad reply: {exc}", got_reply=True) from exc
 
     def _release(self, conn: _Conn, reply: _Reply) -> None:
-        if reply.parser.should_keep_alive() and len(self._idle) < self._max_idle and not conn.reader.at_eof():
+        if reply.keep_alive and len(self._idle) < self._max_idle and not conn.reader.at_eof():
             self._idle.append(conn)
         else:
             conn.close()
