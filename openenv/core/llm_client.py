@@ -1,73 +1,37 @@
-"""The LLM data types upstream env code imports: ``ToolCall``, ``LLMResponse``, ``LLMClient``.
-
-Only the types and the abstract client; the network clients (``OpenAIClient``,
-``AnthropicClient``, ``create_llm_client``) are not provided: bring your own
-``LLMClient`` subclass.
-"""
+"""Upstream's LLM client names over ``openenv.rewards``' chat clients (no tool calling)."""
 
 from __future__ import annotations
 
-import json
-from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
-from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from ..rewards import AnthropicChat, LLMClient, OpenAIChat
+from ..rewards._llm import LLMResponse, ToolCall, hosted_client, join_endpoint
 
-__all__ = ["LLMClient", "LLMResponse", "ToolCall"]
+__all__ = ["AnthropicClient", "LLMClient", "LLMResponse", "OpenAIClient", "ToolCall", "create_llm_client"]
 
 
-@dataclass
-class ToolCall:
-    """One tool call the model asked for."""
+class OpenAIClient(OpenAIChat):
+    """Upstream's ``OpenAIClient(endpoint, port, model, ...)``: ``/v1`` added to a URL without a path."""
 
-    id: str
-    name: str
-    args: dict[str, Any]
-
-
-@dataclass
-class LLMResponse:
-    """A model's reply: its text and any tool calls."""
-
-    content: str
-    tool_calls: list[ToolCall] = field(default_factory=list)
-
-    def to_message_dict(self) -> dict[str, Any]:
-        """The reply as an OpenAI-style assistant message."""
-        message: dict[str, Any] = {"role": "assistant", "content": self.content}
-        if self.tool_calls:
-            message["tool_calls"] = [
-                {
-                    "id": c.id,
-                    "type": "function",
-                    "function": {"name": c.name, "arguments": json.dumps(c.args)},
-                }
-                for c in self.tool_calls
-            ]
-        return message
+    def __init__(self, endpoint: str, port: int | None, model: str, api_key: str | None = None,
+                 system_prompt: str | None = None, temperature: float = 0.0, max_tokens: int = 256,
+                 use_max_completion_tokens: bool = False) -> None:  # fmt: skip
+        super().__init__(model, base_url=join_endpoint(endpoint, port, "/v1"), system_prompt=system_prompt,
+                         api_key="not-needed" if api_key is None else api_key, temperature=temperature,
+                         max_tokens=max_tokens, max_completion_tokens=use_max_completion_tokens)  # fmt: skip
 
 
-class LLMClient(ABC):
-    """A model endpoint: implement ``complete`` (and ``complete_with_tools`` if it can)."""
+class AnthropicClient(AnthropicChat):
+    """Upstream's ``AnthropicClient(endpoint, port, model, ...)``."""
 
-    def __init__(self, endpoint: str, port: int | None) -> None:
-        self.endpoint = endpoint
-        self.port = port
+    def __init__(self, endpoint: str, port: int | None, model: str, api_key: str | None = None,
+                 system_prompt: str | None = None, temperature: float = 0.0,
+                 max_tokens: int = 256) -> None:  # fmt: skip
+        super().__init__(model, base_url=join_endpoint(endpoint, port), system_prompt=system_prompt,
+                         api_key="not-needed" if api_key is None else api_key, temperature=temperature,
+                         max_tokens=max_tokens)  # fmt: skip
 
-    @abstractmethod
-    async def complete(self, prompt: str, **kwargs: Any) -> str:
-        """The model's text reply to ``prompt``."""
 
-    async def complete_with_tools(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], **kwargs: Any
-    ) -> LLMResponse:
-        """A reply to OpenAI-style ``messages`` given MCP ``tools``."""
-        raise NotImplementedError(f"{type(self).__name__} does not support tool calling")
-
-    @property
-    def base_url(self) -> str:
-        """``endpoint`` with ``port`` added when the URL names none."""
-        parts = urlsplit(self.endpoint)
-        if self.port is None or parts.port is not None:
-            return self.endpoint
-        return urlunsplit(parts._replace(netloc=f"{parts.netloc}:{self.port}"))
+def create_llm_client(provider: str, model: str, api_key: str, *, system_prompt: str | None = None,
+                      temperature: float = 0.0, max_tokens: int = 4096) -> LLMClient:  # fmt: skip
+    """A hosted provider's client (``"openai"`` or ``"anthropic"``)."""
+    return hosted_client(provider, model, api_key, system_prompt=system_prompt, temperature=temperature,
+                         max_tokens=max_tokens)  # fmt: skip

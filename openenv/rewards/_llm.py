@@ -28,6 +28,7 @@ __all__ = [
     "ToolCall",
     "chat_client",
     "error_kind",
+    "hosted_client",
     "join_endpoint",
 ]
 
@@ -64,14 +65,21 @@ class LLMResponse:
 
 
 def join_endpoint(endpoint: str, port: int | None, api_prefix: str = "") -> str:
-    """``endpoint`` with ``port`` added when the URL names none, and ``api_prefix`` when it
-    has no path (upstream's rule for ``OpenAIClient("http://localhost", 8000, ...)``)."""
+    """``endpoint`` with ``port`` added when the URL names none (a different port is a
+    ValueError) and ``api_prefix`` when it has no path, trailing slash dropped: upstream's
+    rule for ``OpenAIClient("http://localhost", 8000, ...)``. Only http(s) with a host."""
     parts = urlsplit(endpoint)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"endpoint {parts._replace(netloc=parts.hostname or '')!r} is not an http(s) URL")
+    if parts.username is not None or parts.query or parts.fragment:
+        raise ValueError("an endpoint URL takes no credentials, query or fragment (pass api_key)")
     if port is not None and parts.port is None:
         parts = parts._replace(netloc=f"{parts.netloc}:{port}")
+    elif port is not None and port != parts.port:
+        raise ValueError(f"the endpoint URL names port {parts.port}, which conflicts with port={port}")
     if api_prefix and parts.path in ("", "/"):
         parts = parts._replace(path=api_prefix)
-    return urlunsplit(parts)
+    return urlunsplit(parts._replace(path=parts.path.rstrip("/")))
 
 
 class LLMClient(ABC):
@@ -232,6 +240,22 @@ def chat_client(spec: str, **options: Any) -> LLMClient:
     if provider not in classes or not model:
         raise ValueError(f"judge model {spec!r} is not openai:MODEL or anthropic:MODEL")
     return classes[provider](model, **options)
+
+
+#: Hosted providers (upstream's ``create_llm_client``): endpoint, and the OpenAI models
+#: that take ``max_completion_tokens`` instead of ``max_tokens``.
+HOSTED = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
+_COMPLETION_TOKENS = ("gpt-5-mini", "o1", "o3", "o4-mini")
+
+
+def hosted_client(provider: str, model: str, api_key: str, **options: Any) -> LLMClient:
+    """A client of a hosted provider (``openai`` or ``anthropic``, any case)."""
+    key = provider.lower()
+    if key not in HOSTED:
+        raise ValueError(f"Unsupported provider: {provider!r}. Supported: {sorted(HOSTED)}")
+    if key == "openai" and model.startswith(_COMPLETION_TOKENS):
+        options["max_completion_tokens"] = True
+    return chat_client(f"{key}:{model}", base_url=HOSTED[key], api_key=api_key, **options)
 
 
 def error_kind(exc: BaseException) -> str:

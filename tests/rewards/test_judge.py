@@ -168,3 +168,39 @@ def test_bad_settings_are_value_errors() -> None:
         LLMJudge("x", OpenAIChat("m", base_url="http://127.0.0.1:9/v1"), score_range=(1, 1))
     with pytest.raises(ValueError, match="openai:MODEL"):
         LLMJudge("x", "gemini:pro")
+
+
+def test_upstream_names_map_onto_the_judge() -> None:
+    from openenv.core.llm_client import AnthropicClient, OpenAIClient, create_llm_client
+    from openenv.core.rubrics import LLMJudge as UpstreamJudge
+    from openenv.core.rubrics import Rubric as UpstreamRubric
+
+    replies = {"Rate: a": "Score: 0.7", "Rate: b": "1.5, I think", "Rate: c": "cannot say"}
+    with ScriptedLLM(lambda p, n: replies[p]) as server:
+        port = int(server.url.rsplit(":", 1)[1])
+        judge = UpstreamJudge(
+            TEMPLATE, OpenAIClient("http://127.0.0.1", port, "m", api_key="k1"), default_score=0.1
+        )
+        assert isinstance(judge, UpstreamRubric)
+
+        async def main() -> list[float]:
+            return [await judge(_act(m), _obs()) for m in "abc"]  # upstream's awaitable call
+
+        assert asyncio.run(main()) == [pytest.approx(0.7), 1.0, 0.1]
+        assert judge.last_judgement is not None
+        assert judge.last_judgement.reply == "cannot say"
+        assert not judge.last_judgement.parsed
+        raw = UpstreamJudge(
+            TEMPLATE, OpenAIClient(server.url + "/v1", None, "m", api_key="k1"), normalize=False
+        )
+        assert asyncio.run(raw.acall(_act("b"), _obs())) == 1.5
+        claude = AnthropicClient("http://127.0.0.1", port, "c", api_key="k1", system_prompt="s")
+        assert asyncio.run(claude.complete("Rate: a")) == "Score: 0.7"
+    assert server.bodies[-1]["system"] == "s"
+    with pytest.raises(ValueError, match="conflicts with port"):
+        OpenAIClient("http://127.0.0.1:80", 81, "m")
+    o1 = create_llm_client("OpenAI", "o1-preview", "sk")
+    assert o1.max_completion_tokens  # type: ignore[attr-defined]
+    assert o1.endpoint == "https://api.openai.com/v1"
+    with pytest.raises(ValueError, match="Unsupported provider"):
+        create_llm_client("gemini", "m", "k")

@@ -1,16 +1,14 @@
-"""``openenv.core.rubrics``: upstream's rubric API over ``openenv.rewards``.
+"""``openenv.core.rubrics``: upstream's rubric API over ``openenv.rewards``."""
 
-``LLMJudge`` is not provided (it needs a network LLM client).
-"""
-
-from ..._lazy import lazy_exports as _lazy_exports
 from .base import Rubric
 from .containers import Gate, RubricDict, RubricList, Sequential, WeightedSum
+from .llm_judge import LLMJudge
 from .trajectory import ExponentialDiscountingTrajectoryRubric, TrajectoryRubric
 
 __all__ = [
     "ExponentialDiscountingTrajectoryRubric",
     "Gate",
+    "LLMJudge",
     "Rubric",
     "RubricDict",
     "RubricList",
@@ -18,10 +16,3 @@ __all__ = [
     "TrajectoryRubric",
     "WeightedSum",
 ]
-
-__getattr__ = _lazy_exports(
-    __name__,
-    {},
-    missing={"LLMJudge": "it needs a network LLM client; write an async forward, or serve one with "
-             "`python -m openenv.rewards`"},
-)[0]
