@@ -36,6 +36,7 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "k8s": frozenset({"base", "containers", "client"}),
     "server": frozenset({"base", "tasks", "gym"}),
     "mcp": frozenset({"base", "containers", "server"}),
+    "harness": frozenset({"base", "server"}),
     "train": frozenset({"base", "client", "containers", "mcp"}),
     "policy": frozenset({"base", "train"}),
     "eval": frozenset({"base", "client", "containers", "hub", "server", "policy"}),

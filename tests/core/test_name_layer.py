@@ -26,8 +26,9 @@ from pydantic import TypeAdapter
 ROOT = Path(__file__).resolve().parents[2]
 LAYERS = ("openenv/core", "openenv_core")
 
-#: ``wc -l`` of openenv/core and openenv_core: 5,398 before issue 29, 4,969 after; may only go down.
-LINE_BUDGET = 4970
+#: ``wc -l`` of openenv/core and openenv_core: 5,398 before issue 29, 4,969 as a name layer, 3,960 with
+#: the harness in openenv.harness (and upstream's capture names added); may only go down.
+LINE_BUDGET = 3960
 
 #: Modules that still hold logic of their own, and what has no counterpart in ours yet.
 STILL_LOGIC = {
@@ -49,15 +50,6 @@ STILL_LOGIC = {
     "openenv/core/env_server/serialization.py": "web-form conversions before validation",
     "openenv/core/env_server/types.py": "two upstream validators (schema dump, capacity bounds)",
     "openenv/core/generic_client.py": "dict-in, dict-out hooks",
-    "openenv/core/harness/_adapters.py": "upstream's harness API (no counterpart in ours)",
-    "openenv/core/harness/_bridge.py": "upstream's harness API (no counterpart in ours)",
-    "openenv/core/harness/_rollout.py": "upstream's harness API (no counterpart in ours)",
-    "openenv/core/harness/_step_session.py": "upstream's harness API (no counterpart in ours)",
-    "openenv/core/harness/_types.py": "upstream's harness API (no counterpart in ours)",
-    "openenv/core/harness/collect/_hub.py": "upstream's rollout collection (no counterpart in ours)",
-    "openenv/core/harness/collect/_model_step.py": "upstream's rollout collection (no counterpart in ours)",
-    "openenv/core/harness/collect/_record.py": "upstream's rollout collection (no counterpart in ours)",
-    "openenv/core/harness/collect/_runner.py": "upstream's rollout collection (no counterpart in ours)",
     "openenv/core/mcp_client.py": "MCPToolClient's JSON-RPC over POST /mcp",
     "openenv/core/models_client.py": "hooks written from our EnvModels",
     "openenv/core/sync_client.py": "the blocking view of the hook-based client",

@@ -14,6 +14,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
 from ... import _protocol as _proto
+from ...harness import RESERVED_TOOL_NAMES, Tool
 from ...server import _jsonrpc as _rpc
 from .types import Action, Observation, _UpstreamFrame
 
@@ -34,9 +35,6 @@ __all__ = [
     "WSMCPMessage",
     "WSMCPResponse",
 ]
-
-#: Tool names an env may not use: they are the env's own operations.
-RESERVED_TOOL_NAMES = frozenset({"reset", "step", "state", "close"})
 
 
 class JsonRpcErrorCode(int, Enum):
@@ -122,16 +120,6 @@ class JsonRpcResponse(BaseModel):
         request_id: str | int | None = None,
     ) -> JsonRpcResponse:
         return cls(error=JsonRpcError.from_code(code, message, data), id=request_id)
-
-
-class Tool(BaseModel):
-    """One tool as ``list_tools`` reports it."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    name: str
-    description: str
-    input_schema: dict[str, Any]
 
 
 class ToolErrorType(str, Enum):  # noqa: UP042 - upstream's str(), not StrEnum's

@@ -11,8 +11,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any, Generic, Protocol, TypedDict, TypeVar, runtime_checkable
 
-from ..env_server.mcp_types import Tool
-from ._types import Message, ToolResult, VerifyResult
+from ._types import Message, Tool, ToolResult, VerifyResult
 
 __all__ = ["LoopOwningSession", "ResourceSession", "ResourceSessionFactory", "TraceEntry"]
 

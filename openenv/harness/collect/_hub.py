@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ...._extras import require
+from ..._extras import require
 from ._record import METADATA_FILENAME, RESULTS_FILENAME
 
 __all__ = ["README_FILENAME", "build_dataset_readme", "push_to_hf_hub"]

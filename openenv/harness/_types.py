@@ -12,16 +12,17 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..env_server.mcp_types import Tool
-from ..llm_client import LLMResponse
+from pydantic import BaseModel, ConfigDict
 
 __all__ = [
+    "RESERVED_TOOL_NAMES",
     "HarnessRolloutResult",
     "HarnessRunLimits",
     "Message",
     "ModelStep",
     "ModelStepResult",
     "RolloutEvent",
+    "Tool",
     "ToolResult",
     "ToolTraceEntry",
     "VerifyResult",
@@ -29,6 +30,20 @@ __all__ = [
     "message_content",
     "tool_trace_to_plain",
 ]
+
+#: Tool names an env may not use: they are the env's own operations.
+RESERVED_TOOL_NAMES = frozenset({"reset", "step", "state", "close"})
+
+
+class Tool(BaseModel):
+    """One tool as ``list_tools`` reports it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
 
 #: One chat message, OpenAI style: ``{"role": ..., "content": ..., ...}``.
 Message = dict[str, Any]
@@ -88,7 +103,7 @@ class ToolTraceEntry:
 class ModelStepResult:
     """One sampled model turn: the reply, and (white-box) its token ids and logprobs."""
 
-    response: LLMResponse
+    response: Any  # the model client's reply (upstream's ``LLMResponse``: content, tool_calls)
     prompt_ids: list[int] = field(default_factory=list)
     completion_ids: list[int] = field(default_factory=list)
     logprobs: list[float] = field(default_factory=list)

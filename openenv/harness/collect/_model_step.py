@@ -1,23 +1,31 @@
-"""``build_model_step``: any ``LLMClient`` with tool calling as a harness ``ModelStep``."""
+"""``build_model_step``: any model client with tool calling as a harness ``ModelStep``."""
 
 from __future__ import annotations
 
 import warnings
 import weakref
-from typing import Any
+from collections.abc import Coroutine
+from typing import Any, Protocol
 
-from ...._aio import LoopThread
-from ...env_server.mcp_types import Tool
-from ...llm_client import LLMClient
-from .._types import Message, ModelStep, ModelStepResult
+from ..._aio import LoopThread
+from .._types import Message, ModelStep, ModelStepResult, Tool
 
 __all__ = ["build_model_step"]
+
+
+class ToolCallingClient(Protocol):
+    """What ``build_model_step`` needs of a model client (upstream's ``LLMClient`` has it)."""
+
+    def complete_with_tools(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], **kwargs: Any
+    ) -> Coroutine[Any, Any, Any]: ...
+
 
 #: The sampling options passed on to ``complete_with_tools``; others are dropped with a warning.
 SAMPLING_KEYS = frozenset({"max_tokens", "temperature", "top_p"})
 
 
-def build_model_step(llm_client: LLMClient, *, system_prompt: str | None = None) -> ModelStep:
+def build_model_step(llm_client: ToolCallingClient, *, system_prompt: str | None = None) -> ModelStep:
     """A ``ModelStep`` that asks ``llm_client.complete_with_tools`` for each turn.
 
     ``system_prompt`` is put first when the transcript has no system message. Every

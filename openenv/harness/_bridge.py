@@ -5,12 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..env_server.mcp_types import (
-    RESERVED_TOOL_NAMES,
-    JsonRpcErrorCode,
-    JsonRpcResponse,
-)
+from ..server._jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, rpc_error
 from ._session import ResourceSession
+from ._types import RESERVED_TOOL_NAMES
 
 __all__ = ["SessionMCPBridge"]
 
@@ -19,8 +16,12 @@ def _rid(request_id: Any) -> str | int | None:
     return request_id if isinstance(request_id, (str, int)) else None
 
 
-def _error(code: JsonRpcErrorCode, message: str, request_id: Any) -> dict[str, Any]:
-    return JsonRpcResponse.error_response(code, message=message, request_id=_rid(request_id)).model_dump()
+def _error(code: int, message: str, request_id: Any) -> dict[str, Any]:
+    return rpc_error(_rid(request_id), code, message)
+
+
+def _result(result: Any, request_id: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": _rid(request_id), "result": result}
 
 
 class SessionMCPBridge:
@@ -34,34 +35,32 @@ class SessionMCPBridge:
         rid = request.get("id")
         params = request.get("params") or {}
         if request.get("jsonrpc") != "2.0" or not isinstance(params, dict):
-            return _error(JsonRpcErrorCode.INVALID_REQUEST, "Invalid Request", rid)
+            return _error(INVALID_REQUEST, "Invalid Request", rid)
         method = request.get("method")
         if method == "tools/list":
             tools = [
                 {"name": t.name, "description": t.description, "inputSchema": t.input_schema}
                 for t in self.session.list_tools()
             ]
-            return JsonRpcResponse.success({"tools": tools}, request_id=_rid(rid)).model_dump()
+            return _result({"tools": tools}, rid)
         if method == "tools/call":
             return self._call(params, rid)
-        return _error(JsonRpcErrorCode.METHOD_NOT_FOUND, "Method not found", rid)
+        return _error(METHOD_NOT_FOUND, "Method not found", rid)
 
     def _call(self, params: dict[str, Any], rid: Any) -> dict[str, Any]:
         name, arguments = params.get("name"), params.get("arguments") or {}
         if not isinstance(name, str) or not isinstance(arguments, dict):
-            return _error(
-                JsonRpcErrorCode.INVALID_PARAMS, "tools/call needs a tool name and an arguments object", rid
-            )
+            return _error(INVALID_PARAMS, "tools/call needs a tool name and an arguments object", rid)
         if name in RESERVED_TOOL_NAMES:
-            return _error(JsonRpcErrorCode.INVALID_PARAMS, f"Reserved orchestration tool: {name}", rid)
+            return _error(INVALID_PARAMS, f"Reserved orchestration tool: {name}", rid)
         try:
             result = self.session.call_tool(name, dict(arguments))
         except KeyError as exc:  # no such tool, or (a tool the session lists) a missing argument
             known = name in {t.name for t in self.session.list_tools()}
-            code = JsonRpcErrorCode.INVALID_PARAMS if known else JsonRpcErrorCode.METHOD_NOT_FOUND
+            code = INVALID_PARAMS if known else METHOD_NOT_FOUND
             return _error(code, str(exc.args[0]) if exc.args else name, rid)
         except ValueError as exc:
-            return _error(JsonRpcErrorCode.INVALID_PARAMS, str(exc), rid)
+            return _error(INVALID_PARAMS, str(exc), rid)
         except Exception as exc:  # the env's failure, reported to the agent rather than raised
-            return _error(JsonRpcErrorCode.INTERNAL_ERROR, str(exc) or type(exc).__name__, rid)
-        return JsonRpcResponse.success(result.to_plain(), request_id=_rid(rid)).model_dump()
+            return _error(INTERNAL_ERROR, str(exc) or type(exc).__name__, rid)
+        return _result(result.to_plain(), rid)

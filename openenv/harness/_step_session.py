@@ -11,11 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..._exceptions import SessionClosed
-from ..client_types import StepResult
-from ..env_server.mcp_types import RESERVED_TOOL_NAMES, Tool
+from .._exceptions import SessionClosed
+from .._models import StepResult
 from ._session import ResourceSession
-from ._types import Message, ToolResult, VerifyResult
+from ._types import RESERVED_TOOL_NAMES, Message, Tool, ToolResult, VerifyResult
 
 __all__ = ["StepEnvSessionAdapter", "plain_state"]
 
