@@ -4,10 +4,12 @@
     openenv eval ENV ...                      (the same as `run`)
     openenv eval report DIR                   -> DIR/report.html
     openenv eval rescore DIR --rubric MODULE:NAME [--out NEW]
+    openenv eval rescore DIR --rubric 'judge:openai:MODEL?prompt=@FILE&range=0,10' [--out NEW]
 
 Bad input (unknown env or policy, an endpoint that cannot be reached or refuses the
-key, k < 1) is one line on stderr and exit status 2; a run in which episodes errored
-exits 1 after writing everything (the errors are in the trajectories).
+key, k < 1, a judge that cannot score) is one line on stderr and exit status 2; a run
+in which episodes errored exits 1 after writing everything (the errors are in the
+trajectories).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from .._exceptions import EnvNotFound, EvalError, MissingExtra, OpenEnvError
+from .._exceptions import EnvNotFound, EvalError, JudgeError, MissingExtra, OpenEnvError
 
 COMMANDS = ("run", "report", "rescore")
 
@@ -72,7 +74,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("rescore", help="recompute the rewards of a run with a rubric, without sampling")
     p.add_argument("dir")
     p.add_argument(
-        "--rubric", required=True, help="MODULE:NAME of a rubric or fn(action, observation) -> float"
+        "--rubric",
+        required=True,
+        help="MODULE:NAME of a rubric or fn(action, observation) -> float, or an LLM judge: "
+        "judge:openai:MODEL or judge:anthropic:MODEL [?prompt=TEXT|@FILE&range=LO,HI&base_url=URL&...] "
+        "(see docs/rewards.md)",
     )
     p.add_argument("--out", help="the new run folder (default DIR-rescored)")
     p.add_argument("--pass-threshold", type=float, default=1.0)
@@ -178,7 +184,7 @@ def main(argv: Sequence[str]) -> int:
     handler = {"run": _run, "report": _report, "rescore": _rescore}[args.command]
     try:
         return handler(args)
-    except (EvalError, EnvNotFound, MissingExtra) as exc:
+    except (EvalError, EnvNotFound, JudgeError, MissingExtra) as exc:
         print(f"openenv eval: {exc}", file=sys.stderr)
         return 2
     except OpenEnvError as exc:

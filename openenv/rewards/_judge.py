@@ -283,6 +283,65 @@ class LLMJudge(Rubric):
         os.replace(tmp, self.cache_dir / f"{key}.json")
 
 
+#: The template ``judge_from_spec`` uses when the spec names no ``prompt``.
+DEFAULT_PROMPT = (
+    "You grade one step of an agent in an environment.\n"
+    "The agent's action: {action}\n"
+    "What the environment answered: {observation}\n"
+    "How good was the action, from 0 (useless) to 1 (perfect)? Think briefly, then end your "
+    "reply with the score as <score>N</score>."
+)
+_SPEC_NUMBERS: dict[str, Any] = {
+    "default": ("default_score", float),
+    "concurrency": ("concurrency", int),
+    "retries": ("retries", int),
+    "backoff_s": ("backoff_s", float),
+    "temperature": ("temperature", float),
+    "max_tokens": ("max_tokens", int),
+    "timeout_s": ("timeout_s", float),
+}
+_SPEC_TEXT = {
+    "score": "score",
+    "base_url": "base_url",
+    "api_key_env": "api_key_env",
+    "cache_dir": "cache_dir",
+    "system": "system_prompt",
+    "out_of_range": "out_of_range",
+}
+
+
+def judge_from_spec(spec: str) -> LLMJudge:
+    """``PROVIDER:MODEL[?prompt=TEXT|@FILE&range=LO,HI&score=tag|number|REGEX&default=X&
+    base_url=URL&api_key_env=VAR&system=TEXT&temperature=T&max_tokens=N&concurrency=N&
+    retries=N&cache_dir=DIR]`` (what ``openenv eval rescore --rubric judge:...`` takes)."""
+    from urllib.parse import parse_qsl
+
+    head, _, query = spec.partition("?")
+    options: dict[str, Any] = {}
+    prompt = DEFAULT_PROMPT
+    for key, value in parse_qsl(query, keep_blank_values=True):
+        try:
+            if key == "prompt":
+                prompt = Path(value[1:]).read_text() if value.startswith("@") else value
+            elif key == "range":
+                lo, hi = value.split(",")
+                options["score_range"] = (float(lo), float(hi))
+            elif key in ("normalize", "cache"):
+                options[key] = value not in ("0", "false", "no")
+            elif key in _SPEC_NUMBERS:
+                name, kind = _SPEC_NUMBERS[key]
+                options[name] = kind(value)
+            elif key in _SPEC_TEXT:
+                options[_SPEC_TEXT[key]] = value
+            else:
+                raise ValueError(f"unknown option {key!r}")
+        except OSError as exc:
+            raise ValueError(f"judge prompt file {value[1:]!r}: {exc.strerror}") from None
+        except ValueError as exc:
+            raise ValueError(f"judge option {key}={value!r}: {exc}") from None
+    return LLMJudge(prompt, head, **options)
+
+
 def _client_key(client: Any) -> str:
     key = getattr(client, "cache_key", None)
     return str(key()) if callable(key) else f"{type(client).__module__}.{type(client).__qualname__}"
