@@ -1,0 +1,211 @@
+"""Harbor itself as a client of this env's task format, both ways, on real Docker.
+
+1. Harbor (``harbor run``, its oracle agent, its Docker environment) runs the image
+   tasks in ``harbor_tasks/``, a copy of ``word-counts`` whose ``solve.sh`` is wrong, and
+   a task made by Harbor's own ``harbor task init``; the terminal env runs the same
+   folders with the same solutions; the rewards each gives per task must be equal (the
+   named rewards of ``reward.json`` included), 1.0 for the oracles, less for the wrong one.
+2. The ``harbor task init`` task (its template filled in minimally) is served by this env
+   and its oracle scores 1.0, doing nothing 0.0.
+
+One Harbor job over the five tasks is shared by the assertions. Offline, Harbor builds
+from a copy of the tasks whose ``FROM`` lines are mapped by this env's own mapping to the
+local base (``openenv-local/python:3.11-bookworm``); the env maps the originals.
+
+Needs the Harbor venv (``.venv-harbor``, made by ``scripts/setup.d/56-harbor.sh``, with a
+``docker compose`` v2 plugin where the Docker CLI lacks one) and a Docker engine: without
+either the tests skip with the reason, and under ``CI=true`` they fail instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _harbor_fixtures import LOCAL_BASE_IMAGE, TASKS, episode, task_env
+from terminal_env import SubmitAction
+
+pytestmark = [pytest.mark.docker, pytest.mark.timeout(900)]
+
+REPO = Path(__file__).resolve().parents[3]
+HARBOR_VENV = REPO / ".venv-harbor"
+HARBOR = HARBOR_VENV / "bin" / "harbor"
+COMPOSE_PLUGINS = HARBOR_VENV / "docker" / "cli-plugins"
+INIT_TASK = "hello-harbor"
+WRONG_TASK = "word-counts-wrong"
+#: One count off for every word: the file exists and is a JSON object, the counts are wrong.
+WRONG_SOLVE = """#!/bin/bash
+python3 -c "import json; words = open('/app/notes.txt').read().split()
+json.dump({w: 1 for w in words}, open('/app/counts.json', 'w'))"
+"""
+HARBOR_TIMEOUT_S = 600
+
+
+def unavailable(reason: str) -> None:
+    """Skip with ``reason``; under ``CI=true`` the test fails instead (it must run there)."""
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"CI=true: the Harbor client tests must run, not skip ({reason})")
+    pytest.skip(reason)
+
+
+def engine_base() -> str:
+    """The env's ``base_images`` mapping (``""`` where the local base is absent)."""
+    from openenv._exceptions import ProviderError
+    from openenv.containers._docker import docker_client
+
+    try:
+        client = docker_client()
+    except ProviderError as exc:
+        unavailable(f"the Harbor client tests need a Docker engine: {exc}")
+        raise AssertionError("unreachable") from exc
+    try:
+        local = bool(client.images.list(name=LOCAL_BASE_IMAGE))
+    finally:
+        client.close()
+    if not local:
+        return ""
+    # The `harbor task init` template's base, mapped like the tasks' python base.
+    return f"python:3.11-slim={LOCAL_BASE_IMAGE},ubuntu:24.04={LOCAL_BASE_IMAGE}"
+
+
+def harbor_env(tmp: Path) -> dict[str, str]:
+    """The environment Harbor runs in: no telemetry, LiteLLM's bundled cost map (it
+    fetches one otherwise), and the compose plugin of the venv where the Docker CLI has
+    none (through a Docker config of the test's own naming it)."""
+    env = dict(os.environ, HARBOR_TELEMETRY="0", LITELLM_LOCAL_MODEL_COST_MAP="True")
+    probe = subprocess.run(["docker", "compose", "version"], capture_output=True, timeout=60)
+    if probe.returncode != 0:
+        if not (COMPOSE_PLUGINS / "docker-compose").exists():
+            unavailable(
+                "Harbor needs `docker compose` v2: the Docker CLI has no compose plugin and "
+                f"{COMPOSE_PLUGINS} has none (run scripts/setup.d/56-harbor.sh)"
+            )
+        config = tmp / "docker-config"
+        config.mkdir()
+        (config / "config.json").write_text(json.dumps({"cliPluginsExtraDirs": [str(COMPOSE_PLUGINS)]}))
+        env["DOCKER_CONFIG"] = str(config)
+    return env
+
+
+def harbor(env: dict[str, str], *args: str, cwd: Path, timeout_s: float = 120) -> str:
+    argv = [str(HARBOR), *args]
+    proc = subprocess.run(
+        argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout_s
+    )
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, f"harbor {' '.join(args)} exited {proc.returncode}:\n{out[-4000:]}"
+    return out
+
+
+def init_task(env: dict[str, str], dest: Path) -> Path:
+    """A task from Harbor's ``harbor task init`` template, filled in minimally: the input
+    in the image, the solution, and a test that checks the answer."""
+    init = ["task", "init", f"openenv/{INIT_TASK}", "-p", str(dest), "--description", "add two numbers"]
+    harbor(env, *init, "--no-pytest", "--verifier-mode", "shared", cwd=dest)
+    task = dest / INIT_TASK
+    (task / "instruction.md").write_text("Write the sum of the numbers in /app/input.txt to /app/sum.txt.\n")
+    with (task / "environment" / "Dockerfile").open("a") as f:
+        f.write("\nRUN echo '3 4' > /app/input.txt\n")
+    with (task / "solution" / "solve.sh").open("a") as f:
+        f.write("\nawk '{print $1 + $2}' /app/input.txt > /app/sum.txt\n")
+    with (task / "tests" / "test.sh").open("a") as f:
+        f.write(
+            '\nif [ "$(cat /app/sum.txt 2>/dev/null)" = 7 ]; then\n'
+            "  echo 1 > /logs/verifier/reward.txt\nelse\n  echo 0 > /logs/verifier/reward.txt\nfi\n"
+        )
+    return task
+
+
+@dataclass
+class Job:
+    tasks: Path  # the folders as written (the env maps their FROM itself)
+    base: str  # the env's base_images
+    rewards: dict[str, dict[str, float]]  # Harbor's per-task named rewards
+    errors: dict[str, Any]  # Harbor's per-task exceptions (none expected)
+
+
+@pytest.fixture(scope="module")
+def job(tmp_path_factory: pytest.TempPathFactory) -> Job:
+    if not HARBOR.exists():
+        unavailable(f"the Harbor client tests need {HARBOR} (run scripts/setup.d/56-harbor.sh)")
+    base = engine_base()
+    from terminal_env._image import base_map, rewrite_dockerfile
+
+    tmp = tmp_path_factory.mktemp("harbor")
+    env = harbor_env(tmp)
+    tasks = tmp / "tasks"
+    tasks.mkdir()
+    for name in ("fix-backup-script", "paid-totals", "word-counts"):
+        shutil.copytree(TASKS / name, tasks / name)
+    shutil.copytree(TASKS / "word-counts", tasks / WRONG_TASK)
+    (tasks / WRONG_TASK / "solution" / "solve.sh").write_text(WRONG_SOLVE)
+    init_task(env, tasks)
+
+    # Harbor's copy: every Dockerfile's FROM mapped as the env maps it.
+    dataset = tmp / "dataset"
+    shutil.copytree(tasks, dataset)
+    mapping = base_map(base)
+    for dockerfile in dataset.glob("*/environment/Dockerfile"):
+        dockerfile.write_text(rewrite_dockerfile(dockerfile.read_text(), mapping))
+
+    jobs = tmp / "jobs"
+    run = ["run", "-p", str(dataset), "-a", "oracle", "-e", "docker", "-o", str(jobs), "--job-name", "client"]
+    harbor(env, *run, "-n", "2", "-q", "-y", cwd=tmp, timeout_s=HARBOR_TIMEOUT_S)
+    rewards: dict[str, dict[str, float]] = {}
+    errors: dict[str, Any] = {}
+    for result in (jobs / "client").glob("*/result.json"):
+        trial = json.loads(result.read_text())
+        name = trial["task_name"].rsplit("/", 1)[-1]
+        rewards[name] = (trial.get("verifier_result") or {}).get("rewards") or {}
+        if trial.get("exception_info"):
+            errors[name] = trial["exception_info"]
+    return Job(tasks=tasks, base=base, rewards=rewards, errors=errors)
+
+
+async def our_rewards(job: Job, name: str) -> dict[str, float]:
+    """The env's named rewards for ``name`` played with its ``solution/solve.sh``."""
+    async with task_env(job.tasks, job.base) as env:
+        done = await episode(env, name, (job.tasks / name / "solution" / "solve.sh").read_text())
+    breakdown = done.metadata["reward_breakdown"]
+    assert "error" not in breakdown, breakdown
+    assert done.reward == breakdown["rewards"].get("reward"), breakdown
+    return dict(breakdown["rewards"])
+
+
+def test_harbor_ran_every_task_without_an_error(job: Job) -> None:
+    names = sorted(p.name for p in job.tasks.iterdir())
+    assert sorted(job.rewards) == names, (job.rewards, job.errors)
+    assert job.errors == {}
+
+
+@pytest.mark.parametrize("name", ["fix-backup-script", "paid-totals", "word-counts", INIT_TASK])
+async def test_harbor_and_the_env_give_the_oracle_one(job: Job, name: str) -> None:
+    ours = await our_rewards(job, name)
+    assert job.rewards[name]["reward"] == 1.0, job.rewards[name]
+    assert ours == job.rewards[name]
+
+
+async def test_a_wrong_solution_scores_less_in_both_and_the_same(job: Job) -> None:
+    ours = await our_rewards(job, WRONG_TASK)
+    theirs = job.rewards[WRONG_TASK]
+    assert theirs == {"exists": 1.0, "json_object": 1.0, "counts": 0.0, "reward": 0.0}
+    assert ours == theirs
+
+
+async def test_the_env_serves_harbors_init_template(job: Job) -> None:
+    """The folder ``harbor task init`` wrote (its task.toml untouched) is served: doing
+    nothing scores 0, the oracle 1 (above)."""
+    toml = (job.tasks / INIT_TASK / "task.toml").read_text()
+    assert 'environment_mode = "shared"' in toml
+    assert 'network_mode = "public"' in toml
+    async with task_env(job.tasks, job.base) as env:
+        obs = await env.reset(options={"task_id": INIT_TASK})
+        assert obs.cwd == "/app"
+        idle = await env.step(SubmitAction())
+    assert idle.reward == 0.0, idle.metadata
