@@ -12,8 +12,10 @@ that apply to one container per session::
 
 One difference from Harbor: a task gets no network unless it asks for it
 (``network_mode = "public"`` or ``allow_internet = true``); Harbor's default is public.
-Fields it has that do not apply here (GPUs, TPUs, MCP servers, a separate verifier
-environment, multi-step tasks) are ignored; ``network_mode = "allowlist"`` is refused.
+Fields it has that do not apply here (GPUs, TPUs, MCP servers, multi-step tasks) are
+ignored; ``network_mode = "allowlist"``, a separate verifier environment
+(``[verifier] environment_mode = "separate"`` or a ``[verifier.environment]`` table) and
+an ``os`` other than ``"linux"`` are refused.
 """
 
 from __future__ import annotations
@@ -56,6 +58,21 @@ def _env_table(table: dict[str, Any], where: str) -> dict[str, str]:
     return {str(k): str(v) for k, v in env.items()}
 
 
+def _verifier_shared(verifier: dict[str, Any]) -> None:
+    """Refuse a verifier container of its own (Harbor's ``environment_mode = "separate"``,
+    implied by a ``[verifier.environment]`` table; ``harbor task init``'s default): the
+    tests here run in the agent's container, which such a task's tests do not expect."""
+    mode = verifier.get("environment_mode")
+    if mode not in (None, "shared", "separate"):
+        raise TaskFormatError(f"[verifier] environment_mode = {mode!r}: expected 'shared' or 'separate'")
+    if mode == "separate" or (mode is None and "environment" in verifier):
+        raise TaskFormatError(
+            "[verifier] environment_mode = 'separate' (a verifier container of its own) is not run "
+            "here: this env runs tests/test.sh in the agent's container ('shared'; `harbor task init "
+            "--verifier-mode shared` writes such a task)"
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class ImageSettings:
     """How a task's container is built and run (from ``task.toml``)."""
@@ -81,6 +98,9 @@ class ImageSettings:
             raise TaskFormatError(
                 f"[environment] network_mode = {mode!r}: this env runs 'no-network' or 'public' only"
             )
+        _verifier_shared(verifier)
+        if env.get("os", "linux") != "linux":
+            raise TaskFormatError(f"[environment] os = {env['os']!r}: this env runs Linux containers only")
         allow = env.get("allow_internet")
         if allow is not None and not isinstance(allow, bool):
             raise TaskFormatError(f"[environment] allow_internet = {allow!r}: expected true or false")

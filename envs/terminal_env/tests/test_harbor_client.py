@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -209,3 +210,36 @@ async def test_the_env_serves_harbors_init_template(job: Job) -> None:
         assert obs.cwd == "/app"
         idle = await env.step(SubmitAction())
     assert idle.reward == 0.0, idle.metadata
+
+
+def test_harbors_default_template_with_a_separate_verifier_is_refused(tmp_path: Path) -> None:
+    """``harbor task init``'s default runs the tests in a container of their own
+    (``environment_mode = "separate"``, ``tests/Dockerfile``): not served, and said why."""
+    if not HARBOR.exists():
+        unavailable(f"the Harbor client tests need {HARBOR} (run scripts/setup.d/56-harbor.sh)")
+    from terminal_env._tasks import HarborTaskSet
+
+    env = dict(os.environ, HARBOR_TELEMETRY="0")
+    harbor(env, "task", "init", "openenv/separate", "-p", str(tmp_path), "--description", "x", cwd=tmp_path)
+    assert (tmp_path / "separate" / "tests" / "Dockerfile").is_file()
+    tasks = HarborTaskSet(tmp_path)
+    tasks.load()
+    assert tasks.num_tasks() == 0
+    assert "environment_mode = 'separate'" in tasks.broken["separate"], tasks.broken
+
+
+@pytest.mark.parametrize(
+    ("meta", "says"),
+    [
+        ({"verifier": {"environment": {"docker_image": "x"}}}, "environment_mode = 'separate'"),
+        ({"verifier": {"environment_mode": "elsewhere"}}, "expected 'shared' or 'separate'"),
+        ({"environment": {"os": "windows"}}, "os = 'windows'"),
+    ],
+)
+def test_harbor_fields_this_env_cannot_honour_are_refused(meta: dict[str, Any], says: str) -> None:
+    from terminal_env._harbor import ImageSettings, TaskFormatError
+
+    with pytest.raises(TaskFormatError, match=re.escape(says)):
+        ImageSettings.from_toml(meta)
+    shared = {"verifier": {"environment_mode": "shared"}, "environment": {"os": "linux"}}
+    assert ImageSettings.from_toml(shared).network is False
