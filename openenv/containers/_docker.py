@@ -2,9 +2,11 @@
 
 Every container is labelled (``openenv.managed``, ``openenv.owner`` = host:pid,
 ``openenv.image``), auto-removed when it stops, published on 127.0.0.1 only, put on a
-network where containers cannot reach each other (``_network``), and optionally
-CPU/memory limited. ``gc`` removes labelled containers whose owner process
-is gone (a crashed client), so nothing is orphaned for long.
+network where containers cannot reach each other (``_network``), run under Docker's
+init (orphans reaped), its server answering only loopback names and addresses in
+``Host`` (``OPENENV_ALLOWED_HOSTS``), and optionally CPU/memory limited. ``gc`` removes
+labelled containers whose owner process is gone (a crashed client), so nothing is
+orphaned for long.
 """
 
 from __future__ import annotations
@@ -30,6 +32,9 @@ from ._network import ISOLATED_NETWORK, network_id
 LABEL_MANAGED = "openenv.managed"
 LABEL_OWNER = "openenv.owner"
 LABEL_IMAGE = "openenv.image"
+#: ``OPENENV_ALLOWED_HOSTS`` of a container's server unless ``env`` sets it: loopback
+#: names (addresses always pass), so a request with another name in ``Host`` gets 403.
+CONTAINER_ALLOWED_HOSTS = "localhost"
 
 _live: weakref.WeakSet[DockerReplica] = weakref.WeakSet()
 
@@ -151,7 +156,8 @@ class DockerProvider(Provider):
 
     Args:
         image: the image (local or pullable).
-        env: environment variables for the server (e.g. ``OPENENV_MAX_SESSIONS``).
+        env: environment variables for the server (e.g. ``OPENENV_MAX_SESSIONS``;
+            ``OPENENV_ALLOWED_HOSTS`` here replaces the default, loopback names only).
         cpus: CPU limit, e.g. ``1.5``.
         memory: memory limit, e.g. ``"512m"``.
         start_timeout_s: how long to wait for ``/health``.
@@ -218,9 +224,21 @@ class DockerProvider(Provider):
             "auto_remove": True,
             "name": name,
             "labels": {LABEL_MANAGED: "1", LABEL_OWNER: _owner(), LABEL_IMAGE: self.image, **self.labels},
-            "environment": {"OPENENV_HOST": "0.0.0.0", "OPENENV_PORT": str(CONTAINER_PORT), **self.env},
+            "environment": {
+                "OPENENV_HOST": "0.0.0.0",
+                "OPENENV_PORT": str(CONTAINER_PORT),
+                # The server binds 0.0.0.0 in there, so it would answer any Host; it is
+                # reached at 127.0.0.1 (addresses and loopback names always pass), so a
+                # rebound name (a DNS-rebinding page's) need not.
+                "OPENENV_ALLOWED_HOSTS": CONTAINER_ALLOWED_HOSTS,
+                **self.env,
+            },
             "ports": {f"{CONTAINER_PORT}/tcp": ("127.0.0.1", None)},
             "network": network,
+            # Docker's init as PID 1: it reaps orphans (a session's processes whose
+            # parent died), whatever the image's entrypoint; zombies would pile up and
+            # hold the sandbox uids they belong to.
+            "init": True,
         }
         if self.cpus:
             options["nano_cpus"] = int(self.cpus * 1e9)

@@ -216,8 +216,10 @@ def test_provider_options_reach_the_engine() -> None:
     assert options["environment"] == {
         "OPENENV_HOST": "0.0.0.0",
         "OPENENV_PORT": "8000",
+        "OPENENV_ALLOWED_HOSTS": "localhost",  # a rebound name gets 403 (tests/docker/test_guard.py)
         "OPENENV_MAX_SESSIONS": "8",
     }
+    assert options["init"] is True  # orphans reaped whatever the image's entrypoint
     assert options["labels"] == {
         LABEL_MANAGED: "1",
         LABEL_OWNER: f"{HOST}:{os.getpid()}",
