@@ -46,8 +46,9 @@ class _Request(BaseModel):
 
     id: str | StrictInt | None = None  # checked in the core, per frame: no Python validator
     session: str | None = Field(default=None, max_length=128)
-    #: The call's deadline in seconds (extension); the server's default otherwise.
-    timeout_s: Annotated[JsonNumber, Field(gt=0, le=86400)] | None = None
+    #: The call's deadline in seconds (extension); the server's default otherwise. At
+    #: least 1 ms: a deadline below any clock's resolution is refused (VALIDATION_ERROR).
+    timeout_s: Annotated[JsonNumber, Field(ge=0.001, le=86400)] | None = None
 
 
 class ResetData(BaseModel):

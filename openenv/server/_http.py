@@ -127,7 +127,7 @@ class StepRequestBase(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    timeout_s: Annotated[JsonNumber, Field(gt=0)] | None = None
+    timeout_s: Annotated[JsonNumber, Field(ge=0.001, le=86400)] | None = None  # as the WS frame's
     #: printable ASCII: it goes into a response header (found by the OpenAPI fuzzer)
     request_id: str | None = Field(default=None, pattern=r"^[!-~]{1,200}$")
 

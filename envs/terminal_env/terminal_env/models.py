@@ -27,7 +27,8 @@ DEFAULT_TYPE = "run"
 
 #: strict: a JSON number, never ``true``
 Timeout = Annotated[
-    float, Field(strict=True, gt=0, description="seconds; capped by the server's max_timeout_s")
+    float,
+    Field(strict=True, ge=0.001, description="seconds (at least 1 ms); capped by the server's max_timeout_s"),
 ]
 FilePath = Annotated[str, Field(min_length=1, max_length=4096, description="relative to the shell's cwd")]
 Encoding = Literal["utf-8", "base64"]
