@@ -48,13 +48,19 @@ def repo_id_of(name: str) -> str:
     return rest
 
 
+def unpinned(name: str) -> str:
+    """``org/name`` out of a repo id or Hub URL that may pin a revision (``org/name@v1``)."""
+    return repo_id_of(name).partition("@")[0]
+
+
 def space_url_of(name: str) -> str:
     """The live URL of the Space ``name`` points at (``org/my-env`` -> ``https://org-my-env.hf.space``)."""
-    return space_url(repo_id_of(name))
+    return space_url(unpinned(name))
 
 
 def git_url_of(name: str) -> str:
-    """A pip-installable ``git+`` URL of the Space ``name`` points at."""
+    """A pip-installable ``git+`` URL of the Space ``name`` points at; a pin
+    (``org/name@v1``) stays on it, as pip's ``@ref``."""
     return f"git+https://{_HUB_HOST}/spaces/{repo_id_of(name)}"
 
 
@@ -78,5 +84,5 @@ def is_local_url(url: str) -> bool:
 
 def package_env_name(repo_id: str) -> str:
     """The env module a Space's package is expected to bring (``org/coding-env`` -> ``coding_env``)."""
-    stem = repo_id_of(repo_id).rsplit("/", 1)[-1].replace("-", "_")
+    stem = unpinned(repo_id).rsplit("/", 1)[-1].replace("-", "_")
     return stem if stem.endswith("_env") else f"{stem}_env"

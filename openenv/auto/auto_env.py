@@ -20,6 +20,7 @@ from ._discovery import get_discovery
 from ._install import TRUST_VAR, _confirm_remote_install, installed_package, trusted_by_environment
 from ._lookup import find_env, import_failed
 from ._names import _is_hub_url, git_url_of, is_local_url, package_env_name, repo_id_of, space_url_of
+from ._pin import check_pin
 
 __all__ = ["AutoEnv"]
 
@@ -85,9 +86,10 @@ class AutoEnv:
         try:
             done = subprocess.run(command, check=True, capture_output=True, text=True)
         except subprocess.CalledProcessError as exc:
-            raise ValueError(
-                f"Failed to install env {repo_id!r} with {' '.join(command)}: "
-                f"{(exc.stderr or exc.stdout or str(exc)).strip()}"
+            said = [line for line in (exc.stderr or exc.stdout or str(exc)).splitlines() if line.strip()]
+            last = said[-1].strip() if said else str(exc)
+            raise ValueError(  # one line: pip's last (a pin to no such revision says so there)
+                f"Failed to install env {repo_id!r} with {' '.join(command)}: {last}"
             ) from exc
         found = installed_package(f"{done.stdout or ''}\n{done.stderr or ''}")
         return found or f"openenv-{package_env_name(repo_id)}"
@@ -107,7 +109,8 @@ class AutoEnv:
             return _hub_env_names[name]
         expected = package_env_name(name)
         discovery = get_discovery()
-        if cls._is_package_installed(f"openenv-{expected}"):
+        pinned = "@" in repo_id_of(name)  # installed at the pin, whatever is installed now
+        if not pinned and cls._is_package_installed(f"openenv-{expected}"):
             discovery.clear_cache()
             discovery.discover(use_cache=False)
             key = expected.removesuffix("_env")
@@ -147,6 +150,7 @@ class AutoEnv:
             return cls._generic(name, base_url, docker_image, launch)
         env_name = name
         if _is_hub_url(name):
+            check_pin(name)  # a pinned revision exists, and the live Space runs it
             space = cls._resolve_space_url(name)
             live = cls._check_space_availability(space)
             env_name = cls._ensure_package_from_hub(name, trust_remote_code=trust_remote_code)
@@ -180,6 +184,7 @@ class AutoEnv:
                 raise ConnectionError(f"no env server answers at {base_url}: is it running?")
             return GenericEnvClient(base_url=base_url, **launch.options)
         if _is_hub_url(name):
+            check_pin(name)
             space = cls._resolve_space_url(name)
             if cls._check_space_availability(space):
                 return GenericEnvClient(base_url=space, **launch.options)

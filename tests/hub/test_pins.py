@@ -113,3 +113,56 @@ def test_from_hub_unknown_revision_is_one_line(hub: FakeHub):
         resolve_hub_target("org/env", revision="nope", endpoint=hub.url)
     assert "\n" not in str(caught.value)
     assert "no such revision" in str(caught.value)
+
+
+# --- AutoEnv -------------------------------------------------------------------------
+
+
+@pytest.fixture
+def hub_endpoint(hub: FakeHub, monkeypatch: pytest.MonkeyPatch) -> FakeHub:
+    """``AutoEnv`` takes no endpoint: the Hub's default endpoint points at the fake."""
+    import huggingface_hub.constants
+
+    monkeypatch.setattr(huggingface_hub.constants, "ENDPOINT", hub.url)
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    return hub
+
+
+def test_auto_env_unknown_revision_is_one_line_before_any_install(hub_endpoint, monkeypatch):
+    from openenv.auto import AutoEnv
+
+    ran: list[object] = []
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: ran.append(a))
+    with pytest.raises(HubError) as caught:
+        AutoEnv.from_hub("org/env@nope", trust_remote_code=True)
+    assert "\n" not in str(caught.value)
+    assert "no such revision" in str(caught.value)
+    assert ran == []  # nothing was installed
+
+
+def test_auto_env_pinned_off_the_live_head_is_refused(hub_endpoint, monkeypatch):
+    from openenv.auto import AutoEnv
+
+    ran: list[object] = []
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: ran.append(a))
+    with pytest.raises(HubError, match="the live Space runs"):
+        AutoEnv.from_hub(f"org/env@{OLD}", trust_remote_code=True)
+    assert ran == []
+
+
+def test_auto_env_installs_the_pinned_revision(hub_endpoint, monkeypatch):
+    from openenv.auto import AutoEnv, auto_env
+
+    commands: list[list[str]] = []
+
+    def fake_pip(command, **kwargs):  # TEST DOUBLE of pip: records, then fails as pip would
+        commands.append(command)
+        raise subprocess.CalledProcessError(1, command, "", "Collecting x\n  error: stop here\n")
+
+    monkeypatch.setattr(subprocess, "run", fake_pip)
+    monkeypatch.setattr(auto_env.AutoEnv, "_check_space_availability", classmethod(lambda cls, url: False))
+    with pytest.raises(ValueError, match=r"error: stop here$") as caught:
+        AutoEnv.from_hub(f"org/env@{NEW}", trust_remote_code=True)
+    assert "\n" not in str(caught.value)
+    assert commands[0][-1] == f"git+https://huggingface.co/spaces/org/env@{NEW}"
+    assert AutoEnv._resolve_space_url(f"org/env@{NEW}") == "https://org-env.hf.space"
