@@ -12,29 +12,37 @@ from openenv._lazy import lazy_exports
 
 from ._base import CONTAINER_PORT, Provider, Replica, ReplicaBase, wait_healthy
 from ._build import DEFAULT_BASE_IMAGE, build_base, build_env_image
-from ._docker import ContainerInfo, DockerProvider, DockerReplica, containers, gc, stop_container
+from ._docker import ContainerInfo, DockerProvider, DockerReplica, containers, gc, gc_images, stop_container
 from ._local import LocalProcessProvider, ProcessReplica
 from ._pool import PoolLease, ReplicaPool
+from ._runtime import ContainerProvider, LocalDockerProvider, ProviderHandle, RuntimeProvider
+from ._uv import UVProvider
 
 __all__ = [
     "CONTAINER_PORT",
     "DEFAULT_BASE_IMAGE",
     "ContainerInfo",
+    "ContainerProvider",
     "DockerProvider",
     "DockerReplica",
+    "LocalDockerProvider",
     "LocalProcessProvider",
     "MonarchProvider",
     "MonarchReplicaPool",
     "PoolLease",
     "ProcessReplica",
     "Provider",
+    "ProviderHandle",
     "Replica",
     "ReplicaBase",
     "ReplicaPool",
+    "RuntimeProvider",
+    "UVProvider",
     "build_base",
     "build_env_image",
     "containers",
     "gc",
+    "gc_images",
     "stop_container",
     "wait_healthy",
 ]

@@ -132,15 +132,20 @@ def _build(args: argparse.Namespace) -> int:
 
 def _gc(args: argparse.Namespace) -> int:
     from .._exceptions import ProviderError
-    from . import gc
+    from . import gc, gc_images
 
     try:
         removed = gc(all_owners=args.all)
+        images = gc_images(task=args.task) if args.images or args.task else []
     except ProviderError as exc:
         return _fail("gc", str(exc))
     for name in removed:
         print(f"removed {name}")
+    for name in images:
+        print(f"removed image {name}")
     print(f"{len(removed)} container(s) removed", file=sys.stderr)
+    if args.images or args.task:
+        print(f"{len(images)} task image(s) removed", file=sys.stderr)
     return 0
 
 
@@ -205,4 +210,11 @@ def add_commands(sub: Any) -> None:
 
     p = sub.add_parser("gc", help="remove env containers left behind by crashed clients")
     p.add_argument("--all", action="store_true", help="remove every openenv-managed container")
+    p.add_argument(
+        "--images",
+        action="store_true",
+        help="also remove the terminal env's task images (openenv-task-*) no container uses "
+        "(a cache: a task builds its image again when next reset)",
+    )
+    p.add_argument("--task", metavar="ID", help="with --images: only this task's images (implies --images)")
     p.set_defaults(func=_gc)

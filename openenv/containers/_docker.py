@@ -35,6 +35,9 @@ LABEL_IMAGE = "openenv.image"
 #: ``OPENENV_ALLOWED_HOSTS`` of a container's server unless ``env`` sets it: loopback
 #: names (addresses always pass), so a request with another name in ``Host`` gets 403.
 CONTAINER_ALLOWED_HOSTS = "localhost"
+#: The label of the images the terminal env builds for tasks with a Dockerfile of their
+#: own (``openenv-task-<id>:<hash>``; its value is the task id): ``gc_images`` removes them.
+LABEL_TASK_IMAGE = "openenv.task"
 
 _live: weakref.WeakSet[DockerReplica] = weakref.WeakSet()
 
@@ -323,6 +326,35 @@ def gc(*, all_owners: bool = False, client: Any = None) -> list[str]:
                 removed.append(container.name)
             except Exception:
                 pass
+        return removed
+
+
+def gc_images(*, task: str | None = None, client: Any = None) -> list[str]:
+    """Remove the task images this project built (label ``openenv.task``) that no
+    container uses, running or not; returns their names (tags, or IDs of untagged ones).
+    ``task``: only that task's (its id, the label's value).
+
+    They are a cache: a task whose image is gone builds it again at its next reset.
+    An image in use, or one another image is built on, is kept.
+    """
+    import docker.errors
+
+    with using_client(client) as client:
+        used = {
+            c.attrs.get("Image")
+            for c in client.containers.list(all=True, ignore_removed=True)
+        }
+        removed: list[str] = []
+        label = LABEL_TASK_IMAGE if task is None else f"{LABEL_TASK_IMAGE}={task}"
+        for image in client.images.list(filters={"label": label}):
+            if image.id in used:
+                continue
+            for name in image.tags or [image.id]:
+                try:
+                    client.images.remove(name)  # never forced: in use since the listing fails
+                except docker.errors.APIError:
+                    continue
+                removed.append(name)
         return removed
 
 
