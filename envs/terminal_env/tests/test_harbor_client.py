@@ -129,6 +129,8 @@ class Job:
     base: str  # the env's base_images
     rewards: dict[str, dict[str, float]]  # Harbor's per-task named rewards
     errors: dict[str, Any]  # Harbor's per-task exceptions (none expected)
+    dataset: Path  # Harbor's copy (FROM mapped)
+    trials: list[str]  # Harbor's trial names (its compose projects and images are named by them)
 
 
 @pytest.fixture(scope="module")
@@ -160,13 +162,14 @@ def job(tmp_path_factory: pytest.TempPathFactory) -> Job:
     harbor(env, *run, "-n", "2", "-q", "-y", cwd=tmp, timeout_s=HARBOR_TIMEOUT_S)
     rewards: dict[str, dict[str, float]] = {}
     errors: dict[str, Any] = {}
+    trials = [p.parent.name.lower() for p in (jobs / "client").glob("*/result.json")]
     for result in (jobs / "client").glob("*/result.json"):
         trial = json.loads(result.read_text())
         name = trial["task_name"].rsplit("/", 1)[-1]
         rewards[name] = (trial.get("verifier_result") or {}).get("rewards") or {}
         if trial.get("exception_info"):
             errors[name] = trial["exception_info"]
-    return Job(tasks=tasks, base=base, rewards=rewards, errors=errors)
+    return Job(tasks=tasks, base=base, rewards=rewards, errors=errors, dataset=dataset, trials=trials)
 
 
 async def our_rewards(job: Job, name: str) -> dict[str, float]:
@@ -183,6 +186,22 @@ def test_harbor_ran_every_task_without_an_error(job: Job) -> None:
     names = sorted(p.name for p in job.tasks.iterdir())
     assert sorted(job.rewards) == names, (job.rewards, job.errors)
     assert job.errors == {}
+    # Harbor removed what its compose projects started and built (--delete, its default).
+    from openenv.containers._docker import docker_client
+
+    client = docker_client()
+    try:
+        left = [
+            c.name
+            for c in client.containers.list(all=True, filters={"label": "com.docker.compose.project"})
+            if str(job.dataset) in c.labels.get("com.docker.compose.project.working_dir", "")
+        ]
+        images = [tag for image in client.images.list() for tag in image.tags]
+    finally:
+        client.close()
+    assert left == []
+    assert [tag for tag in images if tag.startswith(tuple(f"{t}__" for t in job.trials))] == []
+    assert len(job.trials) == len(names)
 
 
 @pytest.mark.parametrize("name", ["fix-backup-script", "paid-totals", "word-counts", INIT_TASK])
