@@ -337,9 +337,9 @@ def gc_images(*, task: str | None = None, client: Any = None) -> list[str]:
     They are a cache: a task whose image is gone builds it again at its next reset.
     An image in use, or one another image is built on, is kept.
     """
-    import docker.errors
+    with using_client(client) as client:  # the docker SDK (or MissingExtra naming it) first
+        import docker.errors
 
-    with using_client(client) as client:
         used = {
             c.attrs.get("Image")
             for c in client.containers.list(all=True, ignore_removed=True)
