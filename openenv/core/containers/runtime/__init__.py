@@ -1,4 +1,4 @@
-"""Upstream's provider interfaces over ``openenv.containers``.
+"""Upstream's provider interfaces: ours in ``openenv.containers``.
 
 ``LocalDockerProvider`` runs an image with our ``DockerProvider`` (labels, cleanup,
 startup logs on failure); ``UVProvider`` runs a uv project with ``uv run`` as a local
@@ -6,7 +6,6 @@ process that our ``ProcessReplica`` watches. The cloud providers (Daytona, Modal
 Kubernetes, Swarm...) are not provided.
 """
 
-from .providers import ContainerProvider, LocalDockerProvider, RuntimeProvider
-from .uv_provider import UVProvider
+from ....containers import ContainerProvider, LocalDockerProvider, RuntimeProvider, UVProvider
 
 __all__ = ["ContainerProvider", "LocalDockerProvider", "RuntimeProvider", "UVProvider"]

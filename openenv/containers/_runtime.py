@@ -1,14 +1,23 @@
-"""``ContainerProvider`` / ``RuntimeProvider`` (upstream's interfaces) and ``LocalDockerProvider``."""
+"""One env at a time, started and stopped in place (upstream OpenEnv's provider shapes).
+
+``ContainerProvider`` (``start_container`` -> URL, ``wait_for_ready(url)``,
+``stop_container``) and ``RuntimeProvider`` (``start`` -> URL, ``wait_for_ready()``,
+``stop``) are the interfaces; ``LocalDockerProvider`` runs an image with our
+``DockerProvider``. ``ProviderHandle`` starts and stops any of them, or one of our
+``Provider``s (whose ``start`` returns a replica already healthy), exactly once.
+"""
 
 from __future__ import annotations
 
+import inspect
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from types import TracebackType
 from typing import Any, Self
 
-from ....containers import wait_healthy
+from ._base import wait_healthy
 
-__all__ = ["ContainerProvider", "LocalDockerProvider", "RuntimeProvider"]
+__all__ = ["ContainerProvider", "LocalDockerProvider", "ProviderHandle", "RuntimeProvider"]
 
 #: ``start_container`` options passed on to our ``DockerProvider``.
 _DOCKER_OPTIONS = ("cpus", "memory", "start_timeout_s", "labels", "client")
@@ -82,7 +91,7 @@ class LocalDockerProvider(ContainerProvider):
     def start_container(
         self, image: str, port: int | None = None, env_vars: dict[str, str] | None = None, **kwargs: Any
     ) -> str:
-        from ....containers import DockerProvider
+        from ._docker import DockerProvider
 
         if port is not None:
             raise ValueError("LocalDockerProvider publishes on a free host port chosen by Docker; drop port=")
@@ -108,3 +117,63 @@ class LocalDockerProvider(ContainerProvider):
             logs=(lambda: "") if replica is None else replica.logs,
             what=f"container at {base_url}",
         )
+
+
+class ProviderHandle:
+    """One started provider: its URL and how to stop it (exactly once)."""
+
+    def __init__(self, provider: Any) -> None:
+        self.provider = provider
+        self._replica: Any = None
+        self.started = False
+
+    def start(self) -> str:
+        """Start the provider with what it was constructed with; returns the base URL."""
+        p = self.provider
+        if hasattr(p, "start_container"):
+            missing = _required_parameters(p.start_container)
+            if missing:
+                raise ValueError(
+                    f"{type(p).__name__}.start_container() needs {', '.join(missing)}: start it "
+                    "yourself and pass base_url, or give the provider its image up front"
+                )
+            url = p.start_container()
+            self.started = True
+            p.wait_for_ready(url)
+            return str(url)
+        if not hasattr(p, "start"):
+            raise TypeError("provider must define start_container() or start()")
+        out = p.start()
+        self.started = True
+        if isinstance(out, str):  # upstream RuntimeProvider
+            p.wait_for_ready()
+            return out
+        self._replica = out  # our Provider: the replica is healthy when returned
+        return str(out.base_url)
+
+    def adopt(self, replica: Any) -> None:
+        """Stop ``replica`` (one of our providers' replicas) rather than the provider."""
+        self._replica = replica
+        self.started = True
+
+    def stop(self) -> None:
+        if not self.started:
+            return
+        self.started = False
+        if self._replica is not None:
+            replica, self._replica = self._replica, None
+            replica.stop()
+        elif hasattr(self.provider, "stop_container"):
+            self.provider.stop_container()
+        elif hasattr(self.provider, "stop"):
+            self.provider.stop()
+
+
+def _required_parameters(fn: Callable[..., Any]) -> list[str]:
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    p_ = inspect.Parameter
+    kinds = (p_.POSITIONAL_ONLY, p_.POSITIONAL_OR_KEYWORD, p_.KEYWORD_ONLY)
+    return [p.name for p in params if p.default is p_.empty and p.kind in kinds]

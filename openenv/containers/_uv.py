@@ -8,10 +8,9 @@ import subprocess
 import tempfile
 from typing import Any
 
-from ...._exceptions import ProviderError
-from ....containers import ProcessReplica
-from ....containers._local import free_port
-from .providers import RuntimeProvider
+from .._exceptions import ProviderError
+from ._local import ProcessReplica, free_port
+from ._runtime import RuntimeProvider
 
 __all__ = ["UVProvider"]
 
