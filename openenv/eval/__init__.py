@@ -10,9 +10,12 @@ as each episode ends, and writes ``OUT/results.json``: pass@k for every k up to 
 samples (Chen et al.'s unbiased estimator), avg@k, the mean reward with a bootstrap
 95% interval, per task and per category, tokens, and time split into policy and env.
 ``report(dir)`` writes one static HTML page; ``rescore(dir, rubric)`` recomputes the
-rewards of a run without sampling again.
+rewards of a run without sampling again (an LLM judge included); ``export(dir, "atif")``
+writes Harbor's ATIF and ``export(dir, "upstream")`` upstream ``openenv collect``'s
+``results.jsonl`` (``to_atif`` / ``to_upstream`` convert one trajectory).
 """
 
+from ._export import export, to_atif, to_upstream
 from ._metrics import PassRule, bootstrap_ci, pass_at_k, summarize
 from ._runner import EvalConfig, episode_seed, run_eval, run_eval_async, write_results
 from ._tasks import TaskRef, TaskSelection
@@ -27,11 +30,14 @@ __all__ = [
     "Turn",
     "bootstrap_ci",
     "episode_seed",
+    "export",
     "load_dataset",
     "load_trajectories",
     "pass_at_k",
     "run_eval",
     "run_eval_async",
     "summarize",
+    "to_atif",
+    "to_upstream",
     "write_results",
 ]

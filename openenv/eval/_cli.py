@@ -5,6 +5,7 @@
     openenv eval report DIR                   -> DIR/report.html
     openenv eval rescore DIR --rubric MODULE:NAME [--out NEW]
     openenv eval rescore DIR --rubric 'judge:openai:MODEL?prompt=@FILE&range=0,10' [--out NEW]
+    openenv eval export DIR --format atif|upstream [--out DIR-FORMAT]
 
 Bad input (unknown env or policy, an endpoint that cannot be reached or refuses the
 key, k < 1, a judge that cannot score) is one line on stderr and exit status 2; a run
@@ -22,7 +23,7 @@ from typing import Any
 
 from .._exceptions import EnvNotFound, EvalError, JudgeError, MissingExtra, OpenEnvError
 
-COMMANDS = ("run", "report", "rescore")
+COMMANDS = ("run", "report", "rescore", "export")
 
 
 def _ids(text: str) -> list[str]:
@@ -82,6 +83,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--out", help="the new run folder (default DIR-rescored)")
     p.add_argument("--pass-threshold", type=float, default=1.0)
+    p = sub.add_parser("export", help="write a run as Harbor's ATIF or upstream openenv collect's format")
+    p.add_argument("dir")
+    p.add_argument(
+        "--format", "-f", required=True, help="atif (one ATIF JSON per episode) or upstream (results.jsonl)"
+    )
+    p.add_argument("--out", help="the folder to write (default DIR-FORMAT)")
     return parser
 
 
@@ -176,12 +183,21 @@ def _rescore(args: argparse.Namespace) -> int:
     return 0
 
 
+def _export(args: argparse.Namespace) -> int:
+    from ._export import export
+
+    out = args.out or f"{str(args.dir).rstrip('/')}-{args.format}"
+    written = export(args.dir, args.format, out)
+    print(f"{len(written)} files in {out}")
+    return 0
+
+
 def main(argv: Sequence[str]) -> int:
     argv = list(argv)
     if argv and argv[0] not in COMMANDS and not argv[0].startswith("-"):
         argv = ["run", *argv]  # `openenv eval ENV ...` is `openenv eval run ENV ...`
     args = build_parser().parse_args(argv)
-    handler = {"run": _run, "report": _report, "rescore": _rescore}[args.command]
+    handler = {"run": _run, "report": _report, "rescore": _rescore, "export": _export}[args.command]
     try:
         return handler(args)
     except (EvalError, EnvNotFound, JudgeError, MissingExtra) as exc:
