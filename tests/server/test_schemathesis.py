@@ -11,13 +11,16 @@ with a token), every other env in ``envs/`` by the real CLI (``openenv serve <fo
 Three settings, in a config file, each for a documented answer the defaults do not know
 (the body and the status are still checked against the document):
 
-* ``not_a_server_error`` also expects ``504``: a request's ``timeout_s`` is any positive
-  number, so the fuzzer sends deadlines of ``5e-324`` s, and the answer to a call that
-  overruns its caller's deadline is ``504 DEADLINE_EXCEEDED``;
+* ``not_a_server_error`` also expects ``504``: a request's ``timeout_s`` is at least
+  1 ms (below it: ``422 VALIDATION_ERROR``), and a step of the terminal env can overrun
+  even a 10 ms deadline; the answer to a call that overruns its caller's deadline is
+  ``504 DEADLINE_EXCEEDED``, which stock ``not_a_server_error`` counts as a failure;
 * ``positive_data_acceptance`` also expects ``400``: ``POST /{env_name}/task`` past the
   end of a split is ``400 "Invalid task index"`` as upstream answers it, and a session's
   reset whose options name no task is ``400 TASK_NOT_FOUND`` (a task set's splits, ids
-  and sizes are data, not schema; ``404`` there would say the session is gone);
+  and sizes are data, not schema; ``404`` there would say the session is gone). The
+  ``400`` is in the OpenAPI document, but stock ``positive_data_acceptance`` does not
+  read the document's statuses;
 * ``max_response_time`` is 20 s, not 10: a browser ``noop`` may wait up to 10 s, then the
   page is read.
 """
