@@ -93,7 +93,8 @@ class Session:
         if self.busy is None:
             return quiet > manager.idle_timeout_s
         runner = manager.runner
-        return quiet > manager.idle_timeout_s + (runner.call_timeout_s or 0) + runner.interrupt_grace_s
+        # An overrun waits up to a grace for interrupt() to return and one more for the call.
+        return quiet > manager.idle_timeout_s + (runner.call_timeout_s or 0) + 2 * runner.interrupt_grace_s
 
     def _check(self, need_reset: bool) -> None:
         if self.state is SessionState.CLOSED:
