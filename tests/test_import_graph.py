@@ -39,7 +39,7 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "harness": frozenset({"base", "server"}),
     "train": frozenset({"base", "client", "containers", "mcp"}),
     "policy": frozenset({"base", "train"}),
-    "eval": frozenset({"base", "client", "containers", "hub", "server", "policy"}),
+    "eval": frozenset({"base", "client", "containers", "hub", "server", "policy", "rewards"}),
     "authoring": frozenset({"base", "eval"}),
     "cli": frozenset(
         {"base", "authoring", "capture", "containers", "eval", "hub", "k8s", "mcp", "policy", "sandbox"}
