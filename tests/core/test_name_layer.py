@@ -28,8 +28,8 @@ LAYERS = ("openenv/core", "openenv_core")
 
 #: ``wc -l`` of openenv/core and openenv_core: 5,398 before issue 29, 4,969 as a name layer, 3,960 with
 #: the harness in openenv.harness (and upstream's capture names added), 3,642 with the providers in
-#: openenv.containers; may only go down.
-LINE_BUDGET = 3642
+#: openenv.containers, 3,441 with CompatApp in openenv.server; may only go down.
+LINE_BUDGET = 3441
 
 #: Modules that still hold logic of their own, and what has no counterpart in ours yet.
 STILL_LOGIC = {
@@ -38,7 +38,6 @@ STILL_LOGIC = {
     "openenv/core/env_client.py": "the hook-based client (_step_payload/_parse_result) over ours",
     "openenv/core/env_server/_adapter.py": "an upstream env class served as one of ours",
     "openenv/core/env_server/_mcp_endpoint.py": "an MCPEnvironment's own FastMCP tools at /mcp",
-    "openenv/core/env_server/_routes.py": "FastAPI-style routes on our Starlette app",
     "openenv/core/env_server/base_transforms.py": "upstream's transforms (none in ours)",
     "openenv/core/env_server/exceptions.py": "upstream's constructors keep details as attributes",
     "openenv/core/env_server/http_server.py": "HTTPEnvServer's concurrency rules",

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 from ...server import ServerSettings
 from ...server import create_app as _create_app
+from ...server._fastapi_style import CompatApp
 from ._adapter import adapt
-from ._routes import CompatApp
 from .exceptions import ConcurrencyConfigurationError
 from .types import ConcurrencyConfig, ServerMode, State
 

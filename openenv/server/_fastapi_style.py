@@ -1,6 +1,6 @@
-"""What upstream env apps do to the app ``create_app`` returns, on our Starlette app.
+"""FastAPI-style methods on our Starlette app (``create_app(app_class=CompatApp)``).
 
-Upstream returns a FastAPI app, and env packages add to it: ``@app.get("/config")``,
+Upstream OpenEnv returns a FastAPI app, and env packages add to it: ``@app.get("/config")``,
 ``@app.post(...)``, ``app.add_middleware(...)``, ``@app.middleware("http")``,
 ``@app.exception_handler(...)``, ``app.include_router(router)``. ``CompatApp`` is our
 app with those methods. Routes added this way go after the env's own routes (as in
@@ -42,7 +42,7 @@ class _Param:
 
     def __init__(self, name: str, kind: str, annotation: Any, default: Any) -> None:
         self.name, self.kind, self.default = name, kind, default
-        usable = annotation is not inspect.Parameter.empty and annotation is not Any
+        usable = kind != "connection" and annotation not in (inspect.Parameter.empty, Any)
         self.adapter: TypeAdapter[Any] | None = TypeAdapter(annotation) if usable else None
 
     def convert(self, raw: Any) -> Any:
