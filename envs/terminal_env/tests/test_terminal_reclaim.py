@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import time
 from pathlib import Path
@@ -29,6 +30,18 @@ def _sandbox_of(env: EnvClient) -> str:
     names = [p.name for p in default_root().glob(f"u{uid}-*")]
     assert len(names) == 1, names
     return names[0]
+
+
+def _held_sandboxes(pid: int) -> list[str]:
+    """The sandbox directories of every uid process ``pid`` holds (its open uid lock
+    files): its sessions' and its warm pool's."""
+    names = []
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        with contextlib.suppress(OSError):
+            m = re.search(r"/\.uids/(\d+)\.lock$", os.readlink(f"/proc/{pid}/fd/{fd}"))
+            if m:
+                names += [p.name for p in default_root().glob(f"u{m.group(1)}-*")]
+    return names
 
 
 def _left(names: list[str]) -> list[str]:
@@ -60,6 +73,12 @@ def test_the_next_server_reclaims_what_a_sigkilled_one_left(level: str) -> None:
                 env.reset(free_shell=True)
                 names.append(_sandbox_of(env))
                 env.step(RunAction(command="(setsid sleep 983 >/dev/null 2>&1 &); echo started"))
+            until, pooled = time.monotonic() + 15, []
+            while not pooled and time.monotonic() < until:  # the warm pool refills
+                time.sleep(0.2)
+                pooled = [n for n in _held_sandboxes(first.proc.pid) if n not in names]
+            assert pooled, "no warm shell in the pool"
+            names += pooled
             os.kill(first.proc.pid, signal.SIGKILL)
             first.proc.wait(timeout=10)
         finally:
