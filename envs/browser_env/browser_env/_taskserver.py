@@ -102,6 +102,13 @@ class _TaskProxyHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+class _PagesServer(http.server.ThreadingHTTPServer):
+    # A page load opens a burst of connections (HTTP/1.0: one per script); the default
+    # backlog of 5 refused some on a busy machine and a page came up without its scripts.
+    request_queue_size = 128
+    daemon_threads = True
+
+
 class TaskServer:
     """The MiniWoB pages at ``TASK_ORIGIN``, through an HTTP proxy on 127.0.0.1."""
 
@@ -113,8 +120,7 @@ class TaskServer:
         root = root or pages_root()
         handler_class = type("TaskProxyHandler", (_TaskProxyHandler,), {"patched": patched_pages(root)})
         handler = functools.partial(handler_class, directory=str(root))
-        self._httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._httpd.daemon_threads = True
+        self._httpd = _PagesServer(("127.0.0.1", 0), handler)
         self.port: int = self._httpd.server_address[1]
         self.proxy = f"http://127.0.0.1:{self.port}"
         self._thread = threading.Thread(
