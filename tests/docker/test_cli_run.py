@@ -91,8 +91,9 @@ def test_run_of_a_missing_image_fails_with_a_message(docker: Any) -> None:
         timeout=60,
         cwd=REPO,
     )
-    assert proc.returncode == 1
+    assert proc.returncode == 2  # bad input: no such image here (and none to pull)
     assert proc.stdout == ""
+    assert len(proc.stderr.strip().splitlines()) == 1
     assert proc.stderr.startswith("openenv run: ")
     assert "openenv-test-no-such-image" in proc.stderr
     assert time.monotonic() - t0 < 30
