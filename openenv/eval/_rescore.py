@@ -29,6 +29,12 @@ from ._runner import RUN_FILE, write_results
 from ._trajectory import FILE, Trajectory, TrajectoryWriter, Turn, load_trajectories
 
 
+def judgements(rubric: Any) -> dict[str, Any]:
+    from ..rewards import judgements as of
+
+    return of(rubric)
+
+
 def _load(spec: str) -> Any:
     if spec.startswith("judge:"):
         from ..rewards import judge_from_spec
@@ -75,17 +81,6 @@ def _steps(t: Trajectory) -> list[tuple[Turn, SimpleNamespace, SimpleNamespace]]
     return out
 
 
-def _judgements(rubric: Any) -> dict[str, Any]:
-    """``{path: record}`` of every LLM judge in ``rubric`` that scored the last call."""
-    found = [("", rubric), *getattr(rubric, "named_rubrics", lambda: [])()]
-    out = {}
-    for path, r in found:
-        record = getattr(r, "judgement_record", None)
-        if callable(record) and r.last_score is not None:
-            out[path or getattr(r, "name", "judge")] = record()
-    return out
-
-
 def _finish(new: Trajectory, rubric: Any, total: float) -> Trajectory:
     new.reward = total
     children = getattr(rubric, "named_rubrics", None)
@@ -105,7 +100,7 @@ def rescore_trajectory(t: Trajectory, rubric: Any) -> Trajectory:
     total = 0.0
     for turn, action, observation in _steps(new):
         turn.reward = _score(rubric, action, observation)
-        if judged := _judgements(rubric):
+        if judged := judgements(rubric):
             turn.judge = judged  # type: ignore[attr-defined]  # Turn allows extra fields
         total += turn.reward
     return _finish(new, rubric, total)
@@ -121,14 +116,26 @@ async def rescore_trajectory_async(t: Trajectory, rubric: Any) -> Trajectory:
     total = 0.0
     for turn, action, observation in _steps(new):
         turn.reward = float(await rubric.acall(action, observation))
-        if judged := _judgements(rubric):
+        if judged := judgements(rubric):
             turn.judge = judged  # type: ignore[attr-defined]
         total += turn.reward
     return _finish(new, rubric, total)
 
 
 async def _rescore_all(trajectories: list[Trajectory], rubric: Any) -> list[Trajectory]:
-    return list(await asyncio.gather(*(rescore_trajectory_async(t, rubric) for t in trajectories)))
+    try:  # every episode runs to its end (no request is cut off), then the first error is raised
+        done = await asyncio.gather(
+            *(rescore_trajectory_async(t, rubric) for t in trajectories), return_exceptions=True
+        )
+    finally:
+        for r in [rubric, *(child for _, child in rubric.named_rubrics())]:
+            close = getattr(r, "aclose", None)
+            if callable(close):
+                await close()
+    for item in done:
+        if isinstance(item, BaseException):
+            raise item
+    return [t for t in done if isinstance(t, Trajectory)]
 
 
 def rescore(run_dir: str | Path, rubric_spec: str, out: str | Path, pass_rule: PassRule) -> dict[str, Any]:

@@ -20,7 +20,7 @@ rubric into any env; each component's score travels in
 
 from ._containers import Gate, Sequential, WeightedSum
 from ._external import HttpRubric, RewardServer
-from ._judge import Judgement, LLMJudge, judge_from_spec
+from ._judge import Judgement, LLMJudge, judge_from_spec, judgements
 from ._llm import AnthropicChat, LLMClient, OpenAIChat
 from ._rubric import EnvReward, FunctionRubric, Rubric, as_rubric
 from ._trajectory import DiscountedTrajectoryRubric, TrajectoryRubric
@@ -44,5 +44,6 @@ __all__ = [
     "WeightedSum",
     "as_rubric",
     "judge_from_spec",
+    "judgements",
     "with_rubric",
 ]

@@ -13,8 +13,8 @@ The prompt is ``prompt_template.format(action=..., observation=...)``. The score
 match) is the number. A number outside ``score_range`` is a parse failure unless
 ``out_of_range`` is ``"clamp"`` or ``"keep"``; with ``normalize`` the range maps onto
 [0, 1]. A reply the rule cannot read scores ``default_score`` and is recorded as a
-parse failure, with the reply, in ``last_judgement`` (and ``metadata["judge"]`` when the
-judge stamps an observation): never a silent 0.
+parse failure, with the reply, in ``last_judgement`` and, when a rubric holding the
+judge stamps an observation, in ``metadata["judge"][path]``: never a silent 0.
 
 Replies are cached by a content hash (client settings + prompt), in memory and, with
 ``cache_dir``, as one JSON file each on disk; identical prompts in flight at once share
@@ -206,14 +206,15 @@ class LLMJudge(Rubric):
         """The most requests that were in flight at once."""
         return self._shared.max_in_flight
 
+    async def aclose(self) -> None:
+        """Close the client's connections on this event loop (when it has ``aclose``)."""
+        close = getattr(self.client, "aclose", None)
+        if callable(close):
+            await close()
+
     def judgement_record(self) -> dict[str, Any] | None:
         """The last judgement as a dict (the reply included), or None."""
         return None if self.last_judgement is None else asdict(self.last_judgement)
-
-    def _stamp(self, observation: Any, score: float) -> Any:
-        observation = super()._stamp(observation, score)
-        observation.metadata["judge"] = self.judgement_record()
-        return observation
 
     async def _reply(self, key: str, prompt: str) -> tuple[str, bool]:
         shared = self._shared
@@ -340,6 +341,17 @@ def judge_from_spec(spec: str) -> LLMJudge:
         except ValueError as exc:
             raise ValueError(f"judge option {key}={value!r}: {exc}") from None
     return LLMJudge(prompt, head, **options)
+
+
+def judgements(rubric: Any) -> dict[str, Any]:
+    """``{path: record}`` of every LLM judge in ``rubric`` (itself included, under its
+    name) that the last scoring called."""
+    found = [("", rubric), *getattr(rubric, "named_rubrics", lambda: [])()]
+    out: dict[str, Any] = {}
+    for path, r in found:
+        if isinstance(r, LLMJudge) and r.last_score is not None:
+            out[path or r.name] = r.judgement_record()
+    return out
 
 
 def _client_key(client: Any) -> str:

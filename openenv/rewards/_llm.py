@@ -150,6 +150,14 @@ class _SDKChat(LLMClient):
     def _make_sdk(self) -> Any:
         raise NotImplementedError
 
+    async def aclose(self) -> None:
+        """Close this event loop's SDK client (its connections)."""
+        import asyncio
+
+        client = self._sdk.pop(asyncio.get_running_loop(), None)
+        if client is not None:
+            await client.close()
+
     def cache_key(self) -> str:
         return json.dumps(
             [self.provider, self.model, self.endpoint, self.system_prompt, self.temperature, self.max_tokens]

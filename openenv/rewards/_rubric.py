@@ -258,8 +258,12 @@ class Rubric:
         return self._stamp(observation, await self.acall(action, observation))
 
     def _stamp(self, observation: Any, score: float) -> Any:
+        from ._judge import judgements
+
         observation.reward = score
         observation.metadata["reward_breakdown"] = self.breakdown() or {self.name: score}
+        if judged := judgements(self):  # each LLM judge's reply: {path: record}
+            observation.metadata["judge"] = judged
         return observation
 
     def __repr__(self) -> str:

@@ -43,7 +43,7 @@ def test_a_tagged_score_in_a_range_is_normalised_and_the_reply_kept() -> None:
     assert server.prompts == ["Rate: hello"]
     assert server.bodies[0]["model"] == "judge-model"
     assert server.bodies[0]["temperature"] == 0.0
-    record = obs.metadata["judge"]
+    record = obs.metadata["judge"]["judge"]
     assert record["reply"] == "Good answer. <score>7</score>"
     assert record["parsed"]
     assert record["raw"] == 7.0
@@ -157,6 +157,7 @@ def test_anthropic_messages_api_and_a_judge_inside_a_weighted_sum() -> None:
         obs = total.apply(_act("hi"), _obs())
     assert obs.reward == pytest.approx(0.7)
     assert obs.metadata["reward_breakdown"]["judge"] == pytest.approx(0.4)
+    assert obs.metadata["judge"]["judge"]["reply"] == "<score>0.4</score>"  # a judge inside: under its path
     assert server.bodies[0]["system"] == "be fair"
     assert server.bodies[0]["model"] == "claude-judge"
     assert server.bodies[0]["temperature"] == 0.0
