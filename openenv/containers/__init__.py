@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typing as _typing
 
-from openenv._lazy import lazy_exports
+from openenv._lazy import lazy_exports as _lazy_exports
 
 from ._base import CONTAINER_PORT, Provider, Replica, ReplicaBase, wait_healthy
 from ._build import DEFAULT_BASE_IMAGE, build_base, build_env_image
@@ -53,6 +53,6 @@ if _typing.TYPE_CHECKING:
 
 
 # Monarch only when asked for
-__getattr__, __dir__ = lazy_exports(
+__getattr__, __dir__ = _lazy_exports(
     __name__, {"MonarchProvider": "._monarch", "MonarchReplicaPool": "._monarch"}, __all__
 )
