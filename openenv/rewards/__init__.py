@@ -20,9 +20,9 @@ rubric into any env; each component's score travels in
 
 from ._containers import Gate, Sequential, WeightedSum
 from ._external import HttpRubric, RewardServer
-from ._judge import Judgement, LLMJudge, judge_from_spec, judgements
+from ._judge import Judgement, LLMJudge, judge_from_spec
 from ._llm import AnthropicChat, LLMClient, OpenAIChat
-from ._rubric import EnvReward, FunctionRubric, Rubric, as_rubric
+from ._rubric import EnvReward, FunctionRubric, Rubric, as_rubric, judgements
 from ._trajectory import DiscountedTrajectoryRubric, TrajectoryRubric
 from ._wrap import with_rubric
 

@@ -343,17 +343,6 @@ def judge_from_spec(spec: str) -> LLMJudge:
     return LLMJudge(prompt, head, **options)
 
 
-def judgements(rubric: Any) -> dict[str, Any]:
-    """``{path: record}`` of every LLM judge in ``rubric`` (itself included, under its
-    name) that the last scoring called."""
-    found = [("", rubric), *getattr(rubric, "named_rubrics", lambda: [])()]
-    out: dict[str, Any] = {}
-    for path, r in found:
-        if isinstance(r, LLMJudge) and r.last_score is not None:
-            out[path or r.name] = r.judgement_record()
-    return out
-
-
 def _client_key(client: Any) -> str:
     key = getattr(client, "cache_key", None)
     return str(key()) if callable(key) else f"{type(client).__module__}.{type(client).__qualname__}"

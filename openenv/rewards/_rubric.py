@@ -258,8 +258,6 @@ class Rubric:
         return self._stamp(observation, await self.acall(action, observation))
 
     def _stamp(self, observation: Any, score: float) -> Any:
-        from ._judge import judgements
-
         observation.reward = score
         observation.metadata["reward_breakdown"] = self.breakdown() or {self.name: score}
         if judged := judgements(self):  # each LLM judge's reply: {path: record}
@@ -319,6 +317,19 @@ def named(children: Mapping[str, Rubric | ScoreFn] | Sequence[Rubric | ScoreFn])
             name, n = f"{rubric.name}_{n}", n + 1
         rubric.name = name
         out[name] = rubric
+    return out
+
+
+def judgements(rubric: Any) -> dict[str, Any]:
+    """``{path: record}`` of every rubric in ``rubric`` (itself included, under its name)
+    that keeps a record of its last scoring (``judgement_record()``: an LLM judge's reply)
+    and was called by the last scoring."""
+    found = [("", rubric), *getattr(rubric, "named_rubrics", lambda: [])()]
+    out: dict[str, Any] = {}
+    for path, r in found:
+        record = getattr(r, "judgement_record", None)
+        if callable(record) and getattr(r, "last_score", None) is not None:
+            out[path or r.name] = record()
     return out
 
 
