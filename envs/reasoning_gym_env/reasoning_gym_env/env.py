@@ -1,0 +1,132 @@
+"""The reasoning-gym environment: behaviour only. ``reasoning_gym`` is imported on first use."""
+
+from __future__ import annotations
+
+import functools
+import json
+import random
+import uuid
+from typing import Any
+
+from pydantic import ValidationError, model_validator
+from pydantic_core import PydanticCustomError
+
+from openenv import Environment, Execution, ValidationFailed
+
+from .models import RGAction, RGObservation, RGOptions, RGState
+
+
+def families() -> list[str]:
+    """The reasoning-gym dataset names this env serves (every registered one), sorted."""
+    from reasoning_gym.factory import DATASETS  # type: ignore[import-untyped]
+
+    return sorted(DATASETS)
+
+
+@functools.lru_cache(maxsize=64)
+def _dataset(family: str, size: int, seed: int, config_json: str) -> Any:
+    """The family's dataset (its entries are generated on demand, from ``seed`` and the index)."""
+    import reasoning_gym  # type: ignore[import-untyped]
+
+    if family not in families():
+        shown = ", ".join(families()[:8])
+        raise ValidationFailed(
+            f"unknown reasoning-gym family {family!r} (known: {shown}, ...; {len(families())} in all)",
+            family=family,
+        )
+    try:
+        return reasoning_gym.create_dataset(family, size=size, seed=seed, **json.loads(config_json))
+    except (TypeError, ValueError, AssertionError) as exc:  # unknown or out-of-range config fields
+        raise ValidationFailed(f"invalid config for reasoning-gym family {family!r}: {exc}") from None
+
+
+def dataset_of(options: RGOptions) -> Any:
+    """The dataset ``options`` describe; ``ValidationFailed`` for an unknown family or bad config."""
+    config = json.dumps(options.config, sort_keys=True)
+    return _dataset(options.family, options.size, options.dataset_seed, config)
+
+
+class ServerDefaults(RGOptions):
+    """``RGOptions`` as ``--env-kwargs``: the family and its config are checked when the
+    server starts (the client-side model cannot: it does not import reasoning-gym)."""
+
+    @model_validator(mode="after")
+    def _known_family(self) -> ServerDefaults:
+        try:
+            dataset_of(self)
+        except ValidationFailed as exc:
+            raise PydanticCustomError("unknown_family", "{reason}", {"reason": str(exc)}) from None
+        return self
+
+
+class ReasoningGymEnv(Environment[RGAction, RGObservation, RGState]):
+    """Answer one reasoning-gym question; reward is the family's own ``score_answer`` in [0, 1].
+
+    Reset options (``RGOptions``: ``family``, ``size``, ``dataset_seed``, ``index``,
+    ``config``; the constructor's keyword arguments are the defaults) choose the question;
+    the episode ends after one answer.
+    """
+
+    env_name = "reasoning_gym_env"
+    env_version = "0.1.0"
+    execution = Execution.INLINE  # generating and scoring one entry is fast
+    reset_options_model = RGOptions
+    env_kwargs_model = ServerDefaults  # --env-kwargs: checked when the server starts
+
+    def __init__(self, **defaults: Any) -> None:
+        """``defaults``: ``RGOptions`` fields used where a reset does not set them
+        (``openenv serve reasoning_gym --env-kwargs '{"family": "chain_sum"}'``)."""
+        self._defaults = RGOptions(**defaults)
+        dataset_of(self._defaults)  # an unknown family fails at startup, not at the first reset
+        self._state = RGState()
+        self._dataset: Any = None
+        self._entry: dict[str, Any] | None = None
+
+    def reset(
+        self,
+        *,
+        seed: int | None = None,
+        episode_id: str | None = None,
+        options: Any = None,
+    ) -> RGObservation:
+        if options is None:
+            options = RGOptions()
+        elif not isinstance(options, RGOptions):
+            options = RGOptions.model_validate(options)
+        merged = {**self._defaults.model_dump(), **options.model_dump(include=options.model_fields_set)}
+        try:
+            options = RGOptions.model_validate(merged)
+        except ValidationError as exc:
+            raise ValidationFailed(
+                f"reset options with the server's defaults: {exc.errors()[0]['msg']}"
+            ) from None
+        dataset = dataset_of(options)
+        if options.index is not None:
+            if options.index >= options.size:
+                raise ValidationFailed(f"index {options.index} is beyond the dataset's size {options.size}")
+            index = options.index
+        else:
+            index = random.Random(seed).randrange(options.size)
+        self._dataset = dataset
+        self._entry = dataset[index]
+        self._state = RGState(episode_id=episode_id or uuid.uuid4().hex, family=options.family, index=index)
+        return RGObservation(prompt=self._entry["question"], family=options.family)
+
+    def step(self, action: RGAction) -> RGObservation:
+        if self._entry is None or self._state.answered:
+            raise ValueError("the episode is over: reset to start another")
+        raw = self._dataset.score_answer(action.answer, self._entry)
+        value = min(1.0, max(0.0, float(raw or 0.0)))
+        self._state.step_count += 1
+        self._state.answered = True
+        self._state.score = value
+        return RGObservation(
+            prompt="",
+            family=self._state.family,
+            reward=value,
+            done=True,
+            metadata={"score": value, "expected": str(self._entry["answer"])},
+        )
+
+    def state(self) -> RGState:
+        return self._state.model_copy()

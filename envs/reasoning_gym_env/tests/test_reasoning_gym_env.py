@@ -1,0 +1,139 @@
+"""The reasoning-gym env over a real server: three families, the family's own scorer,
+determinism in the seed, and a typed error for an unknown family."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import reasoning_gym  # type: ignore[import-untyped]
+from reasoning_gym_env import MODELS, ReasoningGymEnv, RGAction, RGOptions, families
+
+from openenv import EnvClient
+from openenv._exceptions import ValidationFailed
+from openenv.containers._local import free_port
+
+ENV_DIR = Path(__file__).resolve().parents[1]
+FAMILIES = ["basic_arithmetic", "leg_counting", "chain_sum"]
+
+
+@pytest.fixture(scope="module")
+def url() -> Iterator[str]:
+    """``openenv serve envs/reasoning_gym_env`` in a child process, on a free loopback port."""
+    port = free_port()
+    cmd = [sys.executable, "-m", "openenv", "serve", str(ENV_DIR), "--host", "127.0.0.1", "--port", str(port)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"the server exited: {proc.stderr.read().decode() if proc.stderr else ''}")
+            try:
+                if httpx.get(f"{base}/health", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail("the server did not start in 60 s")
+            time.sleep(0.1)
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+
+
+def _entry(family: str, seed: int, size: int = 1000) -> dict[str, Any]:
+    """The entry the env asks for ``seed``, straight from reasoning-gym."""
+    dataset = reasoning_gym.create_dataset(family, size=size, seed=0)
+    return dict(dataset[random.Random(seed).randrange(size)])
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_oracle_answer_scores_full_marks_and_a_wrong_one_does_not(url: str, family: str) -> None:
+    expected = _entry(family, seed=7)
+    with EnvClient(url, MODELS) as env:
+        first = env.reset(seed=7, family=family)
+        assert first.observation.prompt == expected["question"]
+        assert first.observation.family == family
+        assert not first.done
+        right = env.step(RGAction(answer=expected["answer"]))
+        assert right.reward == 1.0
+        assert right.done
+        assert right.observation.metadata["expected"] == expected["answer"]
+        with pytest.raises(Exception, match="episode is over"):
+            env.step(RGAction(answer=expected["answer"]))
+        env.reset(seed=7, family=family)
+        wrong = env.step(RGAction(answer=f"{expected['answer']}0 not this"))
+        assert wrong.done
+        assert wrong.reward is not None
+        assert 0.0 <= wrong.reward < 1.0
+
+
+def test_same_seed_same_question_and_options_change_it(url: str) -> None:
+    with EnvClient(url, MODELS) as env:
+        prompts = [env.reset(seed=s, family="chain_sum").observation.prompt for s in (3, 3, 4)]
+        assert prompts[0] == prompts[1]
+        assert prompts[0] != prompts[2]
+        other_dataset = env.reset(seed=3, family="chain_sum", dataset_seed=1).observation.prompt
+        assert other_dataset != prompts[0]
+        by_index = env.reset(family="chain_sum", index=5, size=10, config={"min_terms": 4, "max_terms": 4})
+        entry = reasoning_gym.create_dataset("chain_sum", size=10, seed=0, min_terms=4, max_terms=4)[5]
+        assert by_index.observation.prompt == entry["question"]
+        assert env.state().index == 5
+
+
+def test_unknown_family_and_bad_config_are_typed_errors(url: str) -> None:
+    with EnvClient(url, MODELS) as env:
+        with pytest.raises(ValidationFailed, match="unknown reasoning-gym family 'no_such_family'"):
+            env.reset(seed=1, family="no_such_family")
+        with pytest.raises(ValidationFailed, match="invalid config for reasoning-gym family 'chain_sum'"):
+            env.reset(seed=1, family="chain_sum", config={"bogus": 1})
+        with pytest.raises(ValidationFailed, match="beyond the dataset's size"):
+            env.reset(family="chain_sum", index=10, size=10)
+        assert env.reset(seed=1, family="leg_counting").observation.prompt  # the session still works
+
+
+def test_env_kwargs_unknown_family_is_one_line() -> None:
+    cmd = [
+        sys.executable,
+        "-m",
+        "openenv",
+        "serve",
+        str(ENV_DIR),
+        "--port",
+        str(free_port()),
+        "--env-kwargs",
+        '{"family": "no_such_family"}',
+    ]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("openenv serve: --env-kwargs: ReasoningGymEnv")
+    assert "unknown reasoning-gym family 'no_such_family'" in lines[0]
+
+
+def test_env_kwargs_set_the_default_family() -> None:
+    env = ReasoningGymEnv(family="leg_counting", size=50)
+    obs = env.reset(seed=2)
+    assert obs.family == "leg_counting"
+    assert obs.prompt == _entry("leg_counting", seed=2, size=50)["question"]
+    assert env.reset(seed=2, options=RGOptions(family="chain_sum")).family == "chain_sum"
+
+
+def test_families_lists_the_registry() -> None:
+    served = families()
+    assert set(FAMILIES) <= set(served)
+    assert served == sorted(served)
