@@ -6,21 +6,20 @@ import functools
 import json
 import random
 import uuid
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import ValidationError, model_validator
 from pydantic_core import PydanticCustomError
 
 from openenv import Environment, Execution, ValidationFailed
 
+from ._families import FamilyTaskSet
 from .models import RGAction, RGObservation, RGOptions, RGState
 
 
 def families() -> list[str]:
     """The reasoning-gym dataset names this env serves (every registered one), sorted."""
-    from reasoning_gym.factory import DATASETS  # type: ignore[import-untyped]
-
-    return sorted(DATASETS)
+    return [task.id for task in ReasoningGymEnv.task_set.range()]
 
 
 @functools.lru_cache(maxsize=64)
@@ -71,6 +70,7 @@ class ReasoningGymEnv(Environment[RGAction, RGObservation, RGState]):
     env_version = "0.1.0"
     execution = Execution.INLINE  # generating and scoring one entry is fast
     reset_options_model = RGOptions
+    task_set: ClassVar[FamilyTaskSet] = FamilyTaskSet()  # the Task API lists the families
     env_kwargs_model = ServerDefaults  # --env-kwargs: checked when the server starts
 
     def __init__(self, **defaults: Any) -> None:

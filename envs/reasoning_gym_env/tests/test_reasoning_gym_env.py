@@ -137,3 +137,19 @@ def test_families_lists_the_registry() -> None:
     served = families()
     assert set(FAMILIES) <= set(served)
     assert served == sorted(served)
+
+
+def test_task_api_lists_the_families(url: str) -> None:
+    with httpx.Client(base_url=url, timeout=10) as http:
+        names = http.get("/list_environments").json()
+        assert len(names) == 1
+        name = names[0]
+        assert http.get(f"/{name}/splits").json() == [{"name": "train", "type": "train"}]
+        listed = http.post(f"/{name}/tasks", json={"split": "train"}).json()["tasks"]
+        assert [t["id"] for t in listed] == families()
+        assert http.post(f"/{name}/num_tasks", json={"split": "train"}).json() == {
+            "num_tasks": len(families())
+        }
+        chain_sum = next(t for t in listed if t["id"] == "chain_sum")
+        assert chain_sum["data"]["family"] == "chain_sum"
+        assert {"min_terms", "max_terms"} <= set(chain_sum["data"]["config_fields"])
