@@ -12,6 +12,7 @@ from pydantic import ValidationError, model_validator
 from pydantic_core import PydanticCustomError
 
 from openenv import Environment, Execution, ValidationFailed
+from openenv.tasks import TaskNotFound
 
 from ._families import FamilyTaskSet
 from .models import RGAction, RGObservation, RGOptions, RGState
@@ -29,18 +30,21 @@ def _dataset(family: str, size: int, seed: int, config_json: str) -> Any:
 
     if family not in families():
         shown = ", ".join(families()[:8])
-        raise ValidationFailed(
+        raise TaskNotFound(
             f"unknown reasoning-gym family {family!r} (known: {shown}, ...; {len(families())} in all)",
             family=family,
         )
     try:
         return reasoning_gym.create_dataset(family, size=size, seed=seed, **json.loads(config_json))
     except (TypeError, ValueError, AssertionError) as exc:  # unknown or out-of-range config fields
-        raise ValidationFailed(f"invalid config for reasoning-gym family {family!r}: {exc}") from None
+        raise TaskNotFound(
+            f"invalid config for reasoning-gym family {family!r}: {exc}", family=family
+        ) from None
 
 
 def dataset_of(options: RGOptions) -> Any:
-    """The dataset ``options`` describe; ``ValidationFailed`` for an unknown family or bad config."""
+    """The dataset ``options`` describe; ``TaskNotFound`` for an unknown family or a config
+    the family refuses (the Task API lists the families: no such task)."""
     config = json.dumps(options.config, sort_keys=True)
     return _dataset(options.family, options.size, options.dataset_seed, config)
 
@@ -53,7 +57,7 @@ class ServerDefaults(RGOptions):
     def _known_family(self) -> ServerDefaults:
         try:
             dataset_of(self)
-        except ValidationFailed as exc:
+        except TaskNotFound as exc:
             raise PydanticCustomError("unknown_family", "{reason}", {"reason": str(exc)}) from None
         return self
 
@@ -103,7 +107,7 @@ class ReasoningGymEnv(Environment[RGAction, RGObservation, RGState]):
         dataset = dataset_of(options)
         if options.index is not None:
             if options.index >= options.size:
-                raise ValidationFailed(f"index {options.index} is beyond the dataset's size {options.size}")
+                raise TaskNotFound(f"index {options.index} is beyond the dataset's size {options.size}")
             index = options.index
         else:
             index = random.Random(seed).randrange(options.size)

@@ -17,7 +17,7 @@ import reasoning_gym  # type: ignore[import-untyped]
 from reasoning_gym_env import MODELS, ReasoningGymEnv, RGAction, RGOptions, families
 
 from openenv import EnvClient
-from openenv._exceptions import ValidationFailed
+from openenv._exceptions import TaskNotFound
 from openenv.containers._local import free_port
 
 ENV_DIR = Path(__file__).resolve().parents[1]
@@ -96,11 +96,11 @@ def test_same_seed_same_question_and_options_change_it(url: str) -> None:
 
 def test_unknown_family_and_bad_config_are_typed_errors(url: str) -> None:
     with EnvClient(url, MODELS) as env:
-        with pytest.raises(ValidationFailed, match="unknown reasoning-gym family 'no_such_family'"):
+        with pytest.raises(TaskNotFound, match="unknown reasoning-gym family 'no_such_family'"):
             env.reset(seed=1, family="no_such_family")
-        with pytest.raises(ValidationFailed, match="invalid config for reasoning-gym family 'chain_sum'"):
+        with pytest.raises(TaskNotFound, match="invalid config for reasoning-gym family 'chain_sum'"):
             env.reset(seed=1, family="chain_sum", config={"bogus": 1})
-        with pytest.raises(ValidationFailed, match="beyond the dataset's size"):
+        with pytest.raises(TaskNotFound, match="beyond the dataset's size"):
             env.reset(family="chain_sum", index=10, size=10)
         assert env.reset(seed=1, family="leg_counting").observation.prompt  # the session still works
 
