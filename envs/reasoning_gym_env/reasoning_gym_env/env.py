@@ -72,7 +72,7 @@ class ReasoningGymEnv(Environment[RGAction, RGObservation, RGState]):
 
     env_name = "reasoning_gym_env"
     env_version = "0.1.0"
-    execution = Execution.INLINE  # generating and scoring one entry is fast
+    execution = Execution.AUTO  # most families generate in microseconds; some (sudoku, mazes) do not
     reset_options_model = RGOptions
     task_set: ClassVar[FamilyTaskSet] = FamilyTaskSet()  # the Task API lists the families
     env_kwargs_model = ServerDefaults  # --env-kwargs: checked when the server starts
