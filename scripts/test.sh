@@ -44,4 +44,4 @@ echo "test: ruff"
 echo "test: mypy"
 .venv/bin/mypy
 echo "test: pytest"
-.venv/bin/python -m pytest -q -rs "$@"  # -rs: every skip and its reason
+.venv/bin/python -m pytest -q -rsx "$@"  # -rsx: every skip and expected failure, with its reason
