@@ -1,11 +1,9 @@
 """``openenv eval export``: a run as Harbor's ATIF (validated by Harbor's own model, in a
-Python 3.12 venv with ``harbor`` built once under .cache/) and as upstream 0.10's
+Python 3.12 venv with ``harbor``, ``.venv-harbor``, made by the test command) and as upstream 0.10's
 ``openenv collect`` results.jsonl (read back by upstream's own serializer and record)."""
 
 from __future__ import annotations
 
-import fcntl
-import glob
 import json
 import os
 import subprocess
@@ -17,7 +15,7 @@ import pytest
 from openenv.eval import EvalConfig, Trajectory, export, load_trajectories, run_eval, to_atif, to_upstream
 
 ROOT = Path(__file__).resolve().parents[2]
-HARBOR_VENV = ROOT / ".cache" / "harbor-venv"
+HARBOR_VENV = ROOT / ".venv-harbor"
 UPSTREAM_PY = ROOT / ".venv-upstream" / "bin" / "python"
 pytestmark = pytest.mark.timeout(900)
 
@@ -59,27 +57,11 @@ def _with_tool_calls(t: Trajectory) -> Trajectory:
 
 
 def _harbor_python() -> Path:
-    """Harbor's venv (built once, under a lock, from PyPI); skips with the reason otherwise."""
+    """Harbor's own venv, made by the test command (scripts/setup.d/56-harbor.sh); skips
+    with the reason otherwise."""
     python = HARBOR_VENV / "bin" / "python"
-    done = HARBOR_VENV / ".ready"
-    HARBOR_VENV.parent.mkdir(exist_ok=True)
-    with open(HARBOR_VENV.parent / "harbor-venv.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not done.exists():
-            found = sorted(glob.glob("/root/.pyenv/versions/3.12*/bin/python")) + sorted(
-                glob.glob("/usr/bin/python3.12")
-            )
-            if not found:
-                pytest.skip("Harbor needs Python 3.12, which this machine lacks")
-            steps = [
-                [found[0], "-m", "venv", str(HARBOR_VENV)],
-                [str(python), "-m", "pip", "install", "-q", "harbor"],
-            ]
-            for step in steps:
-                proc = subprocess.run(step, capture_output=True, text=True, timeout=600)
-                if proc.returncode != 0:
-                    pytest.skip(f"could not build Harbor's venv ({' '.join(step[:3])}): {proc.stderr[-300:]}")
-            done.touch()
+    if not python.exists():
+        pytest.skip(f"no Harbor venv at {HARBOR_VENV} (bash scripts/test.sh makes it: Python >= 3.12)")
     return python
 
 
