@@ -21,6 +21,7 @@ Task API routes (``/{env_name}/splits``, ``/tasks``, ``/num_tasks``, ``/task``,
 """
 
 from .._exceptions import TaskNotFound
+from ._rows import Rows
 from ._taskset import Task, TaskOptions, TaskSet
 
-__all__ = ["Task", "TaskNotFound", "TaskOptions", "TaskSet"]
+__all__ = ["Rows", "Task", "TaskNotFound", "TaskOptions", "TaskSet"]

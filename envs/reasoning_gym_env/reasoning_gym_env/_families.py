@@ -9,29 +9,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from openenv.tasks import TaskSet
-
-
-class _Rows:
-    """A list of rows with the ``datasets.Dataset`` methods ``TaskSet`` reads."""
-
-    def __init__(self, rows: list[dict[str, Any]]) -> None:
-        self._rows = rows
-        self.column_names = list(rows[0]) if rows else ["id"]
-
-    def __len__(self) -> int:
-        return len(self._rows)
-
-    def __getitem__(self, key: int | str) -> Any:
-        if isinstance(key, str):
-            return [row.get(key) for row in self._rows]
-        return dict(self._rows[key])
-
-    def select(self, indices: range) -> _Rows:
-        return _Rows([self._rows[i] for i in indices])
-
-    def to_list(self) -> list[dict[str, Any]]:
-        return [dict(row) for row in self._rows]
+from openenv.tasks import Rows, TaskSet
 
 
 class FamilyTaskSet(TaskSet):
@@ -48,4 +26,4 @@ class FamilyTaskSet(TaskSet):
             config_class = DATASETS[name][1]
             fields = [f.name for f in dataclasses.fields(config_class) if f.name not in ("seed", "size")]
             rows.append({"id": name, "family": name, "config_fields": fields})
-        return {"train": _Rows(rows)}
+        return {"train": Rows(rows)}

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from openenv.tasks import Task, TaskSet
+from openenv.tasks import Rows, Task, TaskSet
 
 from ._harbor import ImageSettings, TaskFormatError
 
@@ -173,28 +173,6 @@ def task_dirs(root: Path) -> list[Path]:
     )
 
 
-class _Rows:
-    """The few ``datasets.Dataset`` methods ``TaskSet`` reads, over a list of rows."""
-
-    def __init__(self, rows: list[dict[str, Any]]) -> None:
-        self._rows = rows
-        self.column_names = list(rows[0]) if rows else ["id"]
-
-    def __len__(self) -> int:
-        return len(self._rows)
-
-    def __getitem__(self, key: int | str) -> Any:
-        if isinstance(key, str):
-            return [row.get(key) for row in self._rows]
-        return dict(self._rows[key])
-
-    def select(self, indices: range) -> _Rows:
-        return _Rows([self._rows[i] for i in indices])
-
-    def to_list(self) -> list[dict[str, Any]]:
-        return [dict(row) for row in self._rows]
-
-
 class HarborTaskSet(TaskSet):
     """Task folders under ``root`` as a one-split (``train``) ``TaskSet``; each task's
     ``data`` holds ``path``, ``instruction``, ``category``, ``difficulty``.
@@ -226,4 +204,4 @@ class HarborTaskSet(TaskSet):
                 }
             )
         self.broken = broken
-        return {"train": _Rows(rows)}
+        return {"train": Rows(rows)}
