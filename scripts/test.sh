@@ -44,4 +44,4 @@ echo "test: ruff"
 echo "test: mypy"
 .venv/bin/mypy
 echo "test: pytest"
-.venv/bin/python -m pytest -q -rsx "$@"  # -rsx: every skip and expected failure, with its reason
+.venv/bin/python -m pytest -q -rfEsx --durations=30 "$@"  # -rfEsx: every failure, error, skip and expected failure, with its reason; the 30 slowest tests
