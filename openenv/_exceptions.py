@@ -35,6 +35,9 @@
     │   │                             also a RuntimeError
     │   └── EnvKwargsError            --env-kwargs do not fit the env's constructor; also a ValueError
     ├── ManifestError                 openenv.yaml is missing or invalid; also a ValueError
+    ├── CatalogError                  openenv.catalog: a catalog cannot be built, read or searched;
+    │   │                             also a ValueError
+    │   └── MetadataError             one env's committed metadata is unusable (carries ``code``)
     ├── InitError                     openenv init: unusable name or taken folder; also a ValueError
     ├── ProbeError                    openenv validate: the server did not answer as a probe expected
     ├── EnvNotFound                   openenv serve: the target names no env; also a LookupError
@@ -337,6 +340,19 @@ class EnvKwargsError(ServeFailed, ValueError):
 
 class ManifestError(OpenEnvError, ValueError):
     """``openenv.yaml`` is missing or does not hold a valid manifest."""
+
+
+class CatalogError(OpenEnvError, ValueError):
+    """A catalog cannot be built, read, compared or searched without breaking its profile."""
+
+
+class MetadataError(CatalogError):
+    """One env's committed metadata is unusable; ``code`` is the catalog issue code
+    (``missing_metadata``, ``invalid_metadata``, ``symlink_metadata``, ``metadata_limit``)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 class InitError(OpenEnvError, ValueError):
