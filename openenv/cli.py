@@ -172,6 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_serve)
 
     from .authoring._cli import add_commands as add_authoring_commands
+    from .catalog._cli import add_commands as add_catalog_commands
     from .containers._cli import add_commands as add_container_commands
     from .hub._cli import add_commands as add_hub_commands
     from .k8s._cli import add_commands as add_k8s_commands
@@ -180,6 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_container_commands(sub)  # build, run, ps, stop, gc
     add_mcp_commands(sub)  # mcp
     add_authoring_commands(sub)  # init, validate
+    add_catalog_commands(sub)  # catalog, discover
     add_hub_commands(sub)  # push, pull
     add_k8s_commands(sub)  # k8s
 
