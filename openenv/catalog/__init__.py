@@ -54,7 +54,9 @@ _WHERE = {
     "EnvironmentCard": "._card",
     "DiscoveryDeclaration": "._declare",
     **dict.fromkeys(("compare_catalogs", "resolve_entry", "search_catalog"), "._search"),
-    **dict.fromkeys(("CatalogChanges", "CatalogIssue", "CatalogSnapshot", "DiscoveryEntry", "SearchMatch"), "._snapshot"),
+    **dict.fromkeys(
+        ("CatalogChanges", "CatalogIssue", "CatalogSnapshot", "DiscoveryEntry", "SearchMatch"), "._snapshot"
+    ),
     **dict.fromkeys(("catalog_digest", "load_catalog", "read_catalog", "write_catalog"), "._store"),
 }
 

@@ -70,13 +70,17 @@ def build_catalog(
             err = exc.errors(include_url=False)[0]
             where = ".".join(str(p) for p in err["loc"])
             message = f"Metadata does not satisfy the declaration profile: {where}: {err['msg']}"
-            issues.append(CatalogIssue(path=folder, code="invalid_metadata", message=message, severity="error"))
+            issues.append(
+                CatalogIssue(path=folder, code="invalid_metadata", message=message, severity="error")
+            )
         else:
             entries.append(entry)
             issues.extend(warnings)
     snapshot = CatalogSnapshot(
         publisher=publisher,
-        source=RepositorySource(provider="github", id=tree.repository_id, uri=tree.uri, revision=tree.revision),
+        source=RepositorySource(
+            provider="github", id=tree.repository_id, uri=tree.uri, revision=tree.revision
+        ),
         inventory=Inventory(root=tree.root, paths=tree.environments),
         entries=entries,
         issues=issues,
@@ -117,9 +121,12 @@ def _entry(
         raise MetadataError("invalid_metadata", "Environment needs a declared name")
     if not isinstance(description, str) or not description.strip():
         raise MetadataError(
-            "invalid_metadata", f"Environment needs an authored task description (description: in {manifest_path})"
+            "invalid_metadata",
+            f"Environment needs an authored task description (description: in {manifest_path})",
         )
-    license_, license_url, license_from, issues = _license(tree, folder, declared, project, readme, root_project)
+    license_, license_url, license_from, issues = _license(
+        tree, folder, declared, project, readme, root_project
+    )
     provenance: dict[str, Any] = {"name": name_from, "description": description_from, "source": tree.uri}
     if license_from is not None:
         provenance["license"] = license_from
@@ -219,10 +226,11 @@ def _license(
         )
         return "unknown", None, None, [warning]
     if known:
-        lic, origin = known[0]
-        return lic.expression, None if lic.expression == "unknown" else tree.url(origin), origin, []
-    lic = read_license(root_project.get("license"))
-    if lic is None:
+        first, origin = known[0]
+        url = None if first.expression == "unknown" else tree.url(origin)
+        return first.expression, url, origin, []
+    stated_root = read_license(root_project.get("license"))
+    if stated_root is None:
         return "unknown", None, None, []
     origin = "pyproject.toml"
     for name in root_project.get("license-files", []):
@@ -230,4 +238,5 @@ def _license(
             tree.read(name, required=True)
             origin = name
             break
-    return lic.expression, None if lic.expression == "unknown" else tree.url(origin), origin, []
+    expression = stated_root.expression
+    return expression, None if expression == "unknown" else tree.url(origin), origin, []

@@ -10,23 +10,33 @@ from __future__ import annotations
 
 import re
 from pathlib import PurePosixPath
-from typing import Annotated, Literal
+from typing import Annotated, Final, Literal
 from urllib.parse import urlsplit
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    field_validator,
+    model_validator,
+)
+from pydantic.config import JsonDict
 
 from ._spdx import license_expression, openenv_requirement
 
-PROFILE_VERSION = "0.1-draft"
-ENVIRONMENT_MEDIA_TYPE = "application/vnd.openenv.environment-card+json"
-ARD_CONTEXT = "https://agenticresourcediscovery.org/context/v1"
+PROFILE_VERSION: Final = "0.1-draft"
+ENVIRONMENT_MEDIA_TYPE: Final = "application/vnd.openenv.environment-card+json"
+ARD_CONTEXT: Final = "https://agenticresourcediscovery.org/context/v1"
 #: The orchestrator's controls: never an agent's tool or capability.
 SIMULATION_CONTROLS = frozenset({"reset", "step", "state", "get_state"})
 
 NonEmpty = Annotated[str, StringConstraints(min_length=1, max_length=8192, pattern=r"\S")]
 #: Either none, or 2 to 5 example queries.
 RepresentativeQueries = (
-    Annotated[list[NonEmpty], Field(max_length=0)] | Annotated[list[NonEmpty], Field(min_length=2, max_length=5)]
+    Annotated[list[NonEmpty], Field(max_length=0)]
+    | Annotated[list[NonEmpty], Field(min_length=2, max_length=5)]
 )
 #: A full SHA-1 or SHA-256 commit id: a branch or tag name is not a pin.
 Revision = Annotated[str, StringConstraints(pattern=r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")]
@@ -52,8 +62,12 @@ def relative_path(value: str) -> str:
     if value == ".":
         return value
     parts = value.split("/")
-    if not value or _BAD.search(value) or "\\" in value or PurePosixPath(value).is_absolute() or any(
-        p in ("", ".", "..") for p in parts
+    if (
+        not value
+        or _BAD.search(value)
+        or "\\" in value
+        or PurePosixPath(value).is_absolute()
+        or any(p in ("", ".", "..") for p in parts)
     ):
         raise ValueError("path must be a normalized repository-relative POSIX path")
     return value
@@ -97,8 +111,11 @@ def github_repository(uri: str) -> str:
 def metadata_url(value: str) -> str:
     """``value`` if it is an HTTPS URL with a host and no user or password."""
     parts = urlsplit(value)
-    if parts.scheme != "https" or not parts.hostname or parts.username is not None or (
-        parts.password is not None or "\\" in parts.netloc
+    if (
+        parts.scheme != "https"
+        or not parts.hostname
+        or parts.username is not None
+        or (parts.password is not None or "\\" in parts.netloc)
     ):
         raise ValueError("metadata references must be credential-free HTTPS URLs")
     return value
@@ -110,7 +127,9 @@ MetadataURL = Annotated[NonEmpty, AfterValidator(metadata_url)]
 class ProfileModel(BaseModel):
     """Strict, frozen, no unknown keys, no NaN: the base of every catalog record."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, populate_by_name=True, allow_inf_nan=False)
+    model_config = ConfigDict(
+        extra="forbid", strict=True, frozen=True, populate_by_name=True, allow_inf_nan=False
+    )
 
 
 class Owner(ProfileModel):
@@ -168,14 +187,17 @@ class AgentToolsInterface(ProfileModel):
 
 Interface = Annotated[OrchestrationInterface | AgentToolsInterface, Field(discriminator="role")]
 
-_CARD_SCHEMA = {
+_CARD_SCHEMA: JsonDict = {
     "$comment": (
         "The schema checks shape, paths and which fields go together; a full check also parses "
         "the URIs, the SPDX expression and the requirement (openenv.catalog does)."
     ),
     "allOf": [
         {
-            "if": {"properties": {"artifact_availability": {"const": "resolvable"}}, "required": ["artifact_availability"]},
+            "if": {
+                "properties": {"artifact_availability": {"const": "resolvable"}},
+                "required": ["artifact_availability"],
+            },
             "then": {"properties": {"artifacts": {"minItems": 1}}, "required": ["artifacts"]},
             "else": {"properties": {"artifacts": {"maxItems": 0}}},
         },
@@ -204,7 +226,11 @@ class EnvironmentCard(ProfileModel):
     license_url: MetadataURL | None = None
     interfaces: list[Interface] = Field(
         json_schema_extra={
-            "contains": {"type": "object", "properties": {"role": {"const": "orchestration"}}, "required": ["role"]},
+            "contains": {
+                "type": "object",
+                "properties": {"role": {"const": "orchestration"}},
+                "required": ["role"],
+            },
             "minContains": 1,
             "maxContains": 1,
         }

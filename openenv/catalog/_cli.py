@@ -100,7 +100,10 @@ def _discover(args: argparse.Namespace) -> int:
     except (CatalogError, ValueError) as exc:
         return _fail("discover", exc)
     if args.json:
-        results = [{**m.entry.model_dump(by_alias=True, exclude_none=True, mode="json"), "score": m.score} for m in matches]
+        results = [
+            {**m.entry.model_dump(by_alias=True, exclude_none=True, mode="json"), "score": m.score}
+            for m in matches
+        ]
         print(json.dumps({"results": results, "snapshot": snapshot.digest, "metadataOnly": True}, indent=2))
         return 0
     for m in matches:
@@ -119,13 +122,21 @@ def add_commands(sub: Any) -> None:
     cmds = p.add_subparsers(dest="catalog_command", metavar="{build,inspect,diff}", required=True)
 
     b = cmds.add_parser("build", help="catalog every env folder of a Git repository at one commit")
-    b.add_argument("--repository", required=True, help="a local Git repository (only committed files are read)")
-    b.add_argument("--repository-uri", required=True, help="where readers get it: https://github.com/OWNER/NAME.git")
+    b.add_argument(
+        "--repository", required=True, help="a local Git repository (only committed files are read)"
+    )
+    b.add_argument(
+        "--repository-uri", required=True, help="where readers get it: https://github.com/OWNER/NAME.git"
+    )
     b.add_argument("--publisher", required=True, help="the DNS name publishing the catalog, e.g. example.org")
     b.add_argument("--output", required=True, help="the snapshot JSON file to write")
     b.add_argument("--revision", default="HEAD", help="commit or ref to catalog (default HEAD)")
-    b.add_argument("--root", default="envs", help="folder whose direct children are env folders (default envs)")
-    b.add_argument("--namespace", default="openenv", help="the publisher's name for this catalog (default openenv)")
+    b.add_argument(
+        "--root", default="envs", help="folder whose direct children are env folders (default envs)"
+    )
+    b.add_argument(
+        "--namespace", default="openenv", help="the publisher's name for this catalog (default openenv)"
+    )
     b.set_defaults(func=_build)
 
     i = cmds.add_parser("inspect", help="print one entry of a catalog by its exact identifier")
@@ -143,6 +154,8 @@ def add_commands(sub: Any) -> None:
     q.add_argument("query", nargs="?", default="", help="words describing the task (none: list every entry)")
     q.add_argument("--catalog", required=True, help="a complete snapshot JSON file")
     q.add_argument("--limit", type=int, default=20, help="at most this many results, 1 to 1000 (default 20)")
-    q.add_argument("--filter", action="append", metavar="FIELD=VALUE", help="exact match on license, name, tags, ...")
+    q.add_argument(
+        "--filter", action="append", metavar="FIELD=VALUE", help="exact match on license, name, tags, ..."
+    )
     q.add_argument("--json", action="store_true", help="print the matching entries as JSON")
     q.set_defaults(func=_discover)

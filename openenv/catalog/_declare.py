@@ -94,9 +94,11 @@ def yaml_mapping(text: str, path: str) -> dict[str, Any]:
             return seen
 
     try:
-        value = yaml.load(text, Loader=Loader)  # noqa: S506 - a SafeLoader subclass
+        value = yaml.load(text, Loader=Loader)  # a SafeLoader subclass
     except (yaml.YAMLError, RecursionError) as exc:
-        raise MetadataError("invalid_metadata", f"Invalid YAML metadata: {path}: {_first_line(exc)}") from None
+        raise MetadataError(
+            "invalid_metadata", f"Invalid YAML metadata: {path}: {_first_line(exc)}"
+        ) from None
     if not isinstance(value, dict):
         raise MetadataError("invalid_metadata", f"Metadata must be a mapping: {path}")
     return value

@@ -28,20 +28,22 @@ class GitTree:
             self.root = relative_path(root)
         except ValueError as exc:
             raise CatalogError(str(exc)) from None
-        self.path = Path(repository)
+        self.repository = Path(repository)
         self.uri = uri
-        if not self.path.is_dir():
-            raise CatalogError(f"{self.path} is not a folder")
+        if not self.repository.is_dir():
+            raise CatalogError(f"{self.repository} is not a folder")
         if revision.startswith("-"):
             raise CatalogError(f"revision {revision!r} is not a commit or ref")
-        out = self._git(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{revision}^{{commit}}"], 256)
+        out = self._git(
+            ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{revision}^{{commit}}"], 256
+        )
         if out is None:
-            raise CatalogError(f"no commit {revision!r} in {self.path} (is it a Git repository?)")
+            raise CatalogError(f"no commit {revision!r} in {self.repository} (is it a Git repository?)")
         self.revision = out.decode("ascii").strip()
         self.files = self._list()
         prefix = "" if self.root == "." else self.root + "/"
         if not any(p.startswith(prefix) for p in self.files):
-            raise CatalogError(f"no folder {self.root!r} at {self.revision[:12]} in {self.path}")
+            raise CatalogError(f"no folder {self.root!r} at {self.revision[:12]} in {self.repository}")
         self.environments = sorted(
             p.rsplit("/", 1)[0]
             for p in self.files
@@ -52,11 +54,16 @@ class GitTree:
 
     def _git(self, args: list[str], limit: int) -> bytes | None:
         """Git's stdout (at most ``limit`` bytes), None when it exits non-zero."""
-        env = {**os.environ, "GIT_NO_REPLACE_OBJECTS": "1", "GIT_NO_LAZY_FETCH": "1", "GIT_TERMINAL_PROMPT": "0"}
+        env = {
+            **os.environ,
+            "GIT_NO_REPLACE_OBJECTS": "1",
+            "GIT_NO_LAZY_FETCH": "1",
+            "GIT_TERMINAL_PROMPT": "0",
+        }
         env.pop("GIT_DIR", None)
         try:
             done = subprocess.run(
-                ["git", "--no-pager", "-C", str(self.path), *args],
+                ["git", "--no-pager", "-C", str(self.repository), *args],
                 capture_output=True,
                 env=env,
                 timeout=GIT_TIMEOUT_S,
@@ -65,18 +72,20 @@ class GitTree:
         except FileNotFoundError:
             raise CatalogError("git is not installed (the catalog reads committed files with it)") from None
         except subprocess.TimeoutExpired:
-            raise CatalogError(f"git {args[0]} took over {GIT_TIMEOUT_S:.0f} s in {self.path}") from None
+            raise CatalogError(
+                f"git {args[0]} took over {GIT_TIMEOUT_S:.0f} s in {self.repository}"
+            ) from None
         if done.returncode != 0:
             return None
         if len(done.stdout) > limit:
-            raise CatalogError(f"git {args[0]} output over {limit} bytes in {self.path}")
+            raise CatalogError(f"git {args[0]} output over {limit} bytes in {self.repository}")
         return done.stdout
 
     def _list(self) -> dict[str, tuple[str, str, int]]:
         """Every blob of the commit: path -> (mode, object id, size)."""
         out = self._git(["ls-tree", "-r", "-l", "-z", "--full-tree", self.revision], MAX_TREE_BYTES)
         if out is None:
-            raise CatalogError(f"cannot list the files of {self.revision[:12]} in {self.path}")
+            raise CatalogError(f"cannot list the files of {self.revision[:12]} in {self.repository}")
         files = {}
         for row in out.split(b"\x00"):
             if not row:

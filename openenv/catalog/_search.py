@@ -42,7 +42,9 @@ def search_catalog(
     filters = filters or {}
     unknown = sorted(filters.keys() - SUPPORTED_FILTERS)
     if unknown:
-        raise CatalogError(f"Unsupported filter: {', '.join(unknown)} (one of {', '.join(sorted(SUPPORTED_FILTERS))})")
+        raise CatalogError(
+            f"Unsupported filter: {', '.join(unknown)} (one of {', '.join(sorted(SUPPORTED_FILTERS))})"
+        )
     wanted = _words(query)
     matches = []
     for entry in snapshot.entries:
@@ -82,7 +84,9 @@ def compare_catalogs(previous: CatalogSnapshot, current: CatalogSnapshot) -> Cat
         added=[new[p] for p in sorted(new.keys() - old.keys())],
         withdrawn=[old[p] for p in sorted(old.keys() - new.keys())],
         superseded=[
-            SupersededEntry(previous=old[p], current=new[p]) for p in both if old[p].identifier != new[p].identifier
+            SupersededEntry(previous=old[p], current=new[p])
+            for p in both
+            if old[p].identifier != new[p].identifier
         ],
         corrected=[
             SupersededEntry(previous=old[p], current=new[p])

@@ -30,7 +30,9 @@ class DiscoveryEntry(ProfileModel):
     """One env at one commit, as a discovery record: ``identifier`` is
     ``urn:air:<publisher>:<namespace>:<locator>:<revision>``."""
 
-    context: Literal["https://agenticresourcediscovery.org/context/v1"] = Field(default=ARD_CONTEXT, alias="@context")
+    context: Literal["https://agenticresourcediscovery.org/context/v1"] = Field(
+        default=ARD_CONTEXT, alias="@context"
+    )
     identifier: NonEmpty
     display_name: NonEmpty = Field(alias="displayName")
     type: Literal["application/vnd.openenv.environment-card+json"] = ENVIRONMENT_MEDIA_TYPE
@@ -43,7 +45,10 @@ class DiscoveryEntry(ProfileModel):
 
     @model_validator(mode="after")
     def _pinned_and_honest(self) -> DiscoveryEntry:
-        if not (self.identifier.startswith("urn:air:") and self.identifier.endswith(":" + self.data.source.revision)):
+        if not (
+            self.identifier.startswith("urn:air:")
+            and self.identifier.endswith(":" + self.data.source.revision)
+        ):
             raise ValueError("identifier must name one immutable revision card")
         if any(c.casefold() in SIMULATION_CONTROLS for c in self.capabilities):
             raise ValueError("agent capabilities must not advertise simulation control")

@@ -50,7 +50,9 @@ def read_license(value: object) -> License | None:
         return None
     if isinstance(value, dict):
         if "file" in value and "text" in value:
-            raise MetadataError("invalid_metadata", "License file and text declarations are mutually exclusive")
+            raise MetadataError(
+                "invalid_metadata", "License file and text declarations are mutually exclusive"
+            )
         value = value.get("text")
         if value is None:
             return License("unknown")
@@ -78,7 +80,9 @@ def framework_requirement(project: dict[str, Any]) -> str | None:
         try:
             name = requirements.Requirement(item).name
         except requirements.InvalidRequirement:
-            raise MetadataError("invalid_metadata", f"Invalid package dependency declaration: {item!r}") from None
+            raise MetadataError(
+                "invalid_metadata", f"Invalid package dependency declaration: {item!r}"
+            ) from None
         if _packaging("utils").canonicalize_name(name) == "openenv":
             found.append(item)
     if len(found) > 1:

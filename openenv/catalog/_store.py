@@ -19,7 +19,9 @@ MAX_CATALOG_BYTES = 16 * 1024 * 1024
 
 
 def _canonical(data: object) -> bytes:
-    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+    return json.dumps(
+        data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    ).encode()
 
 
 def catalog_digest(snapshot: CatalogSnapshot) -> str:
@@ -38,7 +40,9 @@ def require_complete(snapshot: CatalogSnapshot) -> None:
     """``CatalogError`` unless every env folder has an entry and the digest holds."""
     if not snapshot.complete:
         failed = sorted({i.path for i in snapshot.issues if i.severity == "error"})
-        raise CatalogError(f"The configured catalog is incomplete (no entry for {', '.join(failed) or 'some folders'})")
+        raise CatalogError(
+            f"The configured catalog is incomplete (no entry for {', '.join(failed) or 'some folders'})"
+        )
     if catalog_digest(snapshot) != snapshot.digest:
         raise CatalogError("Catalog content does not match its snapshot digest")
 

@@ -1,0 +1,3 @@
+"""Upstream's ``openenv.discovery.errors``: the catalog error of our one tree."""
+
+from .._exceptions import CatalogError as CatalogError
