@@ -30,6 +30,7 @@ from openenv.sandbox._procs import kill_group
 from openenv.sandbox._run import run_process
 
 from ._harbor import ImageSettings
+from ._services import SessionServices
 
 LABEL = "openenv.terminal.session"
 OWNER_LABEL = "openenv.terminal.owner"  # the TaskImages that made it (removed at its close)
@@ -92,6 +93,7 @@ class ContainerBox:
         task_id: str,
         *,
         owner: str = "",
+        service_tags: dict[str, str] | None = None,
     ) -> None:
         self.client = client
         self.image = image
@@ -101,25 +103,41 @@ class ContainerBox:
         self._groups: set[int] = set()
         self._docker = _docker_cli()
         self.disk_note = ""
+        labels = {LABEL: task_id, OWNER_LABEL: owner}
+        compose = settings.compose
         kw = {
             "command": ["sleep", "infinity"],
             "entrypoint": [],
             "detach": True,
             "init": True,
-            "labels": {LABEL: task_id, OWNER_LABEL: owner},
+            "labels": labels,
             "security_opt": ["no-new-privileges"],
-            "environment": dict(settings.env),
+            "environment": {**settings.env, **dict(compose.main_env if compose else ())},
             **limits.run_kwargs(),
         }
         if settings.workdir:
             kw["working_dir"] = settings.workdir
-        if settings.network:
+        self.services: SessionServices | None = None
+        if compose is not None:  # the session's own network, its services on it (_services.py)
+            self.services = SessionServices(client, compose, service_tags or {}, labels, limits.run_kwargs())
+            kw["network"] = self.services.name
+            kw["networking_config"] = self.services.endpoint()
+        elif settings.network:
             from openenv.containers._network import network_id
 
             kw["network"] = network_id(client)
         else:
             kw["network_mode"] = "none"
-        self.container = self._run(kw)
+        try:
+            self.container = self._run(kw)
+            if compose is not None and settings.network:
+                from openenv.containers._network import network_id
+
+                client.networks.get(network_id(client)).connect(self.container)
+        except BaseException:
+            if self.services is not None:
+                self.services.close()
+            raise
         self.id: str = self.container.id
         self.container.reload()
         self.inner_workdir: str = self.container.attrs["Config"].get("WorkingDir") or "/"
@@ -149,7 +167,8 @@ class ContainerBox:
             "level": "container",
             "image": self.image,
             "container": self.id[:12],
-            "network": "isolated bridge" if self.network else "none",
+            "network": ("isolated bridge" if self.network else "none")
+            + (f" + session network ({len(self.services.containers)} services)" if self.services else ""),
             "memory_mb": self.limits.memory_mb,
             "cpus": self.limits.cpus,
             "pids": self.limits.pids,
@@ -236,3 +255,5 @@ class ContainerBox:
             kill_group(pgid)
         with contextlib.suppress(docker.errors.APIError):
             self.container.remove(force=True)
+        if self.services is not None:
+            self.services.close()

@@ -10,6 +10,9 @@ that apply to one container per session::
                    (the older spelling: true is "public"), env = {NAME = "value"};
                    memory = "2G" and storage = "10G" (older spellings) too
 
+``environment/docker-compose.yaml`` (services beside the task's container) is read by
+_compose.py.
+
 One difference from Harbor: a task gets no network unless it asks for it
 (``network_mode = "public"`` or ``allow_internet = true``); Harbor's default is public.
 Fields it has that do not apply here (GPUs, TPUs, MCP servers, multi-step tasks) are
@@ -21,7 +24,10 @@ an ``os`` other than ``"linux"`` are refused.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._compose import ComposeSpec
 
 
 class TaskFormatError(ValueError):
@@ -86,6 +92,7 @@ class ImageSettings:
     network: bool = False
     env: dict[str, str] = field(default_factory=dict)
     verifier_env: dict[str, str] = field(default_factory=dict)
+    compose: ComposeSpec | None = None  # environment/docker-compose.yaml (_compose.py)
 
     @classmethod
     def from_toml(cls, meta: dict[str, Any]) -> ImageSettings:

@@ -112,6 +112,19 @@ def _lock(tag: str) -> threading.Lock:
         return _LOCKS.setdefault(tag, threading.Lock())
 
 
+def prebuilt_image(client: Any, task_id: str, image: str) -> str:
+    """``image`` if the engine has it (nothing is pulled), else ``ImageBuildFailed``."""
+    import docker.errors
+
+    try:
+        client.images.get(image)
+    except docker.errors.ImageNotFound:
+        raise ImageBuildFailed(
+            f"task {task_id!r}: its docker_image {image!r} is not on this engine (pull it first)"
+        ) from None
+    return image
+
+
 def ensure_image(
     client: Any,
     task_id: str,
@@ -126,13 +139,7 @@ def ensure_image(
     import docker.errors
 
     if prebuilt and not (env_dir / "Dockerfile").is_file():
-        try:
-            client.images.get(prebuilt)
-        except docker.errors.ImageNotFound:
-            raise ImageBuildFailed(
-                f"task {task_id!r}: its docker_image {prebuilt!r} is not on this engine (pull it first)"
-            ) from None
-        return prebuilt
+        return prebuilt_image(client, task_id, prebuilt)
     tag = image_tag(task_id, env_dir, mapping)
     with _lock(tag):
         try:

@@ -26,7 +26,8 @@ from openenv._exceptions import ExecutionError, ProviderError
 from openenv.sandbox import SessionLimits
 
 from ._container import OWNER_LABEL, ContainerBox, ContainerLimits
-from ._image import base_map, ensure_image
+from ._image import base_map, ensure_image, map_from, prebuilt_image
+from ._services import remove_networks
 from ._shell import PtyShell, ShellDied
 from ._tasks import TerminalTask
 
@@ -73,12 +74,34 @@ class TaskImages:
             prebuilt=task.image.docker_image,
         )
 
+    def service_tags(self, task: TerminalTask) -> dict[str, str]:
+        """The images of the task's compose services, built if missing (blocks)."""
+        assert task.image is not None
+        tags: dict[str, str] = {}
+        for service in task.image.compose.services if task.image.compose else ():
+            if service.build_dir is None:
+                tags[service.name] = prebuilt_image(
+                    self.client(), task.id, map_from(service.image or "", self.mapping)
+                )
+                continue
+            tags[service.name] = ensure_image(
+                self.client(),
+                f"{task.id}-{service.name}",
+                task.path / "environment" / service.build_dir,
+                mapping=self.mapping,
+                timeout_s=task.image.build_timeout_s,
+            )
+        return tags
+
     def box(self, task: TerminalTask, tag: str | None = None) -> ContainerBox:
         """A started container of the task's image (blocks: call it in a thread)."""
         assert task.image is not None
         tag = tag or self.image(task)
         limits = ContainerLimits.of(task.image, self.limits)
-        return ContainerBox(self.client(), tag, task.image, limits, task.id, owner=self.owner)
+        services = self.service_tags(task)
+        return ContainerBox(
+            self.client(), tag, task.image, limits, task.id, owner=self.owner, service_tags=services
+        )
 
     async def _start(self, task: TerminalTask, tag: str) -> PtyShell:
         box = await asyncio.to_thread(self.box, task, tag)
@@ -175,6 +198,7 @@ class TaskImages:
             for container in found:
                 with contextlib.suppress(Exception):
                     container.remove(force=True)
+            remove_networks(client, f"{OWNER_LABEL}={self.owner}")
         finally:
             self._ready.clear()
             client.close()
@@ -193,6 +217,12 @@ def sweep_orphans(client: Any) -> list[str]:
         with contextlib.suppress(Exception):
             container.remove(force=True)
             removed.append(container.id)
+    for network in client.networks.list(filters={"label": OWNER_LABEL}):
+        owner_host, _, rest = str(network.attrs.get("Labels", {}).get(OWNER_LABEL, "")).partition(":")
+        pid = rest.partition(":")[0]
+        if owner_host == host and pid.isdigit() and not _alive(int(pid)):
+            with contextlib.suppress(Exception):
+                network.remove()
     return removed
 
 

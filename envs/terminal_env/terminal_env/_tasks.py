@@ -18,7 +18,8 @@ One folder per task::
 A task with an image of its own (``environment/Dockerfile``, or ``docker_image`` in
 ``task.toml``) runs each session in its own container of that image and is scored by
 its ``tests/test.sh`` after the agent's turn (see _image.py, _container.py,
-_container_verifier.py and docs/harbor.md); ``[environment]`` settings: _harbor.py.
+_container_verifier.py and docs/harbor.md); ``[environment]`` settings: _harbor.py;
+``environment/docker-compose.yaml`` (services beside it): _compose.py.
 
 A folder that looks like a task (it has any of the files above) but cannot be read is
 not served: ``HarborTaskSet.broken`` says why, and a reset that names it gets that reason.
@@ -28,12 +29,13 @@ from __future__ import annotations
 
 import shutil
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from openenv.tasks import Rows, Task, TaskSet
 
+from ._compose import read_compose
 from ._harbor import ImageSettings, TaskFormatError
 
 TASKS_DIR = Path(__file__).parent / "tasks"
@@ -104,6 +106,9 @@ class TerminalTask:
         image = None
         if (path / "environment" / "Dockerfile").is_file() or meta.get("environment", {}).get("docker_image"):
             image = ImageSettings.from_toml(meta)
+            compose = read_compose(path / "environment")
+            if compose is not None:
+                image = replace(image, compose=compose)
             if not (path / "tests" / "test.sh").is_file():
                 raise TaskFormatError("a task with an image of its own needs tests/test.sh")
         elif not ((path / "tests/checks.toml").is_file() or (path / "tests/test.sh").is_file()):

@@ -37,7 +37,38 @@ WRONG = {
     " /app/orders.json > /app/totals.txt",
     "fix-backup-script": "sed -i 's/for f in $(ls $src\\/\\*.conf)/for f in \"$src\"\\/*.conf/'"
     " /app/backup.sh",
+    # the nested tables left out
+    "toml-config": "printf 'name = \"ledger\"\\ndebug = false\\nworkers = 4\\n' > /app/settings.toml",
+    # the right format, the file's order
+    "markdown-table": 'python3 -c "import csv; from tabulate import tabulate;'
+    " rows = list(csv.reader(open('/app/scores.csv')));"
+    " open('/app/scores.md', 'w').write(tabulate(rows[1:], headers=rows[0], tablefmt='github'))\"",
+    # one of the two bugs fixed: take() still changes the ledger it is given
+    "fix-unit-tests": "sed -i 's/if count > have + 1:/if count > have:/' /app/inventory/__init__.py",
+    # cancelled orders counted
+    "sqlite-top-customer": "python3 -c \"import sqlite3; db = sqlite3.connect('/app/shop.db');"
+    " rows = db.execute('SELECT city, name, MAX(t) FROM (SELECT c.city, c.name, SUM(o.cents) t"
+    " FROM customers c JOIN orders o ON o.customer_id = c.id GROUP BY c.id) GROUP BY city ORDER BY city');"
+    " open('/app/top.csv', 'w').write('city,name,cents\\n'"
+    " + ''.join(f'{a},{b},{c}\\n' for a, b, c in rows))\"",
+    # the other key in the innermost archive
+    "nested-archive": "cd /tmp && tar -xzf /app/bundle.tar.gz && tar -xf parts.tar"
+    " && tar -xzf inner/vault.tar.gz && cp vault/keys/old.key /app/key.txt",
+    # the service's first page only
+    "api-count": 'python3 -c "import json, urllib.request;'
+    " items = json.load(urllib.request.urlopen('http://api:8000/items?page=1', timeout=10))['items'];"
+    " ok = [i for i in items if i['status'] == 'ok']; size = sum(i['size'] for i in ok);"
+    " open('/app/answer.txt', 'w').write(f'{len(ok)} {size}')\"",
+    # a shallow merge: nested objects replaced, nulls kept
+    "merge-configs": "python3 -c \"import json; b = json.load(open('/app/base.json'));"
+    " b.update(json.load(open('/app/override.json'))); json.dump(b, open('/app/merged.json', 'w'))\"",
 }
+
+
+def test_every_test_task_has_a_wrong_answer() -> None:
+    """The oracle check below covers every task folder in harbor_tasks/ (ten)."""
+    assert sorted(WRONG) == sorted(p.name for p in TASKS.iterdir() if p.is_dir())
+    assert len(WRONG) == 10
 
 
 @pytest.mark.parametrize("task", sorted(WRONG))
