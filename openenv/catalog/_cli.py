@@ -96,7 +96,9 @@ def _discover(args: argparse.Namespace) -> int:
 
     try:
         snapshot = load_catalog(args.catalog)
-        matches = search_catalog(snapshot, args.query, filters=_filters(args.filter or []), limit=args.limit)
+        matches = search_catalog(
+            snapshot, " ".join(args.query), filters=_filters(args.filter or []), limit=args.limit
+        )
     except (CatalogError, ValueError) as exc:
         return _fail("discover", exc)
     if args.json:
@@ -151,7 +153,7 @@ def add_commands(sub: Any) -> None:
     d.set_defaults(func=_diff)
 
     q = sub.add_parser("discover", help="search a catalog for envs by task (nothing is fetched or run)")
-    q.add_argument("query", nargs="?", default="", help="words describing the task (none: list every entry)")
+    q.add_argument("query", nargs="*", help="words describing the task (none: list every entry)")
     q.add_argument("--catalog", required=True, help="a complete snapshot JSON file")
     q.add_argument("--limit", type=int, default=20, help="at most this many results, 1 to 1000 (default 20)")
     q.add_argument(
