@@ -1,7 +1,8 @@
 """One session's network and the compose services beside its container (see _compose.py).
 
-The network is the session's own and ``internal``: its containers reach each other by
-service name and nothing else (no route out, no other session's containers). Each side
+The network is the session's own and ``internal``, and the host has no address on its
+bridge: its containers reach each other by service name and nothing else (not the
+outside, not the host, not another session's containers). Each side
 service runs under Docker's init with the session's limits, ``no-new-privileges`` and
 the owner label, so the server's shutdown and the orphan sweep remove it as they do the
 session's own container; ``close`` removes them and then the network.
@@ -16,6 +17,10 @@ from typing import Any
 from openenv._exceptions import ExecutionError
 
 from ._compose import MAIN, ComposeSpec
+
+#: The host gets no address on the session network's bridge: ``internal`` alone drops
+#: forwarded traffic but leaves the host itself reachable at the bridge's gateway.
+NO_HOST_ADDRESS = "com.docker.network.bridge.inhibit_ipv4"
 
 
 class SessionServices:
@@ -32,7 +37,9 @@ class SessionServices:
         self.client = client
         self.containers: list[Any] = []
         self.name = f"openenv-session-{secrets.token_hex(6)}"
-        self.network = client.networks.create(self.name, driver="bridge", internal=True, labels=labels)
+        self.network = client.networks.create(
+            self.name, driver="bridge", internal=True, labels=labels, options={NO_HOST_ADDRESS: "true"}
+        )
         try:
             for service in spec.services:
                 kw: dict[str, Any] = {
