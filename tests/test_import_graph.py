@@ -30,6 +30,7 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "rewards": frozenset({"base"}),
     "containers": frozenset({"base"}),
     "capture": frozenset({"base"}),
+    "catalog": frozenset({"base"}),
     "hub": frozenset({"base", "containers"}),
     "client": frozenset({"base", "containers", "hub"}),
     "gym": frozenset({"base", "client"}),
@@ -43,12 +44,12 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "authoring": frozenset({"base", "eval"}),
     "cli": frozenset(
         {"base", "authoring", "capture", "containers", "eval", "hub", "k8s", "mcp", "policy", "sandbox"}
-        | {"server", "train"}
+        | {"server", "train", "catalog"}
     ),
     "openenv": frozenset({"base", "client"}),
 }
 #: Top-of-stack adapters: may import every part above, but not each other's private modules.
-ADAPTERS = frozenset({"core", "auto", "validation"})
+ADAPTERS = frozenset({"core", "auto", "validation", "discovery"})
 
 Graph = dict[str, set[str]]
 
