@@ -78,13 +78,23 @@ class OpenAIPolicy(Policy):
             extra["logprobs"] = True
         if self.token_ids:
             extra["extra_body"] = {"return_token_ids": True}
-        return await self.client.chat.completions.create(
-            model=self.model,
-            messages=messages,
-            temperature=self.temperature,
-            max_tokens=self.max_tokens,
-            **extra,
-        )
+        import openai
+
+        try:
+            return await self.client.chat.completions.create(
+                model=self.model,
+                messages=messages,
+                temperature=self.temperature,
+                max_tokens=self.max_tokens,
+                **extra,
+            )
+        except (openai.BadRequestError, openai.NotFoundError, openai.UnprocessableEntityError) as exc:
+            # the server's own words (a model it does not serve, a field it refuses): the
+            # SDK's message alone is "Error code: 400"
+            where = self.base_url or "api.openai.com"
+            raise PolicyError(
+                f"the model server at {where} answered {exc.status_code}: {_short(_body(exc))}"
+            ) from None
 
 
 class _OpenAIAgent(Agent):
@@ -164,5 +174,14 @@ def _logprobs(choice: Any) -> list[float] | None:
     return [float(t.logprob) for t in content] if content else None
 
 
-def _short(exc: BaseException) -> str:
+def _body(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, Mapping):
+        inner = body.get("error", body)
+        found = inner.get("message") or inner.get("detail") if isinstance(inner, Mapping) else inner
+        return str(found or body)
+    return str(body or exc)
+
+
+def _short(exc: object) -> str:
     return " ".join(str(exc).split())[:200]

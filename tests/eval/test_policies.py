@@ -3,9 +3,11 @@ serve` over a local checkpoint, by text and by tool calls; the local policy; a 4
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -19,6 +21,7 @@ from openenv.policy import ActionSpace, LocalModel, observation_text, serve_app
 from openenv.policy._chat import system_prompt
 from openenv.server import serve_in_background
 
+from ..conftest import free_port
 from ..policy._models import REPLY, make_model
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,9 +51,14 @@ def _echo_prompts() -> list[list[dict[str, str]]]:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory):
-    path = make_model(tmp_path_factory.mktemp("model") / "caller", extra_prompts=_echo_prompts())
-    with serve_in_background(serve_app(LocalModel(str(path)), model_name="caller", api_key="k1")) as running:
+def checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_model(tmp_path_factory.mktemp("model") / "caller", extra_prompts=_echo_prompts())
+
+
+@pytest.fixture(scope="module")
+def server(checkpoint: Path):
+    app = serve_app(LocalModel(str(checkpoint)), model_name="caller", api_key="k1")
+    with serve_in_background(app) as running:
         yield running
 
 
@@ -94,6 +102,71 @@ def test_openai_policy_by_tool_calls(server, tmp_path: Path, monkeypatch: pytest
         assert t.prompt_tokens > 0
         assert t.completion_tokens == len(REPLY) + 1
     assert results["completion_tokens"] == 4 * (len(REPLY) + 1)
+
+
+@pytest.fixture(scope="module")
+def transformers_serve(checkpoint: Path):
+    """Hugging Face's own ``transformers serve`` (PyPI's transformers and its ``serving``
+    extra), the server its CLI runs, in this process (no second torch start), on CPU over
+    the local checkpoint; ``/health`` answered before the test starts."""
+    pytest.importorskip("fastapi", reason="transformers serve needs transformers[serving] (fastapi)")
+    import urllib.request
+
+    from transformers.cli.serve import Serve
+
+    port = free_port()
+    server = Serve(str(checkpoint), host="127.0.0.1", port=port, device="cpu", non_blocking=True)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=5):
+                    break
+            except OSError:
+                assert server._thread.is_alive(), "transformers serve stopped"
+                assert time.monotonic() < deadline, "transformers serve did not answer in 120 s"
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        server.kill_server()
+        server._thread.join(timeout=30)
+
+
+def test_openai_policy_against_transformers_serve(
+    transformers_serve: str, checkpoint: Path, tmp_path: Path
+) -> None:
+    """A third-party OpenAI-compatible server. It parses no tool calls for this chat
+    template, so the policy reads the reply's ``<tool_call>`` text; it sends no token ids."""
+    spec = f"openai:{checkpoint}?base_url={transformers_serve}&temperature=0&max_tokens=100&tools=1"
+    results = run_eval(EvalConfig(env=ECHO, policy=spec, out=tmp_path, count=2, max_turns=1, concurrency=2))
+    assert (results["episodes"], results["errors"]) == (2, 0)
+    assert results["mean_reward"] == pytest.approx(0.2)  # "hi": the echo env pays 0.1 a character
+    assert json.loads((tmp_path / "results.json").read_text())["mean_reward"] == results["mean_reward"]
+    trajectories = load_trajectories(tmp_path)
+    assert sorted(t.key for t in trajectories) == [("seed-0", 0), ("seed-1", 0)]
+    for t in trajectories:
+        [turn] = t.turns
+        assert turn.messages[-1]["content"] == REPLY  # what the model said, as the server sent it
+        assert turn.tool_calls == [{"name": "echo_action", "arguments": {"message": "hi"}}]
+        assert turn.action == {"message": "hi"}
+        assert turn.reward == pytest.approx(0.2)
+        assert t.prompt_tokens > 0
+        assert t.completion_tokens == len(REPLY) + 1  # the server's usage
+        assert turn.token_ids is None  # transformers serve does not send them
+
+
+def test_a_model_the_server_does_not_serve_is_its_own_words(transformers_serve: str, tmp_path: Path) -> None:
+    results = run_eval(
+        EvalConfig(
+            env=ECHO, policy=f"openai:nope?base_url={transformers_serve}", out=tmp_path, count=1, max_turns=1
+        )
+    )
+    assert results["errors"] == 1
+    [t] = load_trajectories(tmp_path)
+    assert t.error is not None
+    assert t.error.startswith("PolicyError: the model server at ")  # was: "BadRequestError: Error code: 400"
+    assert "answered 400" in t.error
+    assert "'nope'" in t.error  # the server's words: it is pinned to another model
 
 
 def test_openai_policy_by_text(server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
