@@ -15,9 +15,12 @@ One folder per task::
       environment/workdir/  optional: files copied into the agent's working directory
       environment/setup.sh  optional: run in the sandbox before the agent starts
 
-A task with an image of its own (``environment/Dockerfile``, or ``docker_image`` in
-``task.toml``) runs each session in its own container of that image and is scored by
-its ``tests/test.sh`` after the agent's turn (see _image.py, _container.py,
+A task scored by ``tests/checks.toml`` runs sandboxed, without Docker, even where it has
+an ``environment/Dockerfile`` and a ``tests/test.sh``: those are for Harbor (the built-in
+tasks carry them: _harbor_files.py). Any other task with an image of its own
+(``environment/Dockerfile``, or ``docker_image`` in ``task.toml``) runs each session in
+its own container of that image and is scored by its ``tests/test.sh`` after the agent's
+turn (see _image.py, _container.py,
 _container_verifier.py and docs/harbor.md); ``[environment]`` settings: _harbor.py;
 ``environment/docker-compose.yaml`` (services beside it): _compose.py.
 
@@ -104,7 +107,10 @@ class TerminalTask:
     def _from_meta(cls, path: Path, meta: dict[str, Any]) -> TerminalTask:
         info = meta.get("metadata", {})
         image = None
-        if (path / "environment" / "Dockerfile").is_file() or meta.get("environment", {}).get("docker_image"):
+        sandboxed = (path / "tests" / "checks.toml").is_file()  # its Dockerfile is Harbor's
+        if not sandboxed and (
+            (path / "environment" / "Dockerfile").is_file() or meta.get("environment", {}).get("docker_image")
+        ):
             image = ImageSettings.from_toml(meta)
             compose = read_compose(path / "environment")
             if compose is not None:

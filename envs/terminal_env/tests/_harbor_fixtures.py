@@ -16,6 +16,43 @@ from openenv._exceptions import ProviderError
 TASKS = Path(__file__).with_name("harbor_tasks")
 LOCAL_BASE_IMAGE = "openenv-local/python:3.11-bookworm"
 
+#: A plausible wrong answer per test task (a shell command): it must score below the
+#: solution, in this env (test_terminal_harbor_images.py) and in Harbor (test_harbor_client.py).
+WRONG = {
+    "word-counts": 'python3 -c "import json; json.dump({w: 1 for w in'
+    " open('/app/notes.txt').read().split()},"
+    " open('/app/counts.json', 'w'))\"",
+    "paid-totals": "jq -r 'group_by(.customer)[] | \"\\(.[0].customer) \\(map(.amount) | add)\"'"
+    " /app/orders.json > /app/totals.txt",
+    "fix-backup-script": "sed -i 's/for f in $(ls $src\\/\\*.conf)/for f in \"$src\"\\/*.conf/'"
+    " /app/backup.sh",
+    # the nested tables left out
+    "toml-config": "printf 'name = \"ledger\"\\ndebug = false\\nworkers = 4\\n' > /app/settings.toml",
+    # the right format, the file's order
+    "markdown-table": 'python3 -c "import csv; from tabulate import tabulate;'
+    " rows = list(csv.reader(open('/app/scores.csv')));"
+    " open('/app/scores.md', 'w').write(tabulate(rows[1:], headers=rows[0], tablefmt='github'))\"",
+    # one of the two bugs fixed: take() still changes the ledger it is given
+    "fix-unit-tests": "sed -i 's/if count > have + 1:/if count > have:/' /app/inventory/__init__.py",
+    # cancelled orders counted
+    "sqlite-top-customer": "python3 -c \"import sqlite3; db = sqlite3.connect('/app/shop.db');"
+    " rows = db.execute('SELECT city, name, MAX(t) FROM (SELECT c.city, c.name, SUM(o.cents) t"
+    " FROM customers c JOIN orders o ON o.customer_id = c.id GROUP BY c.id) GROUP BY city ORDER BY city');"
+    " open('/app/top.csv', 'w').write('city,name,cents\\n'"
+    " + ''.join(f'{a},{b},{c}\\n' for a, b, c in rows))\"",
+    # the other key in the innermost archive
+    "nested-archive": "cd /tmp && tar -xzf /app/bundle.tar.gz && tar -xf parts.tar"
+    " && tar -xzf inner/vault.tar.gz && cp vault/keys/old.key /app/key.txt",
+    # the service's first page only
+    "api-count": 'python3 -c "import json, urllib.request;'
+    " items = json.load(urllib.request.urlopen('http://api:8000/items?page=1', timeout=10))['items'];"
+    " ok = [i for i in items if i['status'] == 'ok']; size = sum(i['size'] for i in ok);"
+    " open('/app/answer.txt', 'w').write(f'{len(ok)} {size}')\"",
+    # a shallow merge: nested objects replaced, nulls kept
+    "merge-configs": "python3 -c \"import json; b = json.load(open('/app/base.json'));"
+    " b.update(json.load(open('/app/override.json'))); json.dump(b, open('/app/merged.json', 'w'))\"",
+}
+
 
 def docker_base() -> str:
     """``python:3.11-slim`` mapped to the offline local base where the engine has it;

@@ -26,6 +26,23 @@ def test_at_least_25_tasks_in_harbor_layout() -> None:
         assert (path / "solution" / "solve.sh").is_file(), path
 
 
+def test_every_task_is_in_harbors_format_and_still_runs_sandboxed() -> None:
+    """Each built-in task has Harbor's files (its Dockerfile and test.sh as
+    _harbor_files.py writes them, so they cannot drift from checks.toml's runner) and
+    is still served sandboxed: no image, scored by its checks."""
+    from terminal_env._harbor_files import harbor_files
+
+    for path in TASKS:
+        for name in ("task.toml", "instruction.md", "tests/test.sh", "solution/solve.sh"):
+            assert (path / name).is_file(), (path.name, name)
+        task = TerminalTask.from_dir(path)
+        for rel, text in harbor_files(task).items():
+            # else: python -m terminal_env._harbor_files
+            assert (path / rel).read_text() == text, (path.name, rel)
+        assert task.image is None, path.name
+        assert task.checks, path.name
+
+
 async def test_every_solution_scores_one_and_an_empty_attempt_less() -> None:
     lanes = 3  # episodes in flight at once (each waits mostly on its processes)
     results = await asyncio.gather(*(_solve(TASKS[i::lanes]) for i in range(lanes)))
