@@ -6,6 +6,7 @@ In-process so a rollout loop can mint sessions and read graphs from the live
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import threading
 import time
@@ -13,6 +14,7 @@ from typing import Any
 
 from .._exceptions import ServeFailed
 from ._app import create_app
+from ._endpoint import SessionEndpoint
 from ._sessions import SessionRegistry
 
 
@@ -36,6 +38,7 @@ class CaptureServer:
         self.host, self.port, self.admin_key = host, port, admin_key
         self._server: Any = None
         self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     @property
     def registry(self) -> SessionRegistry:
@@ -67,7 +70,7 @@ class CaptureServer:
         self.port = sock.getsockname()[1]
         config = uvicorn.Config(self.app, log_level="warning", lifespan="on")
         self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, daemon=True)
+        self._thread = threading.Thread(target=asyncio.run, args=(self._serve(sock),), daemon=True)
         self._thread.start()
         deadline = time.monotonic() + timeout_s
         while not self._server.started:
@@ -75,6 +78,27 @@ class CaptureServer:
                 raise ServeFailed(f"the capture proxy did not start on {self.url}")
             time.sleep(0.02)
         return self
+
+    async def _serve(self, sock: socket.socket) -> None:
+        self._loop = asyncio.get_running_loop()
+        await self._server.serve(sockets=[sock])
+
+    def open_endpoint(self, session_id: str, path: str) -> SessionEndpoint:
+        """Serve ``session_id``'s own endpoint on the unix socket ``path`` (see
+        ``SessionEndpoint``): the model routes only, every call that session's.
+
+        Raises:
+            ServeFailed: the proxy is not running, the session is unknown, or the socket
+                cannot be bound.
+        """
+        if self._loop is None or self._server is None or not self._server.started:
+            raise ServeFailed("start the capture proxy before opening a session endpoint")
+        if self.registry.get(session_id) is None:
+            raise ServeFailed(f"unknown capture session {session_id!r}")
+        try:
+            return SessionEndpoint.open(self.app, path, session_id, self._loop)
+        except OSError as exc:
+            raise ServeFailed(f"session endpoint on {path}: {exc}") from exc
 
     def stop(self) -> None:
         if self._server is not None:

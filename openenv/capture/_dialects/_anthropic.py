@@ -57,6 +57,9 @@ def _message(role: str, content: Any) -> list[dict[str, Any]]:
     return out
 
 
+_ROLES = ("user", "assistant", "system")  # Claude Code sends system messages mid-conversation
+
+
 class AnthropicMessages:
     name = "anthropic"
 
@@ -70,8 +73,12 @@ class AnthropicMessages:
         if body.get("system"):
             messages.append({"role": "system", "content": _text(body["system"])})
         for m in body["messages"]:
-            need(isinstance(m, dict) and m.get("role") in ("user", "assistant"), "each message needs a role")
-            messages += _message(m["role"], m.get("content", ""))
+            role = m.get("role") if isinstance(m, dict) else None
+            need(role in _ROLES, "each message needs a role: " + ", ".join(_ROLES))
+            if role == "system":
+                messages.append({"role": "system", "content": _text(m.get("content", ""))})
+            else:
+                messages += _message(m["role"], m.get("content", ""))
         chat: dict[str, Any] = {
             "model": body.get("model", ""),
             "messages": messages,

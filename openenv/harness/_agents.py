@@ -1,0 +1,277 @@
+"""Real agent CLIs run in a sandbox, their model calls captured.
+
+An ``AgentCLI`` says how to start one agent on a task (its command line and the
+environment that points it at a model API); ``run_agent`` starts it in a ``Sandbox``
+(a terminal env session's, say) whose only way out is its capture session's endpoint:
+the proxy's model routes on a unix socket (``CaptureServer.open_endpoint``),
+bind-mounted in read-only and relayed to ``127.0.0.1:PORT`` inside by a small
+standard-library relay (``_relay_main.py``). The sandbox keeps no network, so the agent
+reaches that one session and nothing else: not the host, not the env server, not
+another session (the endpoint answers model routes only, as its own session).
+
+Agents are installed under ``agents_dir()`` (``OPENENV_AGENTS_DIR``, default
+``~/.cache/openenv/agents``; it must be readable by the sandbox's uid) by ``install``:
+mini-swe-agent from PyPI into a venv of the system Python, Claude Code from npm.
+Each is bound into the sandbox read-only at its own path.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from .._exceptions import SandboxUnavailable, ValidationFailed
+
+__all__ = ["AGENTS", "AgentCLI", "AgentRun", "agents_dir", "install", "run_agent"]
+
+_RELAY = Path(__file__).with_name("_relay_main.py")
+_INNER_RELAY = "/opt/openenv/relay.py"
+_INNER_SOCKET_DIR = "/run/openenv"
+#: The loopback port the agent's API base URL names, inside the sandbox.
+PORT = 8000
+_HOME = "/tmp/home"  # the agent's $HOME: in the sandbox's private /tmp
+
+
+def agents_dir() -> Path:
+    """Where agents are installed: ``OPENENV_AGENTS_DIR`` or ``~/.cache/openenv/agents``."""
+    return Path(
+        os.environ.get("OPENENV_AGENTS_DIR") or Path.home() / ".cache" / "openenv" / "agents"
+    ).absolute()
+
+
+@dataclass(frozen=True)
+class AgentCLI:
+    """One agent program: where it is installed, how to start it, how to install it.
+
+    ``argv(instruction, model)`` is its command line; ``env(base_url, key, model)`` the
+    variables that point it at the model API (``base_url`` is the API root, no ``/v1``).
+    """
+
+    name: str
+    folder: str  # under agents_dir()
+    program: str  # the executable, relative to the folder
+    argv: Callable[[Path, str, str], list[str]]
+    env: Callable[[str, str, str], dict[str, str]]
+    install_argv: Callable[[Path], list[list[str]]]
+    dialect: str
+    needs: tuple[str, ...] = ()
+    #: Its runtime reserves more address space than the sandbox's per-process limit
+    #: (Bun's JIT: Claude Code dies at 2 GiB); run with that limit lifted, memory
+    #: still bounded by the session's cgroup (refused where there is none).
+    lift_address_space: bool = False
+
+    def home(self, root: Path | None = None) -> Path:
+        return (root or agents_dir()) / self.folder
+
+    def executable(self, root: Path | None = None) -> Path:
+        return self.home(root) / self.program
+
+    def missing(self, root: Path | None = None) -> str:
+        """Why this agent cannot run here ("" when it can)."""
+        for tool in self.needs:
+            if shutil.which(tool) is None:
+                return f"{self.name} needs {tool}, not found"
+        if not os.access(self.executable(root), os.X_OK):
+            return (
+                f"{self.name} is not installed in {self.home(root)} (openenv.harness.install({self.name!r}))"
+            )
+        return ""
+
+
+def _mini_argv(exe: Path, instruction: str, model: str) -> list[str]:
+    return [
+        str(exe), "--yolo", "--exit-immediately", "--task", instruction,
+        "--model", f"openai/{model}", "--output", f"{_HOME}/mini.traj.json",
+        "-c", "mini.yaml", "-c", "model.cost_tracking=ignore_errors",
+        "-c", f"model.model_kwargs.api_base=http://127.0.0.1:{PORT}/v1",
+    ]  # fmt: skip
+
+
+def _mini_env(base_url: str, key: str, model: str) -> dict[str, str]:
+    return {
+        "OPENAI_API_KEY": key, "OPENAI_BASE_URL": f"{base_url}/v1", "MSWEA_CONFIGURED": "true",
+        "MSWEA_SILENT_STARTUP": "1", "MSWEA_COST_TRACKING": "ignore_errors",
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_TELEMETRY": "False",
+        "MSWEA_GLOBAL_CONFIG_DIR": f"{_HOME}/.config/mini-swe-agent",
+    }  # fmt: skip
+
+
+def _claude_argv(exe: Path, instruction: str, model: str) -> list[str]:
+    return [
+        str(exe), "-p", instruction, "--model", model, "--output-format", "json",
+        "--dangerously-skip-permissions", "--max-turns", "8",
+    ]  # fmt: skip
+
+
+def _claude_env(base_url: str, key: str, model: str) -> dict[str, str]:
+    return {
+        "ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": key,
+        "ANTHROPIC_SMALL_FAST_MODEL": model, "ANTHROPIC_DEFAULT_HAIKU_MODEL": model,
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1",
+        "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1", "IS_SANDBOX": "1",
+        "CLAUDE_CONFIG_DIR": f"{_HOME}/.claude",
+    }  # fmt: skip
+
+
+AGENTS: dict[str, AgentCLI] = {
+    "mini-swe-agent": AgentCLI(
+        name="mini-swe-agent",
+        folder="mini-swe-agent",
+        program="bin/mini",
+        argv=_mini_argv,
+        env=_mini_env,
+        install_argv=lambda home: [
+            ["/usr/bin/python3", "-m", "venv", str(home)],
+            [str(home / "bin" / "pip"), "install", "-q", "--disable-pip-version-check", "mini-swe-agent"],
+        ],
+        dialect="openai_chat",
+        needs=("/usr/bin/python3",),
+    ),
+    "claude-code": AgentCLI(
+        name="claude-code",
+        folder="claude-code",
+        program="node_modules/.bin/claude",
+        argv=_claude_argv,
+        env=_claude_env,
+        install_argv=lambda home: [
+            ["npm", "install", "--prefix", str(home), "--no-audit", "--no-fund", "@anthropic-ai/claude-code"]
+        ],
+        dialect="anthropic",
+        needs=("npm",),
+        lift_address_space=True,
+    ),
+}
+
+
+def _agent(name: str) -> AgentCLI:
+    try:
+        return AGENTS[name]
+    except KeyError:
+        raise ValidationFailed(f"no agent {name!r}: choose one of {', '.join(AGENTS)}") from None
+
+
+def install(name: str, root: Path | None = None) -> float:
+    """Install agent ``name`` under ``root`` (default ``agents_dir()``) unless it is there;
+    returns the seconds it took (0 when already installed). Needs the registry (PyPI or npm)."""
+    agent = _agent(name)
+    if not agent.missing(root):
+        return 0.0
+    home = agent.home(root)
+    start = time.monotonic()
+    if home.exists():
+        shutil.rmtree(home)
+    home.parent.mkdir(parents=True, exist_ok=True)
+    for argv in agent.install_argv(home):
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=1800)
+        if done.returncode != 0:
+            shutil.rmtree(home, ignore_errors=True)
+            raise ValidationFailed(f"installing {name} failed: {(done.stderr or done.stdout).strip()[-500:]}")
+    return time.monotonic() - start
+
+
+@contextlib.contextmanager
+def _address_space(box: Any, agent: AgentCLI) -> Iterator[None]:
+    """The box's per-process address-space limit lifted for the agent's start, if it needs that."""
+    if not agent.lift_address_space or box.config.limits.memory_bytes is None:
+        yield
+        return
+    cgroup = box.describe().get("session_limits") or {}
+    if not (cgroup.get("enforced") and cgroup.get("memory_bytes")):
+        raise SandboxUnavailable(
+            f"{agent.name} needs more than the {box.config.limits.memory_bytes >> 20} MiB address space of a "
+            "sandboxed process; it runs only where the session's memory is bounded by a cgroup instead"
+        )
+    config = box.config
+    box.config = replace(config, limits=replace(config.limits, memory_bytes=None))
+    try:
+        yield
+    finally:
+        box.config = config
+
+
+@dataclass
+class AgentRun:
+    """What one agent run did: its exit, its output, the model calls it made."""
+
+    agent: str
+    exit_code: int | None
+    stdout: str
+    stderr: str
+    timed_out: bool
+    duration_s: float
+    calls: int  # model calls the agent sent to its endpoint
+    refused: list[str] = field(default_factory=list)  # requests the endpoint refused
+
+    def to_plain(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+async def run_agent(
+    box: Any,
+    name: str,
+    instruction: str,
+    capture: Any,
+    session_id: str,
+    *,
+    model: str = "scripted",
+    timeout_s: float = 300.0,
+    root: Path | None = None,
+    extra_env: Mapping[str, str] | None = None,
+) -> AgentRun:
+    """Run agent ``name`` on ``instruction`` in sandbox ``box`` (an ``openenv.sandbox.Sandbox``
+    under bubblewrap), its model calls going to capture session ``session_id`` of the
+    running ``capture`` (a ``CaptureServer``). Returns when the agent exits or after
+    ``timeout_s`` (then its processes are killed).
+
+    Raises:
+        ValidationFailed: an unknown or uninstalled agent.
+        SandboxUnavailable: the sandbox is not under bubblewrap (it would keep the host's network).
+    """
+    from ..sandbox import Isolation
+
+    agent = _agent(name)
+    why = agent.missing(root)
+    if why:
+        raise ValidationFailed(why)
+    if box.isolation is not Isolation.BWRAP:
+        raise SandboxUnavailable(
+            "agents run only under bubblewrap (no network but their endpoint); this sandbox is at "
+            f"level {box.isolation.value}"
+        )
+    sock_dir = Path(box.root) / "endpoint"
+    sock_dir.mkdir(mode=0o755, exist_ok=True)
+    endpoint = capture.open_endpoint(session_id, str(sock_dir / "model.sock"))
+    try:
+        home = agent.home(root)
+        env = {
+            **agent.env(f"http://127.0.0.1:{PORT}", session_id, model),
+            "HOME": _HOME, "NO_PROXY": "127.0.0.1,localhost", **(extra_env or {}),
+        }  # fmt: skip
+        argv = [
+            "/bin/sh", "-c", f'mkdir -p {_HOME} && exec "$@"', "sh",
+            "/usr/bin/python3", "-I", _INNER_RELAY, f"{_INNER_SOCKET_DIR}/model.sock", str(PORT), "--",
+            *agent.argv(agent.executable(root), instruction, model),
+        ]  # fmt: skip
+        ro_binds = {_INNER_RELAY: str(_RELAY), _INNER_SOCKET_DIR: str(sock_dir), str(home): str(home)}
+        start = time.monotonic()
+        with _address_space(box, agent):
+            done = await box.arun(argv, env=env, ro_binds=ro_binds, timeout_s=timeout_s, output_limit=1 << 20)
+    finally:
+        endpoint.close()
+    return AgentRun(
+        agent=name,
+        exit_code=None if done.timed_out else done.exit_code,
+        stdout=done.stdout.decode(errors="replace"),
+        stderr=done.stderr.decode(errors="replace"),
+        timed_out=done.timed_out,
+        duration_s=time.monotonic() - start,
+        calls=endpoint.counts.calls,
+        refused=list(endpoint.counts.refused),
+    )

@@ -1,0 +1,70 @@
+"""Run an agent in a sandbox with one way out: a loopback port relayed to a unix socket.
+
+    python3 -I _relay_main.py SOCKET PORT -- AGENT ARGV...
+
+Started inside the sandbox (its own network namespace: nothing but loopback), it
+listens on 127.0.0.1:PORT, pipes each connection to the unix socket SOCKET (the
+session's capture endpoint, bind-mounted in), runs the agent as its child and exits
+with the agent's exit status. Standard library only: it runs under the system Python.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import socket
+import subprocess
+import sys
+import threading
+
+
+def _pipe(src: socket.socket, dst: socket.socket) -> None:
+    try:
+        while data := src.recv(65536):
+            dst.sendall(data)
+    except OSError:
+        pass
+    finally:
+        for s, how in ((dst, socket.SHUT_WR), (src, socket.SHUT_RD)):
+            with contextlib.suppress(OSError):
+                s.shutdown(how)
+
+
+def _serve(listener: socket.socket, path: str) -> None:
+    while True:
+        try:
+            client, _ = listener.accept()
+        except OSError:
+            return
+        upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            upstream.connect(path)
+        except OSError:
+            client.close()
+            upstream.close()
+            continue
+        for a, b in ((client, upstream), (upstream, client)):
+            threading.Thread(target=_pipe, args=(a, b), daemon=True).start()
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) < 4 or argv[2] != "--":
+        sys.stderr.write("usage: _relay_main.py SOCKET PORT -- ARGV...\n")
+        return 2
+    path, port, command = argv[0], int(argv[1]), argv[3:]
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", port))
+    listener.listen(64)
+    threading.Thread(target=_serve, args=(listener, path), daemon=True).start()
+    try:
+        child = subprocess.Popen(command)
+    except OSError as exc:
+        sys.stderr.write(f"relay: cannot start {command[0]}: {exc}\n")
+        return 127
+    signal.signal(signal.SIGTERM, lambda *_: child.terminate())
+    return child.wait()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
