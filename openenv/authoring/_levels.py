@@ -2,8 +2,8 @@
 
 STATIC reads the folder; RUNTIME serves it (``openenv serve`` on a loopback port, or a
 running server by URL) and drives it over the wire; SEMANTIC plays policies and probes
-against its tasks; STATISTICAL has a first check. Every check id up to the ceiling
-gets a result: a SKIP always says why.
+against its tasks; STATISTICAL plays them over more tasks and seeds (``_statistical``).
+Every check id up to the ceiling gets a result: a SKIP always says why.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from .._manifest import Manifest
 from .._vmanifest import ValidationBlock
 from ._checks import Context
 from ._hacking import action_kind, list_tasks, run_probes
-from ._policy import NOT_APPLICABLE, POLICY, POLICY_VERSION, CheckStatus, Level, ids_up_to, verdict
+from ._policy import POLICY, POLICY_VERSION, CheckStatus, Level, ids_up_to, verdict
 from ._report import Report
 from ._runtime import run_runtime
 from ._static import normalized, run_static
@@ -69,6 +69,8 @@ def run_validation(
     start_timeout_s: float = 60.0,
     tasks: int = 3,
     probe_tasks: int = 2,
+    stat_tasks: int = 8,
+    seeds: int = 3,
 ) -> ValidationReport:
     """Validate an env folder (or a running server's URL, or a ``serve`` target) up to
     ``max_level``; every check id of the levels run has a result.
@@ -76,6 +78,7 @@ def run_validation(
     Args:
         tasks: how many of the env's tasks the SEMANTIC policies play.
         probe_tasks: how many of its tasks the reward-hacking probes attack.
+        stat_tasks, seeds: STATISTICAL plays that many tasks, each under that many seeds.
     """
     require("jsonschema", extra="authoring", feature="openenv validate")
     text = str(target)
@@ -109,6 +112,8 @@ def run_validation(
             start_timeout_s=start_timeout_s,
             tasks=tasks,
             probe_tasks=probe_tasks,
+            stat_tasks=stat_tasks,
+            seeds=seeds,
         )
     for check_id in ids_up_to(max_level):  # a check that could not run says so
         if not results.has(check_id):
@@ -141,6 +146,8 @@ def _live(
     start_timeout_s: float,
     tasks: int,
     probe_tasks: int,
+    stat_tasks: int,
+    seeds: int,
 ) -> None:
     results.start()
     try:
@@ -171,8 +178,11 @@ def _live(
             from ._semantic import oracle_containment
 
             oracle_containment(probes, kind, results)
-            if max_level >= Level.STATISTICAL:
-                _reachability(results, block)
+            if max_level >= Level.STATISTICAL and ctx.schema is not None:
+                from ._statistical import run_statistical
+
+                results.start()
+                run_statistical(ctx, block, results, tasks=stat_tasks, seeds=seeds)
     except ProbeError as exc:
         results.add(
             "runtime.startup",
@@ -184,31 +194,3 @@ def _live(
 
 def _ok(results: Results, check_id: str) -> bool:
     return any(r.check_id == check_id and r.status is CheckStatus.PASS for r in results.items)
-
-
-def _reachability(results: Results, block: ValidationBlock | None) -> None:
-    """STATISTICAL, first check only: some played episode reached the top of the range."""
-    try:
-        oracle = results.items[[r.check_id for r in results.items].index("semantic.oracle_max")]
-    except ValueError:
-        oracle = None
-    rewards = list((oracle.measured.get("oracle_rewards") or {}).values()) if oracle else []
-    if block is None or not rewards:
-        results.add(
-            "statistical.reward_reachability",
-            CheckStatus.SKIP,
-            NOT_APPLICABLE + "no reference solution was played"
-            if block
-            else "unmet dependency: static.manifest",
-        )
-        return
-    high = block.reward.range[1] - block.reward.oracle_tolerance
-    reached = sum(r >= high for r in rewards)
-    results.add(
-        "statistical.reward_reachability",
-        CheckStatus.PASS if reached else CheckStatus.FAIL,
-        f"{reached} of {len(rewards)} played tasks reached {high:g}",
-        remediation="make full reward reachable",
-        measured={"reached": reached},
-    )
-

@@ -3,8 +3,9 @@
 The check ids, their levels and severities are upstream OpenEnv 0.10's (its policy
 ``v2``, local lane), so a report from either tool reads the same; ours adds a few ids
 of its own (``runtime.bad_frames``, ``runtime.close``, ``runtime.http_routes``,
-``semantic.reward_hacking``). A grader only says pass/fail/skip/error; only this table
-says whether a failure blocks.
+``semantic.reward_hacking``, ``statistical.leaky_tasks``); upstream's hub-lane
+``statistical.headroom`` and ``statistical.variance_bound`` run locally here. A grader
+only says pass/fail/skip/error; only this table says whether a failure blocks.
 """
 
 from __future__ import annotations
@@ -96,6 +97,9 @@ POLICY: dict[str, tuple[Level, Severity]] = {
     "semantic.replayability": (Level.SEMANTIC, _F),
     "semantic.reward_hacking": (Level.SEMANTIC, _F),
     "statistical.reward_reachability": (Level.STATISTICAL, _F),
+    "statistical.headroom": (Level.STATISTICAL, _W),
+    "statistical.leaky_tasks": (Level.STATISTICAL, _F),
+    "statistical.variance_bound": (Level.STATISTICAL, _F),
 }
 
 #: Upper bounds on what a manifest may declare (upstream's ``bounds``).

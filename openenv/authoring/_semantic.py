@@ -71,7 +71,7 @@ def run_semantic(
                 check_id, CheckStatus.SKIP, "unmet dependency: static.manifest (reward range and horizon)"
             )
     timeout_s = block.resources.episode_timeout_s if block else 600.0
-    horizon = _declared_steps(ctx)
+    horizon = declared_steps(ctx)
     turns = horizon + 1 if horizon else 30
     runs = {
         p: play(ctx.url, p, count=tasks, max_turns=turns, episode_timeout_s=timeout_s)
@@ -104,7 +104,8 @@ def run_semantic(
     return probes
 
 
-def _declared_steps(ctx: Context) -> int | None:
+def declared_steps(ctx: Context) -> int | None:
+    """The ``max_steps`` a reset observation's metadata declares, None without one."""
     try:
         with ctx.ws() as ws:
             data = ws.expect({"type": "reset", "data": {}}, "observation")

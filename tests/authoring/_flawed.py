@@ -211,3 +211,61 @@ def make_env(root: Path, source: str, *, deterministic: bool = False, block: str
     (folder / "Dockerfile").write_text("FROM python:3.11-slim\n")
     (folder / "README.md").write_text("# flawed_env\n")
     return folder
+
+
+#: A quiz with a Task API; its fourth task expects the empty answer, so doing nothing
+#: passes it (a leaky task). SEMANTIC plays only the first three tasks and misses it.
+LEAKY = """\
+import uuid
+from openenv import Action, Environment, Execution, Observation, State
+from openenv.tasks import Rows, TaskOptions, TaskSet
+
+
+class TextAction(Action):
+    message: str
+
+
+class TextObservation(Observation):
+    text: str = ""
+
+
+QUIZ = [
+    {"id": "add", "question": "2+2?", "answer": "4"},
+    {"id": "mul", "question": "2*3?", "answer": "6"},
+    {"id": "sub", "question": "9-2?", "answer": "7"},
+    {"id": "blank", "question": "what is left of 'abc' after removing 'abc'?", "answer": ""},
+    {"id": "div", "question": "8/2?", "answer": "4"},
+]
+
+
+class Quiz(TaskSet):
+    def __init__(self) -> None:
+        super().__init__("quiz", default_split="test")
+
+    def _read(self):
+        return {"test": Rows([{**row, "solution": row["answer"]} for row in QUIZ])}
+
+
+class Env(Environment[TextAction, TextObservation, State]):
+    execution = Execution.INLINE
+    task_set = Quiz()
+    reset_options_model = TaskOptions
+
+    def __init__(self) -> None:
+        self._state = State()
+        self._answer = ""
+
+    def reset(self, *, seed=None, episode_id=None, options=None) -> TextObservation:
+        task = self.task_set.pick(options, seed=seed)
+        self._answer = task.data["answer"]
+        self._state = State(episode_id=episode_id or uuid.uuid4().hex)
+        return TextObservation(text=task.data["question"], reward=0.0)
+
+    def step(self, action: TextAction) -> TextObservation:
+        self._state.step_count += 1
+        reward = 1.0 if action.message.strip() == self._answer else 0.0
+        return TextObservation(text="graded", reward=reward, done=True)
+
+    def state(self) -> State:
+        return self._state.model_copy()
+"""

@@ -38,9 +38,9 @@ def _caught(report, check_id: str, evidence: str) -> None:
 
 
 def test_echo_passes_every_level_and_every_check_id_has_a_result():
-    report = run_validation(ECHO, max_level=Level.SEMANTIC)
+    report = run_validation(ECHO, max_level=Level.STATISTICAL, stat_tasks=4, seeds=2)
     assert report.verdict is not Verdict.FAIL, report.render()
-    assert [r.check_id for r in report.results] == ids_up_to(Level.SEMANTIC)
+    assert [r.check_id for r in report.results] == ids_up_to(Level.STATISTICAL)
     for r in report.results:
         assert r.status in (CheckStatus.PASS, CheckStatus.SKIP), report.render()
         assert r.status is CheckStatus.PASS or r.evidence, f"{r.check_id} skipped without a reason"
@@ -55,6 +55,9 @@ def test_echo_passes_every_level_and_every_check_id_has_a_result():
         "semantic.floor_gap",
         "semantic.replayability",
         "semantic.resource_envelope",
+        "statistical.headroom",
+        "statistical.leaky_tasks",
+        "statistical.variance_bound",
     } <= passed
     assert report.manifest is not None
     assert report.manifest["reward"]["range"] == [0.0, 6553.6]
