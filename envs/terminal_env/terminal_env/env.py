@@ -295,6 +295,12 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
     async def state(self) -> TerminalState:
         return self._state.model_copy()
 
+    @property
+    def session_sandbox(self) -> Sandbox | ContainerBox | None:
+        """The episode's sandbox (None between episodes): where an agent CLI run on this
+        session's task runs (``openenv.harness.run_agent``)."""
+        return self._sandbox
+
     async def close(self) -> None:
         await self._teardown()
         await asyncio.gather(*self._closing, return_exceptions=True)
