@@ -6,9 +6,13 @@ import contextlib
 import fcntl
 import os
 import secrets
+import shutil
 import signal
+import subprocess
 import time
 from pathlib import Path
+
+from .._exceptions import SandboxError
 
 
 class UidLease:
@@ -86,28 +90,52 @@ def pids_with_marker(marker: bytes) -> list[int]:
     return pids
 
 
+#: Run as the uid (``setpriv`` switched to it): ``kill(-1)`` there reaches exactly that
+#: uid's processes, the shell itself excepted. The check that the switch happened (real
+#: and effective uid, from the shell's own status; builtins only, no fork) stands guard:
+#: run as root, ``kill -1`` would reach every process of the host.
+_KILL_AS_UID = """
+while read -r key real effective rest; do
+    if [ "$key" = Uid: ]; then
+        [ "$real" = "$1" ] && [ "$effective" = "$1" ] && kill -KILL -1
+        exit
+    fi
+done < /proc/self/status
+"""
+_KILL_WAIT_S = 10.0
+
+
 def kill_all_of_uid(uid: int) -> None:
     """SIGKILL every process of ``uid`` (as root): a child takes the uid and kills -1.
 
     ``kill(-1)`` reaches every process the caller may signal, which for an
     unprivileged uid is exactly its own; repeated while any are left (a fork bomb
-    races the first pass).
+    races the first pass). The child is spawned (``setpriv``, then ``sh``), never
+    forked from this process: ``os.fork`` holds the GIL while the kernel copies the
+    server's page tables, and under load that stalled every session's event loop.
     """
     if uid in (0, os.getuid()):
         raise ValueError(f"refusing to kill every process of uid {uid}")
+    argv: list[str] | None = None
     for _ in range(20):
         if not pids_of_uid(uid):
             return
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - the child only calls C functions, then exits
-            try:
-                os.setgroups([])
-                os.setresgid(uid, uid, uid)
-                os.setresuid(uid, uid, uid)
-                os.kill(-1, signal.SIGKILL)
-            finally:
-                os._exit(0)
-        os.waitpid(pid, 0)
+        if argv is None:
+            setpriv = shutil.which("setpriv")
+            if setpriv is None:
+                raise SandboxError("'setpriv' is not installed (needed to kill a sandbox's processes)")
+            argv = [setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--",
+                    "/bin/sh", "-c", _KILL_AS_UID, "openenv-kill", str(uid)]  # fmt: skip
+        with contextlib.suppress(subprocess.TimeoutExpired):  # killed by run(); tried again
+            subprocess.run(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                env={"PATH": "/usr/bin:/bin"},
+                timeout=_KILL_WAIT_S,
+                check=False,
+            )
         time.sleep(0.002)
 
 
