@@ -1,10 +1,14 @@
 """Harbor itself as a client of this env's task format, both ways, on real Docker.
 
-1. Harbor (``harbor run``, its oracle agent, its Docker environment) runs the image
-   tasks in ``harbor_tasks/``, a copy of ``word-counts`` whose ``solve.sh`` is wrong, and
-   a task made by Harbor's own ``harbor task init``; the terminal env runs the same
-   folders with the same solutions; the rewards each gives per task must be equal (the
-   named rewards of ``reward.json`` included), 1.0 for the oracles, less for the wrong one.
+1. Harbor (``harbor run``, its oracle agent, its Docker environment) runs image tasks
+   of ``harbor_tasks/``, copies of some whose ``solve.sh`` is a wrong answer, and a task
+   made by Harbor's own ``harbor task init``; the terminal env runs the same folders with
+   the same solutions; the rewards each gives per task must be equal (the named rewards
+   of ``reward.json`` included), 1.0 for the oracles, less for the wrong ones.
+   In CI the job runs four of the ten test tasks (one with a compose service) and two
+   wrong answers; ``OPENENV_HARBOR_TASKS=all`` runs all ten, each with its wrong answer,
+   and ``OPENENV_HARBOR_TASKS=builtin`` the 30 built-in tasks, each with its first fake
+   of test_terminal_task_fakes.py as the wrong answer (docs/harbor.md).
 2. The ``harbor task init`` task (its template filled in minimally) is served by this env
    and its oracle scores 1.0, doing nothing 0.0.
 
@@ -29,8 +33,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _harbor_fixtures import LOCAL_BASE_IMAGE, TASKS, episode, task_env
+from _harbor_fixtures import LOCAL_BASE_IMAGE, TASKS, WRONG, episode, task_env
 from terminal_env import SubmitAction
+from terminal_env._tasks import TASKS_DIR, task_dirs
 
 pytestmark = [pytest.mark.docker, pytest.mark.timeout(900)]
 
@@ -39,13 +44,26 @@ HARBOR_VENV = REPO / ".venv-harbor"
 HARBOR = HARBOR_VENV / "bin" / "harbor"
 COMPOSE_PLUGINS = HARBOR_VENV / "docker" / "cli-plugins"
 INIT_TASK = "hello-harbor"
-WRONG_TASK = "word-counts-wrong"
-#: One count off for every word: the file exists and is a JSON object, the counts are wrong.
-WRONG_SOLVE = """#!/bin/bash
-python3 -c "import json; words = open('/app/notes.txt').read().split()
-json.dump({w: 1 for w in words}, open('/app/counts.json', 'w'))"
-"""
-HARBOR_TIMEOUT_S = 600
+#: The test tasks Harbor runs in CI (with their oracles) and those it also runs with a
+#: wrong answer; OPENENV_HARBOR_TASKS=all: every task, both ways.
+CI_ORACLES = ("api-count", "fix-backup-script", "paid-totals", "word-counts")
+CI_WRONG = ("api-count", "word-counts")
+MODE = os.environ.get("OPENENV_HARBOR_TASKS", "")
+SOURCE = TASKS_DIR if MODE == "builtin" else TASKS
+if MODE in ("all", "builtin"):
+    ORACLES = WRONGS = tuple(p.name for p in task_dirs(SOURCE))
+else:
+    ORACLES, WRONGS = CI_ORACLES, CI_WRONG
+HARBOR_TIMEOUT_S = 600 if len(ORACLES) < 10 else 3600
+
+
+def wrong_answer(name: str) -> str:
+    """A wrong answer (a shell command): a test task's, or a built-in task's first fake."""
+    if MODE != "builtin":
+        return WRONG[name]
+    from test_terminal_task_fakes import FAKES
+
+    return next(iter(FAKES[name].values()))
 
 
 def unavailable(reason: str) -> None:
@@ -71,8 +89,21 @@ def engine_base() -> str:
         client.close()
     if not local:
         return ""
+    if MODE == "builtin":  # four built-in tasks need git, which the local base lacks
+        return f"python:3.11-slim={git_base(LOCAL_BASE_IMAGE)},ubuntu:24.04={LOCAL_BASE_IMAGE}"
     # The `harbor task init` template's base, mapped like the tasks' python base.
     return f"python:3.11-slim={LOCAL_BASE_IMAGE},ubuntu:24.04={LOCAL_BASE_IMAGE}"
+
+
+def git_base(fallback: str) -> str:
+    """A local image with Python 3.11 and git, run as root: the terminal env's own image
+    (``openenv-terminal``, built by its tests) with its user and entrypoint reset; else
+    ``fallback`` (the git tasks then fail to build in Harbor, saying so)."""
+    tag = "openenv-local/python-git:3.11"
+    dockerfile = "FROM openenv-terminal:latest\nUSER root\nENTRYPOINT []\nCMD [\"bash\"]\n"
+    argv = ["docker", "build", "-q", "-t", tag, "-"]
+    done = subprocess.run(argv, input=dockerfile, capture_output=True, text=True, timeout=300)
+    return tag if done.returncode == 0 else fallback
 
 
 def harbor_env(tmp: Path) -> dict[str, str]:
@@ -144,17 +175,18 @@ def job(tmp_path_factory: pytest.TempPathFactory) -> Job:
     env = harbor_env(tmp)
     tasks = tmp / "tasks"
     tasks.mkdir()
-    for name in ("fix-backup-script", "paid-totals", "word-counts"):
-        shutil.copytree(TASKS / name, tasks / name)
-    shutil.copytree(TASKS / "word-counts", tasks / WRONG_TASK)
-    (tasks / WRONG_TASK / "solution" / "solve.sh").write_text(WRONG_SOLVE)
+    for name in ORACLES:
+        shutil.copytree(SOURCE / name, tasks / name)
+    for name in WRONGS:
+        shutil.copytree(SOURCE / name, tasks / f"{name}-wrong")
+        (tasks / f"{name}-wrong" / "solution" / "solve.sh").write_text(f"#!/bin/bash\n{wrong_answer(name)}\n")
     init_task(env, tasks)
 
-    # Harbor's copy: every Dockerfile's FROM mapped as the env maps it.
+    # Harbor's copy: every Dockerfile's FROM (compose services' too) mapped as the env maps it.
     dataset = tmp / "dataset"
     shutil.copytree(tasks, dataset)
     mapping = base_map(base)
-    for dockerfile in dataset.glob("*/environment/Dockerfile"):
+    for dockerfile in dataset.glob("*/environment/**/Dockerfile"):
         dockerfile.write_text(rewrite_dockerfile(dockerfile.read_text(), mapping))
 
     jobs = tmp / "jobs"
@@ -174,12 +206,16 @@ def job(tmp_path_factory: pytest.TempPathFactory) -> Job:
 
 async def our_rewards(job: Job, name: str) -> dict[str, float]:
     """The env's named rewards for ``name`` played with its ``solution/solve.sh``."""
+    script = (job.tasks / name / "solution" / "solve.sh").read_text()
+    if MODE == "builtin":  # a script as a file, as test_terminal_tasks.py plays them
+        script = f"bash -s <<'__SOLVE__'\n{script}\n__SOLVE__"
     async with task_env(job.tasks, job.base) as env:
-        done = await episode(env, name, (job.tasks / name / "solution" / "solve.sh").read_text())
+        done = await episode(env, name, script)
     breakdown = done.metadata["reward_breakdown"]
     assert "error" not in breakdown, breakdown
-    assert done.reward == breakdown["rewards"].get("reward"), breakdown
-    return dict(breakdown["rewards"])
+    rewards = breakdown.get("rewards") or {"reward": breakdown["reward"]}  # checks.toml: one
+    assert done.reward == rewards.get("reward"), breakdown
+    return dict(rewards)
 
 
 def test_harbor_ran_every_task_without_an_error(job: Job) -> None:
@@ -204,18 +240,21 @@ def test_harbor_ran_every_task_without_an_error(job: Job) -> None:
     assert len(job.trials) == len(names)
 
 
-@pytest.mark.parametrize("name", ["fix-backup-script", "paid-totals", "word-counts", INIT_TASK])
+@pytest.mark.parametrize("name", [*ORACLES, INIT_TASK])
 async def test_harbor_and_the_env_give_the_oracle_one(job: Job, name: str) -> None:
     ours = await our_rewards(job, name)
     assert job.rewards[name]["reward"] == 1.0, job.rewards[name]
     assert ours == job.rewards[name]
 
 
-async def test_a_wrong_solution_scores_less_in_both_and_the_same(job: Job) -> None:
-    ours = await our_rewards(job, WRONG_TASK)
-    theirs = job.rewards[WRONG_TASK]
-    assert theirs == {"exists": 1.0, "json_object": 1.0, "counts": 0.0, "reward": 0.0}
+@pytest.mark.parametrize("name", WRONGS)
+async def test_a_wrong_solution_scores_less_in_both_and_the_same(job: Job, name: str) -> None:
+    ours = await our_rewards(job, f"{name}-wrong")
+    theirs = job.rewards[f"{name}-wrong"]
+    assert theirs["reward"] < 1.0, theirs
     assert ours == theirs
+    if name == "word-counts":  # named rewards: one count off for every word
+        assert theirs == {"exists": 1.0, "json_object": 1.0, "counts": 0.0, "reward": 0.0}
 
 
 async def test_the_env_serves_harbors_init_template(job: Job) -> None:

@@ -14,7 +14,8 @@ import shlex
 from pathlib import Path
 
 import pytest
-from _harbor_fixtures import TASKS, copy_task, docker_base, episode, sh, task_env
+from _harbor_fixtures import TASKS, WRONG, copy_task, docker_base, episode, sh, task_env
+from terminal_env import TerminalObservation
 
 pytestmark = [pytest.mark.docker, pytest.mark.timeout(600)]
 
@@ -28,43 +29,6 @@ def solution(task: str) -> str:
     return (TASKS / task / "solution" / "solve.sh").read_text()
 
 
-#: A plausible wrong answer per task: it must score below the solution.
-WRONG = {
-    "word-counts": 'python3 -c "import json; json.dump({w: 1 for w in'
-    " open('/app/notes.txt').read().split()},"
-    " open('/app/counts.json', 'w'))\"",
-    "paid-totals": "jq -r 'group_by(.customer)[] | \"\\(.[0].customer) \\(map(.amount) | add)\"'"
-    " /app/orders.json > /app/totals.txt",
-    "fix-backup-script": "sed -i 's/for f in $(ls $src\\/\\*.conf)/for f in \"$src\"\\/*.conf/'"
-    " /app/backup.sh",
-    # the nested tables left out
-    "toml-config": "printf 'name = \"ledger\"\\ndebug = false\\nworkers = 4\\n' > /app/settings.toml",
-    # the right format, the file's order
-    "markdown-table": 'python3 -c "import csv; from tabulate import tabulate;'
-    " rows = list(csv.reader(open('/app/scores.csv')));"
-    " open('/app/scores.md', 'w').write(tabulate(rows[1:], headers=rows[0], tablefmt='github'))\"",
-    # one of the two bugs fixed: take() still changes the ledger it is given
-    "fix-unit-tests": "sed -i 's/if count > have + 1:/if count > have:/' /app/inventory/__init__.py",
-    # cancelled orders counted
-    "sqlite-top-customer": "python3 -c \"import sqlite3; db = sqlite3.connect('/app/shop.db');"
-    " rows = db.execute('SELECT city, name, MAX(t) FROM (SELECT c.city, c.name, SUM(o.cents) t"
-    " FROM customers c JOIN orders o ON o.customer_id = c.id GROUP BY c.id) GROUP BY city ORDER BY city');"
-    " open('/app/top.csv', 'w').write('city,name,cents\\n'"
-    " + ''.join(f'{a},{b},{c}\\n' for a, b, c in rows))\"",
-    # the other key in the innermost archive
-    "nested-archive": "cd /tmp && tar -xzf /app/bundle.tar.gz && tar -xf parts.tar"
-    " && tar -xzf inner/vault.tar.gz && cp vault/keys/old.key /app/key.txt",
-    # the service's first page only
-    "api-count": 'python3 -c "import json, urllib.request;'
-    " items = json.load(urllib.request.urlopen('http://api:8000/items?page=1', timeout=10))['items'];"
-    " ok = [i for i in items if i['status'] == 'ok']; size = sum(i['size'] for i in ok);"
-    " open('/app/answer.txt', 'w').write(f'{len(ok)} {size}')\"",
-    # a shallow merge: nested objects replaced, nulls kept
-    "merge-configs": "python3 -c \"import json; b = json.load(open('/app/base.json'));"
-    " b.update(json.load(open('/app/override.json'))); json.dump(b, open('/app/merged.json', 'w'))\"",
-}
-
-
 def test_every_test_task_has_a_wrong_answer() -> None:
     """The oracle check below covers every task folder in harbor_tasks/ (ten)."""
     assert sorted(WRONG) == sorted(p.name for p in TASKS.iterdir() if p.is_dir())
@@ -73,10 +37,12 @@ def test_every_test_task_has_a_wrong_answer() -> None:
 
 @pytest.mark.parametrize("task", sorted(WRONG))
 async def test_oracle_scores_one_and_a_wrong_answer_less(task: str, base: str) -> None:
-    async with task_env(TASKS, base) as env:
-        right = await episode(env, task, solution(task))
-        wrong = await episode(env, task, WRONG[task])
-        untouched = await episode(env, task)
+    async def play(*commands: str) -> TerminalObservation:
+        async with task_env(TASKS, base) as env:
+            return await episode(env, task, *commands)
+
+    # three sessions at once, each in its own container
+    right, wrong, untouched = await asyncio.gather(play(solution(task)), play(WRONG[task]), play())
     assert right.reward == 1.0, right.metadata
     assert wrong.reward is not None
     assert wrong.reward < 1.0, wrong.metadata
