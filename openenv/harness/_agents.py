@@ -29,7 +29,16 @@ from typing import Any
 
 from .._exceptions import SandboxUnavailable, ValidationFailed
 
-__all__ = ["AGENTS", "AgentCLI", "AgentRun", "agents_dir", "install", "run_agent"]
+__all__ = [
+    "AGENTS",
+    "PORT",
+    "AgentCLI",
+    "AgentRun",
+    "agents_dir",
+    "install",
+    "run_agent",
+    "run_with_endpoint",
+]
 
 _RELAY = Path(__file__).with_name("_relay_main.py")
 _INNER_RELAY = "/opt/openenv/relay.py"
@@ -177,15 +186,15 @@ def install(name: str, root: Path | None = None) -> float:
 
 
 @contextlib.contextmanager
-def _address_space(box: Any, agent: AgentCLI) -> Iterator[None]:
-    """The box's per-process address-space limit lifted for the agent's start, if it needs that."""
-    if not agent.lift_address_space or box.config.limits.memory_bytes is None:
+def _address_space(box: Any, name: str, lift: bool) -> Iterator[None]:
+    """The box's per-process address-space limit lifted for the agent's start, if ``lift``."""
+    if not lift or box.config.limits.memory_bytes is None:
         yield
         return
     cgroup = box.describe().get("session_limits") or {}
     if not (cgroup.get("enforced") and cgroup.get("memory_bytes")):
         raise SandboxUnavailable(
-            f"{agent.name} needs more than the {box.config.limits.memory_bytes >> 20} MiB address space of a "
+            f"{name} needs more than the {box.config.limits.memory_bytes >> 20} MiB address space of a "
             "sandboxed process; it runs only where the session's memory is bounded by a cgroup instead"
         )
     config = box.config
@@ -213,6 +222,67 @@ class AgentRun:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
+async def run_with_endpoint(
+    box: Any,
+    argv: list[str],
+    capture: Any,
+    session_id: str,
+    *,
+    env: Mapping[str, str] | None = None,
+    ro_binds: Mapping[str, str] | None = None,
+    timeout_s: float = 300.0,
+    label: str = "",
+    lift_address_space: bool = False,
+) -> AgentRun:
+    """Run ``argv`` in sandbox ``box`` (an ``openenv.sandbox.Sandbox`` under bubblewrap)
+    with one way out: ``http://127.0.0.1:PORT`` inside is capture session ``session_id``
+    of the running ``capture`` (a ``CaptureServer``), its model routes only. ``$HOME`` is
+    a fresh ``/tmp/home``. Returns when ``argv`` exits or after ``timeout_s`` (then its
+    processes are killed).
+
+    Raises:
+        SandboxUnavailable: the sandbox is not under bubblewrap (it would keep the host's
+            network), or the address space cannot be lifted safely.
+    """
+    from ..sandbox import Isolation
+
+    if box.isolation is not Isolation.BWRAP:
+        raise SandboxUnavailable(
+            "agents run only under bubblewrap (no network but their endpoint); this sandbox is at "
+            f"level {box.isolation.value}"
+        )
+    sock_dir = Path(box.root) / "endpoint"
+    sock_dir.mkdir(mode=0o755, exist_ok=True)
+    endpoint = capture.open_endpoint(session_id, str(sock_dir / "model.sock"))
+    try:
+        full = [
+            "/bin/sh", "-c", f'mkdir -p {_HOME} && exec "$@"', "sh",
+            "/usr/bin/python3", "-I", _INNER_RELAY, f"{_INNER_SOCKET_DIR}/model.sock", str(PORT), "--", *argv,
+        ]  # fmt: skip
+        binds = {**(ro_binds or {}), _INNER_RELAY: str(_RELAY), _INNER_SOCKET_DIR: str(sock_dir)}
+        start = time.monotonic()
+        with _address_space(box, label or argv[0], lift_address_space):
+            done = await box.arun(
+                full,
+                env={"HOME": _HOME, **(env or {})},
+                ro_binds=binds,
+                timeout_s=timeout_s,
+                output_limit=1 << 20,
+            )
+    finally:
+        endpoint.close()
+    return AgentRun(
+        agent=label or argv[0],
+        exit_code=None if done.timed_out else done.exit_code,
+        stdout=done.stdout.decode(errors="replace"),
+        stderr=done.stderr.decode(errors="replace"),
+        timed_out=done.timed_out,
+        duration_s=time.monotonic() - start,
+        calls=endpoint.counts.calls,
+        refused=list(endpoint.counts.refused),
+    )
+
+
 async def run_agent(
     box: Any,
     name: str,
@@ -225,53 +295,31 @@ async def run_agent(
     root: Path | None = None,
     extra_env: Mapping[str, str] | None = None,
 ) -> AgentRun:
-    """Run agent ``name`` on ``instruction`` in sandbox ``box`` (an ``openenv.sandbox.Sandbox``
-    under bubblewrap), its model calls going to capture session ``session_id`` of the
-    running ``capture`` (a ``CaptureServer``). Returns when the agent exits or after
-    ``timeout_s`` (then its processes are killed).
+    """Run agent ``name`` on ``instruction`` in ``box``, its model calls going to capture
+    session ``session_id`` of ``capture`` and nowhere else (``run_with_endpoint``);
+    ``model`` is the model name it asks for.
 
     Raises:
         ValidationFailed: an unknown or uninstalled agent.
-        SandboxUnavailable: the sandbox is not under bubblewrap (it would keep the host's network).
+        SandboxUnavailable: as ``run_with_endpoint``.
     """
-    from ..sandbox import Isolation
-
     agent = _agent(name)
     why = agent.missing(root)
     if why:
         raise ValidationFailed(why)
-    if box.isolation is not Isolation.BWRAP:
-        raise SandboxUnavailable(
-            "agents run only under bubblewrap (no network but their endpoint); this sandbox is at "
-            f"level {box.isolation.value}"
-        )
-    sock_dir = Path(box.root) / "endpoint"
-    sock_dir.mkdir(mode=0o755, exist_ok=True)
-    endpoint = capture.open_endpoint(session_id, str(sock_dir / "model.sock"))
-    try:
-        home = agent.home(root)
-        env = {
-            **agent.env(f"http://127.0.0.1:{PORT}", session_id, model),
-            "HOME": _HOME, "NO_PROXY": "127.0.0.1,localhost", **(extra_env or {}),
-        }  # fmt: skip
-        argv = [
-            "/bin/sh", "-c", f'mkdir -p {_HOME} && exec "$@"', "sh",
-            "/usr/bin/python3", "-I", _INNER_RELAY, f"{_INNER_SOCKET_DIR}/model.sock", str(PORT), "--",
-            *agent.argv(agent.executable(root), instruction, model),
-        ]  # fmt: skip
-        ro_binds = {_INNER_RELAY: str(_RELAY), _INNER_SOCKET_DIR: str(sock_dir), str(home): str(home)}
-        start = time.monotonic()
-        with _address_space(box, agent):
-            done = await box.arun(argv, env=env, ro_binds=ro_binds, timeout_s=timeout_s, output_limit=1 << 20)
-    finally:
-        endpoint.close()
-    return AgentRun(
-        agent=name,
-        exit_code=None if done.timed_out else done.exit_code,
-        stdout=done.stdout.decode(errors="replace"),
-        stderr=done.stderr.decode(errors="replace"),
-        timed_out=done.timed_out,
-        duration_s=time.monotonic() - start,
-        calls=endpoint.counts.calls,
-        refused=list(endpoint.counts.refused),
+    home = str(agent.home(root))
+    env = {
+        **agent.env(f"http://127.0.0.1:{PORT}", session_id, model),
+        "NO_PROXY": "127.0.0.1,localhost", **(extra_env or {}),
+    }  # fmt: skip
+    return await run_with_endpoint(
+        box,
+        agent.argv(agent.executable(root), instruction, model),
+        capture,
+        session_id,
+        env=env,
+        ro_binds={home: home},
+        timeout_s=timeout_s,
+        label=name,
+        lift_address_space=agent.lift_address_space,
     )

@@ -207,6 +207,21 @@ def test_anthropic_async_tool_call(proxy: CaptureServer, stream: bool) -> None:
     assert_tool_call(session, block.name, block.input)
 
 
+def test_anthropic_system_message_mid_conversation(proxy: CaptureServer, backend: Any) -> None:
+    """Claude Code (2.1) sends ``{"role": "system"}`` among the messages: forwarded as a
+    chat system message in its place (was a 400: "each message needs a role")."""
+    session = new_session(proxy)
+    messages: list[Any] = [
+        {"role": "user", "content": "first"},
+        {"role": "system", "content": "context for the model"},
+        {"role": "user", "content": PROMPT},
+    ]
+    reply = ant(proxy, session).messages.create(model="m", max_tokens=256, messages=messages)
+    assert [m["role"] for m in backend.calls[-1]["messages"]] == ["user", "system", "user"]
+    assert backend.calls[-1]["messages"][1]["content"] == "context for the model"
+    assert_text(session, reply.content[0].text)
+
+
 # --- Google generateContent ----------------------------------------------------------------
 
 G_TOOLS = [

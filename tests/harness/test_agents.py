@@ -1,0 +1,143 @@
+"""Real agent CLIs in a terminal env session's sandbox, every model call captured.
+
+The agents (mini-swe-agent from PyPI, Claude Code from npm) are installed under
+``.cache/agents`` by ``openenv.harness.install`` (not from a test: without them these
+tests skip, saying so). The model is ``ScriptedModel`` (a test double of a vLLM server:
+a tool call that runs the task's command, then an answer) behind the real capture proxy;
+the agent reaches it only through its own session's endpoint. The file the command
+writes is checked in the session's workdir, the task's verifier scores the run, and the
+capture session holds every model call the agent made, linked as one path.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from terminal_env import SubmitAction, TerminalEnv
+
+from openenv.capture import CaptureServer, export_session, to_training_trace
+from openenv.harness._agents import AGENTS, PORT, run_agent, run_with_endpoint
+from openenv.harness._scripted import ScriptedModel, decode
+from openenv.sandbox._bwrap import bwrap_works
+from openenv.server import serve_in_background
+
+AGENTS_DIR = Path(__file__).resolve().parents[2] / ".cache" / "agents"
+TASK, COMMAND = "count-errors", "grep -c ERROR app.log > errors.txt"
+BWRAP_WHY = bwrap_works(190_000 + 4096)
+pytestmark = pytest.mark.skipif(bool(BWRAP_WHY), reason=f"agents run under bubblewrap only: {BWRAP_WHY}")
+
+
+@pytest.fixture(scope="module")
+def model() -> Iterator[ScriptedModel]:
+    scripted = ScriptedModel(COMMAND)
+    with serve_in_background(scripted.app) as running:
+        scripted.url = running.url  # type: ignore[attr-defined]
+        yield scripted
+
+
+@pytest.fixture(scope="module")
+def capture(model: ScriptedModel) -> Iterator[CaptureServer]:
+    with CaptureServer(llm_url=model.url + "/v1", port=0, admin_key="admin-only") as server:  # type: ignore[attr-defined]
+        yield server
+
+
+@pytest.mark.parametrize("name", list(AGENTS))
+async def test_agent_runs_the_task_in_the_session_sandbox_and_every_call_is_captured(
+    name: str, model: ScriptedModel, capture: CaptureServer
+) -> None:
+    why = AGENTS[name].missing(AGENTS_DIR)
+    if why:
+        pytest.skip(f"{why}: run openenv.harness.install({name!r}, Path('.cache/agents')) once")
+    env = TerminalEnv(pool_size=0)
+    try:
+        obs = await env.reset(options={"task_id": TASK})
+        box = env.session_sandbox
+        assert box is not None
+        assert not (box.workdir / "errors.txt").exists()
+        expected = sum("ERROR" in line for line in (box.workdir / "app.log").read_text().splitlines())
+        session = capture.registry.create(agent=name)
+        before = len(model.calls)
+        run = await run_agent(
+            box, name, obs.instruction, capture, session.session_id, root=AGENTS_DIR, timeout_s=90
+        )
+        assert run.exit_code == 0, run.stderr[-2000:] or run.stdout[-2000:]
+        # the command ran in this session's sandbox: its file is in the session's workdir
+        assert (box.workdir / "errors.txt").read_text().strip() == str(expected)
+        # every model call the agent made reached the backend through its session, and is in the trace
+        made = model.calls[before:]
+        assert run.calls == len(made) >= 2
+        assert len(session.graph) == run.calls
+        assert session.upstream_errors == 0
+        assert session.graph.stats()["n_roots"] == 1  # the conversation links as one path
+        ran = [c for c in made if any(m.get("role") == "tool" for m in c["messages"])]
+        assert ran, "no call carried the command's result back"
+        trace = to_training_trace(session.graph, export_session(session))
+        assert len(trace.turns) == run.calls  # token-exact: ids and a logprob per sampled id
+        assert "grep -c ERROR" in decode(trace.turns[0].completion_token_ids)
+        assert all(len(t.per_token_logps) == len(t.completion_token_ids) for t in trace.turns)
+        verdict = await env.step(SubmitAction())
+        assert verdict.done
+        assert verdict.reward == 1.0
+    finally:
+        await env.close()
+
+
+_PROBE = textwrap.dedent(
+    """
+    import json, socket, urllib.request, urllib.error, sys
+    base = "http://127.0.0.1:INNER_PORT"
+    out = {}
+    def call(path, data=None, key="someone-else"):
+        req = urllib.request.Request(base + path, data=data, headers={"authorization": "Bearer " + key,
+                                     "content-type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=10) as r:
+                return r.status, json.loads(r.read())
+        except urllib.error.HTTPError as e:
+            return e.code, None
+    out["sessions"] = call("/sessions")[0]
+    out["health"] = call("/health")[0]
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}]}).encode()
+    out["chat"] = call("/v1/chat/completions", body)[1]["choices"][0]["message"]["content"]
+    for name, addr in (("host_proxy", ("127.0.0.1", int(sys.argv[1]))), ("outside", ("1.1.1.1", 80))):
+        try:
+            socket.create_connection(addr, timeout=3).close()
+            out[name] = "connected"
+        except OSError as exc:
+            out[name] = type(exc).__name__
+    print(json.dumps(out))
+    """
+).replace("INNER_PORT", str(PORT))
+
+
+async def test_the_sandbox_reaches_only_its_own_session(capture: CaptureServer) -> None:
+    """A process in the sandbox: the session routes refused, another session's key still its
+    own session, the host's proxy port and the outside unreachable."""
+    mine, other = capture.registry.create(), capture.registry.create()
+    env = TerminalEnv(pool_size=0)
+    try:
+        await env.reset(options={"free_shell": True})
+        box = env.session_sandbox
+        assert box is not None
+        argv = ["/usr/bin/python3", "-I", "-c", _PROBE, str(capture.port)]
+        run = await run_with_endpoint(box, argv, capture, mine.session_id, timeout_s=60)
+        assert run.exit_code == 0, run.stderr
+        seen = json.loads(run.stdout)
+        assert seen["sessions"] == 404
+        assert seen["health"] == 404
+        assert seen["chat"].startswith("THOUGHT")  # answered by the model...
+        assert len(mine.graph) == 1
+        assert len(other.graph) == 0
+        assert seen["host_proxy"] == "ConnectionRefusedError"  # its loopback is its own
+        assert seen["outside"] in ("OSError", "TimeoutError", "ConnectionRefusedError")
+        assert sorted(run.refused) == ["GET /health", "GET /sessions"]
+        # and the proxy's own session routes still need the admin key on the host
+        async with httpx.AsyncClient(timeout=10) as client:
+            assert (await client.get(capture.url + "/sessions")).status_code == 401
+    finally:
+        await env.close()
