@@ -185,34 +185,43 @@ def task_dirs(root: Path) -> list[Path]:
 
 
 class HarborTaskSet(TaskSet):
-    """Task folders under ``root`` as a one-split (``train``) ``TaskSet``; each task's
-    ``data`` holds ``path``, ``instruction``, ``category``, ``difficulty``.
+    """Task folders as a ``TaskSet``: ``source`` is a folder of tasks (one split,
+    ``train``), a Harbor dataset folder (``dataset.toml``), a registry file, or
+    ``name@version`` of the registry ``OPENENV_HARBOR_REGISTRY`` names (_datasets.py).
+    Each task's ``data`` holds ``path``, ``instruction``, ``category``, ``difficulty``.
     Reading them needs no ``datasets``."""
 
     def __init__(self, root: str | Path) -> None:
         super().__init__(str(root), default_split="train")
         self.root = Path(root)
-        #: Task folders that could not be read: id -> why (they are not served).
+        #: Task folders (or dataset entries) that could not be read: id -> why (not served).
         self.broken: dict[str, str] = {}
 
     def _read(self) -> dict[str, Any]:
-        rows = []
-        broken: dict[str, str] = {}
-        for path in task_dirs(self.root):
-            try:
-                task = TerminalTask.from_dir(path)
-            except TaskFormatError as exc:
-                broken[path.name] = str(exc)
-                continue
-            rows.append(
-                {
-                    "id": task.id,
-                    "path": str(task.path),
-                    "instruction": task.instruction,
-                    "category": task.category,
-                    "difficulty": task.difficulty,
-                    "image": task.image is not None,
-                }
-            )
+        from ._datasets import resolve
+
+        folders, broken = resolve(self.source)
+        splits: dict[str, Any] = {}
+        for split, paths in folders.items():
+            rows = []
+            for path in paths:
+                try:
+                    task = TerminalTask.from_dir(path)
+                except TaskFormatError as exc:
+                    broken[path.name] = str(exc)
+                    continue
+                rows.append(
+                    {
+                        "id": task.id,
+                        "path": str(task.path),
+                        "instruction": task.instruction,
+                        "category": task.category,
+                        "difficulty": task.difficulty,
+                        "image": task.image is not None,
+                    }
+                )
+            splits[split] = Rows(rows)
         self.broken = broken
-        return {"train": Rows(rows)}
+        if splits and "train" not in splits:
+            self._default_split = next(iter(splits))
+        return splits or {"train": Rows([])}
