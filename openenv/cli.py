@@ -184,6 +184,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_catalog_commands(sub)  # catalog, discover
     add_hub_commands(sub)  # push, pull
     add_k8s_commands(sub)  # k8s
+    __import__("openenv.eval._collect_cli", fromlist=["add_commands"]).add_commands(sub)  # collect
 
     # `openenv train ...` is parsed by openenv.train._cli (see main); listed here for --help.
     sub.add_parser("train", help="train a policy with GRPO against text envs (openenv train --help)")

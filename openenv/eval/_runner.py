@@ -65,6 +65,7 @@ class EvalConfig:
     pass_rule: PassRule = field(default_factory=PassRule)
     env_kwargs: dict[str, Any] | None = None
     progress: bool = False
+    tasks: Sequence[TaskRef] | None = None  # the tasks as given (their own reset options), not selected
 
     def check(self) -> None:
         if self.samples < 1:
@@ -253,7 +254,9 @@ async def run_eval_async(
         await policy.check()
         selection = TaskSelection(cfg.split, tuple(cfg.ids), cfg.count)
         with open_env(cfg.env, env_kwargs=cfg.env_kwargs, max_sessions=cfg.concurrency + 8) as env:
-            tasks = await asyncio.to_thread(select_tasks, env, selection)
+            tasks = list(cfg.tasks) if cfg.tasks is not None else await asyncio.to_thread(
+                select_tasks, env, selection
+            )
             out = Path(cfg.out)
             record, done = await asyncio.to_thread(_open_folder, out, cfg, env, policy, tasks)
             queue: asyncio.Queue[tuple[TaskRef, int]] = asyncio.Queue()

@@ -31,8 +31,10 @@ class AnthropicPolicy(Policy):
         temperature: float | None = None,
         max_tokens: int = 1024,
         timeout_s: float = 120.0,
+        system: str | None = None,
     ) -> None:
         anthropic = require("anthropic", extra="eval", feature="the anthropic policy")
+        self.system = system  # the system prompt (default: one that describes the env's actions)
         self.name = f"anthropic:{model}"
         self.model, self.base_url = model, base_url
         self.temperature, self.max_tokens = temperature, max_tokens
@@ -67,7 +69,7 @@ class AnthropicPolicy(Policy):
 class _AnthropicAgent(Agent):
     def __init__(self, policy: AnthropicPolicy, episode: Episode) -> None:
         self.policy, self.episode = policy, episode
-        self.system = system_prompt(episode.actions)
+        self.system = system_prompt(episode.actions) if policy.system is None else policy.system
         self.messages: list[dict[str, Any]] = []
         self.pending_call: str | None = None
         text_env = episode.actions.text_field is not None

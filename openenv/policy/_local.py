@@ -58,6 +58,15 @@ class LocalModel:
     def name(self) -> str:
         return str(self.policy.name)
 
+    @property
+    def context_len(self) -> int | None:
+        """The most tokens the model takes (prompt and completion), where it says."""
+        model = self.policy.model
+        found = getattr(getattr(model, "cfg", None), "max_len", None) or getattr(
+            getattr(model, "config", None), "max_position_embeddings", None
+        )
+        return int(found) if isinstance(found, int) else None
+
     def render(
         self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]] | None = None
     ) -> list[int]:

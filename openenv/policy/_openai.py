@@ -24,7 +24,8 @@ from ._space import observation_text
 class OpenAIPolicy(Policy):
     """``OpenAIPolicy("gpt-4o-mini")``; ``base_url`` for any OpenAI-compatible server;
     the key is read from the variable ``api_key_env`` (default ``OPENAI_API_KEY``).
-    ``tools``: offer the env's actions as tools on a text env too."""
+    ``tools``: offer the env's actions as tools on a text env too; ``system``: the system
+    prompt (default: one that describes the env's actions)."""
 
     def __init__(
         self,
@@ -38,8 +39,10 @@ class OpenAIPolicy(Policy):
         token_ids: bool = False,
         tools: bool = False,
         timeout_s: float = 120.0,
+        system: str | None = None,
     ) -> None:
         openai = require("openai", extra="eval", feature="the openai policy")
+        self.system = system  # the system prompt (default: one that describes the env's actions)
         self.name = f"openai:{model}"
         self.model, self.base_url = model, base_url
         self.temperature, self.max_tokens = temperature, max_tokens
@@ -106,6 +109,8 @@ class _OpenAIAgent(Agent):
         self.tools = None if text_env else [t.openai() for t in episode.actions.tools]
         if not text_env:
             self.messages[0]["content"] = system_prompt(episode.actions, tools=True)
+        if policy.system is not None:
+            self.messages[0]["content"] = policy.system
 
     async def act(self, observation: Mapping[str, Any], reward: float | None) -> Decision:
         text = observation_text(observation)

@@ -120,6 +120,14 @@ class _Server:
             prompt = self.model.render(messages, tools)
         except Exception as exc:
             return _error(400, f"cannot render the messages: {exc}")
+        limit = self.model.context_len
+        if limit is not None and len(prompt) >= limit:  # no room for one token: vLLM's 400
+            return _error(
+                400,
+                f"This model's maximum context length is {limit} tokens; the messages are {len(prompt)}",
+                code="context_length_exceeded",
+            )
+        max_tokens = max_tokens if limit is None else min(max_tokens, limit - len(prompt))
         outs = await asyncio.gather(
             *(
                 self.model.generate(prompt, max_new_tokens=max_tokens, temperature=temperature)

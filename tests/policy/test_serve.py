@@ -153,3 +153,18 @@ def test_concurrent_requests_are_batched(server, model: LocalModel) -> None:
     sizes = model.batch_sizes[before:]
     assert sum(sizes) == 6
     assert max(sizes) > 1
+
+
+def test_a_prompt_past_the_context_is_a_400_and_a_long_one_is_cut_at_the_context(server) -> None:
+    """vLLM's answers: no room for one token is a 400 naming the limit (was a 500 from
+    the model's own check); near the limit, the completion stops there (``length``)."""
+    over = [{"role": "user", "content": "x" * 600}]  # the checkpoint takes 512 positions
+    with pytest.raises(openai.BadRequestError, match="maximum context length is 512 tokens"):
+        client(server).chat.completions.create(model="caller", messages=over, max_tokens=4)
+    near = [{"role": "user", "content": "x" * 500}]
+    reply = client(server).chat.completions.create(
+        model="caller", messages=near, max_tokens=100, extra_body={"return_token_ids": True}
+    )
+    prompt = len(reply.model_extra["prompt_token_ids"])
+    assert 0 < len(reply.choices[0].model_extra["token_ids"]) == 512 - prompt
+    assert reply.choices[0].finish_reason == "length"
