@@ -12,6 +12,8 @@ its annotation), one annotated with a pydantic model gets the JSON body, any oth
 query parameter (converted; its default when absent). What it returns is sent as JSON
 unless it is a ``Response``. ``include_router`` takes a FastAPI ``APIRouter`` and so
 needs FastAPI installed; its routes are served by a FastAPI app mounted last.
+``register_get_endpoints`` adds GET routes described as data (``GetEndpointConfig``)
+to such an app, or to a FastAPI app.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import inspect
 import typing
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -193,9 +196,39 @@ class CompatApp(Starlette):
     def include_router(self, router: Any, **kwargs: Any) -> None:
         """Serve a FastAPI ``APIRouter``'s routes (after every other route)."""
         if self._fastapi_tail is None:
-            from fastapi import FastAPI  # type: ignore[import-not-found]  # the router passed in is FastAPI's
+            from fastapi import FastAPI  # type: ignore[import-not-found,unused-ignore]  # the router passed in is FastAPI's
 
             sub = FastAPI(openapi_url=None, docs_url=None, redoc_url=None)
             self._fastapi_tail = Mount("", app=sub)
             self.router.routes.append(self._fastapi_tail)
         self._fastapi_tail.app.include_router(router, **kwargs)
+
+
+
+@dataclass
+class GetEndpointConfig:
+    path: str
+    handler: Callable[[], Any]
+    response_model: Any
+    tag: str
+    summary: str
+    description: str
+
+
+def register_get_endpoints(app: Any, configs: Sequence[GetEndpointConfig]) -> None:
+    """Register each config's handler as ``GET path`` on ``app``."""
+    for config in configs:
+        app.get(
+            config.path,
+            response_model=config.response_model,
+            tags=[config.tag],
+            summary=config.summary,
+            description=config.description,
+        )(_endpoint(config.handler))
+
+
+def _endpoint(handler: Callable[[], Any]) -> Callable[[], Any]:
+    async def endpoint() -> Any:
+        return handler()
+
+    return endpoint

@@ -111,3 +111,19 @@ def test_the_envs_own_routes_still_answer() -> None:
 def test_only_http_middleware() -> None:
     with pytest.raises(ValueError, match="only 'http' middleware"):
         _app().middleware("websocket")
+
+
+def test_get_routes_described_as_data_are_registered() -> None:
+    """Upstream's ``GetEndpointConfig`` / ``register_get_endpoints``, on our app."""
+    from openenv.server._fastapi_style import GetEndpointConfig, register_get_endpoints
+
+    app = create_app(make_env(), app_class=CompatApp)
+    config = GetEndpointConfig("/about", lambda: {"name": "t"}, dict, "info", "About", "What it is")
+    register_get_endpoints(app, [config])
+
+    async def go() -> httpx.Response:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as client:
+            return await client.get("/about")
+
+    reply = asyncio.run(go())
+    assert (reply.status_code, reply.json()) == (200, {"name": "t"})

@@ -1,4 +1,4 @@
-"""``/mcp`` and ``{"type": "mcp"}`` frames for an upstream ``MCPEnvironment``: its own tools.
+"""``/mcp`` and ``{"type": "mcp"}`` frames for a ``McpToolEnvironment``: its own tools.
 
 Our MCP bridge (``openenv.mcp``) publishes an env's *actions* as tools. An upstream MCP
 env has tools of its own (FastMCP), and its users' clients call them by name: this
@@ -16,18 +16,18 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ...server._jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, envelope_error, rpc_error
-from ...server._openapi import ProtocolRoute
-from .mcp_types import CallToolAction, JsonRpcErrorCode, ListToolsAction
+from ..server._jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JsonRpcErrorCode, envelope_error, rpc_error
+from ..server._openapi import ProtocolRoute
+from ..server._upstream_models import CallToolAction, ListToolsAction
 
 if TYPE_CHECKING:
     from starlette.routing import BaseRoute
     from starlette.types import Receive, Scope, Send
 
-    from ..._env import EnvClass
-    from ...server._mounts import ProtocolEndpoint
-    from ...server._sessions import Session, SessionManager
-    from ...server._settings import ServerSettings
+    from .._env import EnvClass
+    from ..server._mounts import ProtocolEndpoint
+    from ..server._sessions import Session, SessionManager
+    from ..server._settings import ServerSettings
 
 _OWN_METHODS = frozenset({"tools/list", "tools/call"})
 
@@ -174,9 +174,9 @@ class UpstreamMcpEndpoint:
 def upstream_mcp_endpoint(
     env_class: EnvClass, manager: SessionManager, settings: ServerSettings
 ) -> UpstreamMcpEndpoint:
-    """The endpoint factory ``create_app`` plugs in for an upstream ``MCPEnvironment``."""
+    """The endpoint factory the server plugs in for a ``McpToolEnvironment``."""
     try:
-        from ...mcp._http import mcp_endpoint
+        from ._http import mcp_endpoint
     except ImportError:  # the mcp extra is not installed: the env's own tools only
         inner = None
     else:
