@@ -135,7 +135,8 @@ def parse_validation_block(raw: Any, where: str = "openenv.yaml") -> ValidationB
     try:
         return ValidationBlock.model_validate(raw)
     except ValidationError as exc:
-        err = exc.errors(include_url=False)[0]
+        errors = exc.errors(include_url=False)  # a misspelt key first: it explains the rest
+        err = min(errors, key=lambda e: e["type"] != "extra_forbidden")
         key = ".".join(["validation", *(str(p) for p in err["loc"])])
         message = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
         more = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""

@@ -58,6 +58,22 @@ def test_generated_env_passes_validate(made: Path):
     assert got["manifest"] == got["files"] == got["serve"] == got["determinism"] == "pass"
 
 
+def test_generated_env_passes_every_level(made: Path):
+    """The template declares a validation: block, and its game is one random guessing
+    does not pass (0 to 999 in ten tries): no FAIL from STATIC to STATISTICAL."""
+    from openenv.authoring._levels import run_validation
+    from openenv.authoring._policy import CheckStatus, Level, Verdict
+
+    report = run_validation(made, max_level=Level.STATISTICAL)
+    assert report.verdict is not Verdict.FAIL, report.render()
+    assert [r.check_id for r in report.results if r.status in (CheckStatus.FAIL, CheckStatus.ERROR)] == []
+    assert report.manifest is not None
+    assert report.manifest["reward"]["range"] == [0.0, 1.0]
+    passed = ("static.manifest", "semantic.floor_gap", "statistical.headroom", "statistical.leaky_tasks")
+    for check_id in passed:
+        assert report.get(check_id).status is CheckStatus.PASS, check_id
+
+
 def test_cli_init_then_validate(tmp_path: Path):
     out = subprocess.run([sys.executable, "-m", "openenv", "init", "dice", "--dir", str(tmp_path)],
                          capture_output=True, text=True, timeout=60)
