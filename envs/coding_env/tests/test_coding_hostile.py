@@ -176,24 +176,26 @@ time.sleep(1.0)
 """
 
 #: A two_sum whose every reply is a set of ints sharing one hash (building it on the
-#: server's side is quadratic: minutes holding the interpreter).
+#: server's side is quadratic: minutes holding the interpreter). 0.91 MiB: under the
+#: grader's 1 MiB frame limit, so the hash bound is what stops it.
 SLOW_SET = """
 import sys
 main = sys.modules["__main__"]
 P = 2**61 - 1
 def colliding(value, put):
-    n = 100_000
+    n = 30_000
     return ["E", n] + [t for k in range(1, n + 1) for t in ("I", str(k * P))]
 main.encode = colliding
 def two_sum(nums, target): return [0, 1]
 """
 
-#: A two_sum whose reply is a set holding a tuple nested a million deep (hashing it
-#: on the server's side overflowed the C stack: the server crashed).
+#: A two_sum whose reply is a set holding a tuple nested 125,000 deep (a million deep,
+#: hashing it on the server's side overflowed the C stack: the server crashed). 0.95 MiB:
+#: under the grader's 1 MiB frame limit, so the depth bound is what stops it.
 DEEP_TUPLE = """
 import sys
 main = sys.modules["__main__"]
-main.encode = lambda value, put: ["E", 1] + ["U", 1] * 1_000_000 + ["N"]
+main.encode = lambda value, put: ["E", 1] + ["U", 1] * 125_000 + ["N"]
 def two_sum(nums, target): return [0, 1]
 """
 

@@ -237,13 +237,13 @@ def two_sum(nums, target): return [0, 0]
 import sys
 main = sys.modules["__main__"]
 P = 2**61 - 1
-main.encode = lambda value, put: ["E", 50_000] + [t for k in range(1, 50_001) for t in ("I", str(k * P))]
+main.encode = lambda value, put: ["E", 30_000] + [t for k in range(1, 30_001) for t in ("I", str(k * P))]
 def two_sum(nums, target): return [0, 0]
 """,
     "reply_nested_to_crash_the_hash": """
 import sys
 main = sys.modules["__main__"]
-main.encode = lambda value, put: ["E", 1] + ["U", 1] * 1_000_000 + ["N"]
+main.encode = lambda value, put: ["E", 1] + ["U", 1] * 125_000 + ["N"]
 def two_sum(nums, target): return [0, 0]
 """,
     "oversized_reply": """
