@@ -80,6 +80,7 @@ class TerminalResources:
         session_limits: str | None = None,
         base_images: str | None = None,
         image_pool_size: int = 1,
+        task_set: HarborTaskSet | None = None,
         **_: Any,
     ) -> TerminalResources:
         overrides: dict[str, Any] = {"level": sandbox} if sandbox else {}
@@ -87,7 +88,7 @@ class TerminalResources:
             overrides["session_limits"] = SessionLimits.parse(session_limits)
         config = SandboxConfig.from_env(**overrides)
         isolation = resolve_isolation(config)  # strict without bubblewrap: refuse to start
-        task_set = HarborTaskSet(tasks_dir) if tasks_dir else TerminalEnv.task_set
+        task_set = HarborTaskSet(tasks_dir) if tasks_dir else task_set or TerminalEnv.task_set
         task_set.load()
         images = TaskImages(config.session_limits, base_images, image_pool_size)
         return cls(config, isolation, task_set, ShellPool(config, pool_size), images)
@@ -126,7 +127,7 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
     @classmethod
     @contextlib.contextmanager
     def _resources(cls, **env_kwargs: Any) -> Iterator[TerminalResources]:
-        resources = TerminalResources.build(**env_kwargs)
+        resources = TerminalResources.build(**{"task_set": cls.task_set, **env_kwargs})
         reclaim_leftovers(resources.config)  # what a SIGKILLed server left, before any new
         cls._active = resources
         try:
@@ -175,7 +176,7 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
     ) -> None:
         self._owns_resources = resources is None
         self.resources = resources or TerminalResources.build(
-            sandbox, tasks_dir, pool_size, session_limits, base_images, image_pool_size
+            sandbox, tasks_dir, pool_size, session_limits, base_images, image_pool_size, type(self).task_set
         )
         self.default_timeout_s = default_timeout_s
         self.max_timeout_s = max_timeout_s
