@@ -25,6 +25,9 @@ from pydantic import TypeAdapter
 
 ROOT = Path(__file__).resolve().parents[2]
 LAYERS = ("openenv/core", "openenv_core")
+#: Every name layer, held to the same rule (LINE_BUDGET counts LAYERS only): also
+#: upstream's ``openenv.harbor`` names over the terminal env and openenv.eval (issue 32).
+NAME_LAYERS = (*LAYERS, "openenv/harbor")
 
 #: ``wc -l`` of openenv/core and openenv_core: 5,398 before issue 29, 4,969 as a name layer, 3,960 with
 #: the harness in openenv.harness (and upstream's capture names added), 3,642 with the providers in
@@ -80,8 +83,8 @@ def logic_in(source: str) -> list[str]:
     return found
 
 
-def _modules() -> list[str]:
-    return sorted(str(p.relative_to(ROOT)) for layer in LAYERS for p in (ROOT / layer).rglob("*.py"))
+def _modules(layers: tuple[str, ...] = LAYERS) -> list[str]:
+    return sorted(str(p.relative_to(ROOT)) for layer in layers for p in (ROOT / layer).rglob("*.py"))
 
 
 def test_the_measure_tells_a_mapping_from_logic() -> None:
@@ -104,7 +107,7 @@ class Theirs(Ours):
     assert logic_in("for x in y:\n    pass\n") == ["For at line 1"]
 
 
-@pytest.mark.parametrize("module", _modules())
+@pytest.mark.parametrize("module", _modules(NAME_LAYERS))
 def test_every_module_is_a_name_layer_or_listed(module: str) -> None:
     found = logic_in((ROOT / module).read_text())
     if module in STILL_LOGIC:
