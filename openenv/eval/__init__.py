@@ -13,9 +13,13 @@ samples (Chen et al.'s unbiased estimator), avg@k, the mean reward with a bootst
 rewards of a run without sampling again (an LLM judge included); ``export(dir, "atif")``
 writes Harbor's ATIF and ``export(dir, "upstream")`` upstream ``openenv collect``'s
 ``results.jsonl`` (``to_atif`` / ``to_upstream`` convert one trajectory).
+``OpenEnvHarness`` and ``InspectAIHarness`` are the harness interface of upstream's
+``openenv.core.evals`` (``HarnessConfig`` in, ``HarnessResult`` out) over this runner
+and over Inspect AI's ``eval()``.
 """
 
 from ._export import export, to_atif, to_upstream
+from ._harness import EvalHarness, HarnessConfig, HarnessResult, InspectAIHarness, OpenEnvHarness
 from ._metrics import PassRule, bootstrap_ci, pass_at_k, summarize
 from ._runner import EvalConfig, episode_seed, run_eval, run_eval_async, write_results
 from ._tasks import TaskRef, TaskSelection
@@ -23,6 +27,11 @@ from ._trajectory import Trajectory, Turn, load_dataset, load_trajectories
 
 __all__ = [
     "EvalConfig",
+    "EvalHarness",
+    "HarnessConfig",
+    "HarnessResult",
+    "InspectAIHarness",
+    "OpenEnvHarness",
     "PassRule",
     "TaskRef",
     "TaskSelection",
