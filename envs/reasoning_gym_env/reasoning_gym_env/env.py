@@ -97,6 +97,7 @@ class ReasoningGymEnv(Environment[RGAction, RGObservation, RGState]):
             options = RGOptions()
         elif not isinstance(options, RGOptions):
             options = RGOptions.model_validate(options)
+        options = _by_task_id(options)
         merged = {**self._defaults.model_dump(), **options.model_dump(include=options.model_fields_set)}
         try:
             options = RGOptions.model_validate(merged)
@@ -134,3 +135,16 @@ class ReasoningGymEnv(Environment[RGAction, RGObservation, RGState]):
 
     def state(self) -> RGState:
         return self._state.model_copy()
+
+
+def _by_task_id(options: RGOptions) -> RGOptions:
+    """``task_id`` (a Task API id, i.e. a family) as ``family``; a split other than
+    ``train`` or a family that contradicts it is a typed error."""
+    if options.split not in (None, "train"):
+        raise TaskNotFound(f"no split {options.split!r}: the families are split 'train'", split=options.split)
+    if options.task_id is None:
+        return options
+    if "family" in options.model_fields_set and options.family != options.task_id:
+        raise TaskNotFound(f"task_id {options.task_id!r} and family {options.family!r} disagree: give one")
+    return options.model_copy(update={"family": options.task_id})
+

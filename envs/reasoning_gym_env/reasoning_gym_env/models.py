@@ -40,7 +40,8 @@ class RGOptions(BaseModel):
 
     The question is entry ``index`` of ``reasoning_gym.create_dataset(family, size=size,
     seed=dataset_seed, **config)``; without ``index`` it is drawn from the reset seed,
-    so the same seed and options give the same question.
+    so the same seed and options give the same question. ``task_id`` (with ``split``)
+    names the family as the Task API lists it, so Task API clients can pick one.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -60,6 +61,10 @@ class RGOptions(BaseModel):
     config: dict[str, Any] = Field(
         default_factory=dict, description='the family\'s own configuration fields, e.g. {"max_terms": 3}'
     )
+    task_id: str | None = Field(
+        default=None, min_length=1, description="a Task API id: the family (what `openenv eval` sends)"
+    )
+    split: str | None = Field(default=None, description="the Task API split: only 'train'")
 
 
 MODELS = EnvModels(RGAction, RGObservation, RGState)

@@ -153,3 +153,15 @@ def test_task_api_lists_the_families(url: str) -> None:
         chain_sum = next(t for t in listed if t["id"] == "chain_sum")
         assert chain_sum["data"]["family"] == "chain_sum"
         assert {"min_terms", "max_terms"} <= set(chain_sum["data"]["config_fields"])
+
+
+def test_a_task_api_id_picks_the_family(url: str) -> None:
+    """What ``openenv eval`` (and ``openenv validate --level semantic``) sends for a task
+    of the Task API: ``task_id`` and ``split``. The family's question, same seed."""
+    with EnvClient(url, MODELS) as env:
+        by_id = env.reset(seed=5, task_id="chain_sum", split="train").observation
+        assert (by_id.family, by_id.prompt) == ("chain_sum", _entry("chain_sum", 5)["question"])
+        with pytest.raises(TaskNotFound, match="no split 'test'"):
+            env.reset(seed=5, task_id="chain_sum", split="test")
+        with pytest.raises(TaskNotFound, match="task_id 'chain_sum' and family 'leg_counting' disagree"):
+            env.reset(seed=5, task_id="chain_sum", family="leg_counting")
