@@ -26,8 +26,9 @@ from pydantic import TypeAdapter
 ROOT = Path(__file__).resolve().parents[2]
 LAYERS = ("openenv/core", "openenv_core")
 #: Every name layer, held to the same rule (LINE_BUDGET counts LAYERS only): also
-#: upstream's ``openenv.harbor`` names over the terminal env and openenv.eval (issue 32).
-NAME_LAYERS = (*LAYERS, "openenv/harbor")
+#: upstream's ``openenv.harbor`` names over the terminal env and openenv.eval (issue 32),
+#: ``openenv.validation`` over openenv.authoring and ``openenv.discovery`` over openenv.catalog (33).
+NAME_LAYERS = (*LAYERS, "openenv/harbor", "openenv/validation", "openenv/discovery")
 
 #: ``wc -l`` of openenv/core and openenv_core: 5,398 before issue 29, 4,969 as a name layer, 3,960 with
 #: the harness in openenv.harness (and upstream's capture names added), 3,642 with the providers in
