@@ -174,3 +174,10 @@ def test_our_code_running_envs_hold_against_every_probe(env):
     assert report.get("runtime.oracle_containment").status is CheckStatus.PASS
     assert report.get("semantic.no_solution_leakage").status is CheckStatus.PASS
     assert report.get("semantic.verifier_determinism").status is CheckStatus.PASS  # the oracle played
+
+
+@pytest.mark.parametrize("env", sorted(p.parent.name for p in (REPO / "envs").glob("*/openenv.yaml")))
+def test_every_shipped_env_declares_a_sound_validation_block(env):
+    report = run_validation(REPO / "envs" / env, max_level=Level.STATIC)
+    for check_id in ("static.manifest", "static.resource_declaration", "static.timeout_ceiling"):
+        assert report.get(check_id).status is CheckStatus.PASS, report.render()

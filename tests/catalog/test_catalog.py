@@ -358,3 +358,17 @@ def test_every_upstream_discovery_name_is_ours(upstream):
     assert top.build_catalog is build_catalog
     assert top.CatalogError is CatalogError
     assert sorted(top.__all__) == sorted(upstream["all"])
+
+
+def test_this_repository_catalogs_completely():
+    """Every env folder of this repository at HEAD has an entry, with its validation block."""
+    if not (REPO / ".git").exists():
+        pytest.skip(f"{REPO} is not a Git checkout")
+    snap = build_catalog(REPO, repository_uri="https://github.com/example/openenv.git", publisher=PUB)
+    assert snap.complete, snap.issues
+    names = {e.display_name for e in snap.entries}
+    shipped = {"echo_env", "coding_env", "terminal_env", "browser_env", "arith_env", "reasoning_gym_env"}
+    assert shipped <= names
+    assert all("validation" in e.metadata for e in snap.entries), [
+        e.display_name for e in snap.entries if "validation" not in e.metadata
+    ]
