@@ -35,7 +35,7 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "client": frozenset({"base", "containers", "hub"}),
     "gym": frozenset({"base", "client"}),
     "k8s": frozenset({"base", "containers", "client"}),
-    "server": frozenset({"base", "tasks", "gym"}),
+    "server": frozenset({"base", "tasks", "gym", "sandbox"}),
     "mcp": frozenset({"base", "containers", "server"}),
     "harness": frozenset({"base", "server"}),
     "train": frozenset({"base", "client", "containers", "mcp"}),

@@ -61,10 +61,10 @@ def test_client_side_imports_stay_light(code):
 
 def test_the_probe_does_see_heavy_imports():
     # guards the test above against passing vacuously
-    assert "openenv.server" in heavy_in(loaded_after("import openenv.server"))
-    assert "starlette" in heavy_in(loaded_after("import openenv.server"))
+    assert "openenv.server" in heavy_in(loaded_after("from openenv.server import create_app, serve"))
+    assert "starlette" in heavy_in(loaded_after("from openenv.server import create_app, serve"))
 
 
 def test_importing_the_server_does_not_import_fastapi_or_mcp():
-    modules = loaded_after("import openenv.server")
+    modules = loaded_after("from openenv.server import create_app, serve")
     assert not [m for m in modules if m == "fastapi" or m.startswith(("fastapi.", "mcp"))]

@@ -49,7 +49,7 @@ from .._models import Action as _OurAction
 from .._models import EnvironmentMetadata as _OurMetadata
 from .._protocol import observation_data
 from . import _upstream_env
-from ._app import create_app as _create_app
+from . import create_app as _create_app  # through the package: a missing extra is one clear error
 from ._fastapi_style import CompatApp
 from ._settings import ServerSettings
 from ._upstream_models import (
