@@ -14,7 +14,8 @@ database, an API). This env reads the part of that file such tasks use::
 
 Every other key (ports, volumes, networks, privileged, ...) is refused by name: the
 session's containers get nothing from the host. Each session has a network of its own,
-``internal`` (no route out), on which every service is known by its name; ``main``
+``internal`` and with no host address on it (_services.py), on which every service is
+known by its name; ``main``
 joins it too, and the isolated bridge as well only when the task allows the network.
 Side services start in ``depends_on`` order before ``main`` and are removed with it.
 """
