@@ -100,7 +100,11 @@ def git_base(fallback: str) -> str:
     (``openenv-terminal``, built by its tests) with its user and entrypoint reset; else
     ``fallback`` (the git tasks then fail to build in Harbor, saying so)."""
     tag = "openenv-local/python-git:3.11"
-    dockerfile = "FROM openenv-terminal:latest\nUSER root\nENTRYPOINT []\nCMD [\"bash\"]\n"
+    # its server's /health check replaced (compose's --wait needs one that passes)
+    dockerfile = (
+        "FROM openenv-terminal:latest\nUSER root\nENTRYPOINT []\nCMD [\"bash\"]\n"
+        "HEALTHCHECK --interval=1s --start-period=0s CMD true\n"
+    )
     argv = ["docker", "build", "-q", "-t", tag, "-"]
     done = subprocess.run(argv, input=dockerfile, capture_output=True, text=True, timeout=300)
     return tag if done.returncode == 0 else fallback
