@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import time
 import uuid
 from collections.abc import Iterator
@@ -73,6 +74,11 @@ class CodingEnv(Environment[CodeAction, CodeObservation, CodeState]):
         cls.task_set.load()
         with runtime(settings) as rt:
             cls._active = rt
+            # What the process made to start (modules, the app, the task set: over a
+            # hundred thousand objects) lives as long as it does: out of the collector's
+            # sight, a full collection scans only what came since. Each one scanned it
+            # all, holding the GIL (and every session's event loop) for ~70 ms.
+            gc.freeze()
             try:
                 yield rt
             finally:
