@@ -33,7 +33,7 @@ from ..harness.collect import CollectResult, EpisodeRecord, RolloutSerializer
 from ..policy import Agent, Decision, Episode, Policy
 from ..policy._baselines import RandomPolicy
 from ._export import to_upstream
-from ._runner import RESULTS_FILE, RUN_FILE, EvalConfig, run_eval
+from ._runner import RESULTS_FILE, RUN_FILE, EvalConfig, run_eval, write_results
 from ._tasks import TaskRef
 from ._trajectory import FILE, Trajectory, iter_trajectories
 
@@ -224,6 +224,7 @@ def collect(cfg: CollectConfig) -> CollectResult:
             ),
             on_trajectory=finished,
         )
+        write_results(out, tasks=[t.id for t in tasks], samples=1)  # results.json: every episode so far
     skipped = len(tasks) - len(todo) + sum((t.id, 0) in played for t in todo)
     return CollectResult(
         num_collected=len(kept),

@@ -63,6 +63,7 @@ def test_collect_scripted_then_resume(
     assert "Collected=2 skipped=3 dropped=0 failed=0" in capsys.readouterr().out
     assert sorted(r["episode_id"] for r in _lines(out / "results.jsonl")) == [f"ep-{i:06d}" for i in range(5)]
     assert _lines(out / "results.jsonl")[:3] == records  # nothing played twice
+    assert json.loads((out / "results.json").read_text())["episodes"] == 5  # eval's figures: all of them
 
     assert main([*argv, "-n", "1", "--no-resume", "--dataset-config", CONFIG]) == 0
     assert len(_lines(out / "results.jsonl")) == 1
