@@ -4,10 +4,17 @@ An env offers a ``ResourceSession`` per rollout (``StepEnvSessionAdapter`` makes
 from any reset/step client); a ``HarnessAdapter`` drives it, ``MCPHarnessAdapter``
 with the trainer sampling each turn; ``build_harness_rollout_func`` turns that into a
 TRL ``rollout_func``. ``openenv.harness.collect`` writes rollouts to a dataset.
-``openenv.core.harness`` gives these under upstream OpenEnv's names; upstream's
-turn-based agent adapters (RFC 005) are not provided.
+``openenv.core.harness`` gives these under upstream OpenEnv's names.
+
+Agents that own their loop (RFC 005): an ``AgenticHarnessAdapter`` runs one turn by turn,
+``HarnessEnvironment`` makes an env of it; ``CLIAgentAdapter`` is a real agent CLI
+(``AGENTS``: mini-swe-agent, Claude Code) run in a sandbox whose one way out is its
+capture session (``run_agent``), ``terminal_task_env`` one on a terminal task scored by
+its verifier; ``ScriptedModel`` is a scripted chat backend to run them against (a test
+double). See docs/agents.md.
 """
 
+from .._lazy import lazy_exports
 from ._adapters import CLIHarnessAdapter, HarnessAdapter, MCPHarnessAdapter
 from ._bridge import SessionMCPBridge
 from ._rollout import build_harness_rollout_func, resolve_env_reward
@@ -27,7 +34,27 @@ from ._types import (
     VerifyResult,
 )
 
+_LAZY = {
+    **dict.fromkeys(
+        [
+            "AgenticHarnessAdapter", "HarnessClientMessage", "HarnessConfig", "HarnessError", "HarnessEvent",
+            "HarnessEventType", "HarnessNotRunningError", "HarnessProtocolError", "HarnessResponse",
+            "HarnessStartupError", "HarnessTransport", "HarnessTurnTimeoutError", "events_to_metadata",
+        ],
+        "._agentic",
+    ),
+    "HarnessAction": "._harness_env",
+    "HarnessEnvironment": "._harness_env",
+    **dict.fromkeys(
+        ["AGENTS", "AgentCLI", "AgentRun", "agents_dir", "install", "run_agent", "run_with_endpoint"],
+        "._agents",
+    ),
+    **dict.fromkeys(["CLIAgentAdapter", "TerminalTaskHarness", "terminal_task_env"], "._cli_agent"),
+    "ScriptedModel": "._scripted",
+}  # fmt: skip
+
 __all__ = [
+    *_LAZY,
     "RESERVED_TOOL_NAMES",
     "CLIHarnessAdapter",
     "HarnessAdapter",
@@ -51,3 +78,5 @@ __all__ = [
     "build_harness_rollout_func",
     "resolve_env_reward",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

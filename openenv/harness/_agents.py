@@ -75,6 +75,8 @@ class AgentCLI:
     #: (Bun's JIT: Claude Code dies at 2 GiB); run with that limit lifted, memory
     #: still bounded by the session's cgroup (refused where there is none).
     lift_address_space: bool = False
+    #: Added to the command line to go on with the last conversation (none: each run is new).
+    resume_args: tuple[str, ...] = ()
 
     def home(self, root: Path | None = None) -> Path:
         return (root or agents_dir()) / self.folder
@@ -155,6 +157,7 @@ AGENTS: dict[str, AgentCLI] = {
         dialect="anthropic",
         needs=("npm",),
         lift_address_space=True,
+        resume_args=("--continue",),
     ),
 }
 
@@ -244,12 +247,10 @@ async def run_with_endpoint(
         SandboxUnavailable: the sandbox is not under bubblewrap (it would keep the host's
             network), or the address space cannot be lifted safely.
     """
-    from ..sandbox import Isolation
-
-    if box.isolation is not Isolation.BWRAP:
+    level = str(getattr(box.isolation, "value", box.isolation))
+    if level != "bwrap":  # openenv.sandbox.Isolation.BWRAP (the box is the caller's)
         raise SandboxUnavailable(
-            "agents run only under bubblewrap (no network but their endpoint); this sandbox is at "
-            f"level {box.isolation.value}"
+            f"agents run only under bubblewrap (no network but their endpoint), not at level {level}"
         )
     sock_dir = Path(box.root) / "endpoint"
     sock_dir.mkdir(mode=0o755, exist_ok=True)
@@ -294,10 +295,12 @@ async def run_agent(
     timeout_s: float = 300.0,
     root: Path | None = None,
     extra_env: Mapping[str, str] | None = None,
+    resume: bool = False,
 ) -> AgentRun:
     """Run agent ``name`` on ``instruction`` in ``box``, its model calls going to capture
     session ``session_id`` of ``capture`` and nowhere else (``run_with_endpoint``);
-    ``model`` is the model name it asks for.
+    ``model`` is the model name it asks for; ``resume``: go on with the agent's last
+    conversation in this sandbox (its ``resume_args``; ``ValidationFailed`` without).
 
     Raises:
         ValidationFailed: an unknown or uninstalled agent.
@@ -307,6 +310,8 @@ async def run_agent(
     why = agent.missing(root)
     if why:
         raise ValidationFailed(why)
+    if resume and not agent.resume_args:
+        raise ValidationFailed(f"{name} cannot go on with a conversation: each run is a new one")
     home = str(agent.home(root))
     env = {
         **agent.env(f"http://127.0.0.1:{PORT}", session_id, model),
@@ -314,7 +319,7 @@ async def run_agent(
     }  # fmt: skip
     return await run_with_endpoint(
         box,
-        agent.argv(agent.executable(root), instruction, model),
+        [*agent.argv(agent.executable(root), instruction, model), *(agent.resume_args if resume else ())],
         capture,
         session_id,
         env=env,

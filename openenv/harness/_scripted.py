@@ -88,6 +88,7 @@ class ScriptedModel:
 
     def __init__(self, command: str, *, answer: str = "Done.", model: str = "scripted") -> None:
         self.command, self.answer, self.model = command, answer, model
+        self.url = ""  # where it is served, for whoever serves it
         self.calls: list[dict[str, Any]] = []
         self.app = Starlette(
             routes=[

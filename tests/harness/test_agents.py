@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import json
 import textwrap
-from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
@@ -23,27 +21,10 @@ from terminal_env import SubmitAction, TerminalEnv
 from openenv.capture import CaptureServer, export_session, to_training_trace
 from openenv.harness._agents import AGENTS, PORT, run_agent, run_with_endpoint
 from openenv.harness._scripted import ScriptedModel, decode
-from openenv.sandbox._bwrap import bwrap_works
-from openenv.server import serve_in_background
 
-AGENTS_DIR = Path(__file__).resolve().parents[2] / ".cache" / "agents"
-TASK, COMMAND = "count-errors", "grep -c ERROR app.log > errors.txt"
-BWRAP_WHY = bwrap_works(190_000 + 4096)
+from .conftest import AGENTS_DIR, BWRAP_WHY, TASK
+
 pytestmark = pytest.mark.skipif(bool(BWRAP_WHY), reason=f"agents run under bubblewrap only: {BWRAP_WHY}")
-
-
-@pytest.fixture(scope="module")
-def model() -> Iterator[ScriptedModel]:
-    scripted = ScriptedModel(COMMAND)
-    with serve_in_background(scripted.app) as running:
-        scripted.url = running.url  # type: ignore[attr-defined]
-        yield scripted
-
-
-@pytest.fixture(scope="module")
-def capture(model: ScriptedModel) -> Iterator[CaptureServer]:
-    with CaptureServer(llm_url=model.url + "/v1", port=0, admin_key="admin-only") as server:  # type: ignore[attr-defined]
-        yield server
 
 
 @pytest.mark.parametrize("name", list(AGENTS))

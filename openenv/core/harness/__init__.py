@@ -1,55 +1,25 @@
-"""``openenv.core.harness``: upstream's harness names over ours (``openenv.harness``).
+"""``openenv.core.harness``: upstream's harness names over ours (``openenv.harness``), the
+turn-based agent adapters of RFC 005 among them. Env tools bridged to an agent over MCP
+(``HarnessMCPBridge``, ``build_bridge_server``, ``resolve_tool_conflicts``) and
+``HarnessProcess`` are not provided."""
 
-Upstream's turn-based agent adapters (RFC 005) are not provided.
-"""
+from ..._lazy import lazy_exports
+from ...harness import resolve_env_reward as _resolve_env_reward  # noqa: F401 (upstream's private name)
 
-from ...harness import (
-    RESERVED_TOOL_NAMES,
-    CLIHarnessAdapter,
-    HarnessAdapter,
-    HarnessRolloutResult,
-    HarnessRunLimits,
-    LoopOwningSession,
-    MCPHarnessAdapter,
-    Message,
-    ModelStep,
-    ModelStepResult,
-    ResourceSession,
-    ResourceSessionFactory,
-    RolloutEvent,
-    SessionMCPBridge,
-    StepEnvSessionAdapter,
-    ToolResult,
-    ToolTraceEntry,
-    TraceEntry,
-    VerifyResult,
-    build_harness_rollout_func,
-    resolve_env_reward,
+__all__ = """RESERVED_TOOL_NAMES AgenticHarnessAdapter CLIHarnessAdapter HarnessAction HarnessAdapter
+HarnessClientMessage HarnessConfig HarnessEnvironment HarnessError HarnessEvent HarnessEventType
+HarnessNotRunningError HarnessResponse HarnessRolloutResult HarnessRunLimits HarnessStartupError
+HarnessTransport HarnessTurnTimeoutError LoopOwningSession MCPHarnessAdapter Message ModelStep
+ModelStepResult ResourceSession ResourceSessionFactory RolloutEvent SessionMCPBridge StepEnvSessionAdapter
+ToolResult ToolTraceEntry TraceEntry VerifyResult build_harness_rollout_func events_to_metadata
+resolve_env_reward""".split()  # noqa: SIM905
+_GONE = "env tools are not bridged to agents over MCP here"
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    dict.fromkeys(__all__, "openenv.harness"),
+    __all__,
+    missing={
+        **dict.fromkeys(["HarnessMCPBridge", "build_bridge_server", "resolve_tool_conflicts"], _GONE),
+        "HarnessProcess": "agents run through openenv.harness.run_agent in a sandbox",
+    },
 )
-
-#: Upstream's private name for ``resolve_env_reward``, which its examples import.
-_resolve_env_reward = resolve_env_reward
-
-__all__ = [
-    "RESERVED_TOOL_NAMES",
-    "CLIHarnessAdapter",
-    "HarnessAdapter",
-    "HarnessRolloutResult",
-    "HarnessRunLimits",
-    "LoopOwningSession",
-    "MCPHarnessAdapter",
-    "Message",
-    "ModelStep",
-    "ModelStepResult",
-    "ResourceSession",
-    "ResourceSessionFactory",
-    "RolloutEvent",
-    "SessionMCPBridge",
-    "StepEnvSessionAdapter",
-    "ToolResult",
-    "ToolTraceEntry",
-    "TraceEntry",
-    "VerifyResult",
-    "build_harness_rollout_func",
-    "resolve_env_reward",
-]

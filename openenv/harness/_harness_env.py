@@ -1,0 +1,122 @@
+"""``HarnessEnvironment``: an env whose steps are turns of an external agent (RFC 005).
+
+``reset`` (re)starts the agent through its ``AgenticHarnessAdapter``; each ``step`` with
+a ``HarnessAction`` is one conversational turn, answered as an ``Observation`` whose
+metadata holds the ``response``, the turn's events and its number (upstream's keys).
+A ``rubric`` (``rubric(action, observation) -> reward``, sync or async) scores each
+turn. A failed or overlong turn ends the episode with an ``error`` event and
+``error_type`` (``turn_timeout``, ``harness_crashed``), as upstream's does.
+Env tools offered to the agent through an MCP bridge are not provided here: the
+adapters of this package take none (``inject_tools`` gets an empty list).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from .._env import AsyncEnvironment
+from .._models import Action, Observation, State
+from ._agentic import (
+    AgenticHarnessAdapter,
+    HarnessError,
+    HarnessEvent,
+    HarnessEventType,
+    HarnessNotRunningError,
+    HarnessTurnTimeoutError,
+    events_to_metadata,
+)
+
+__all__ = ["HarnessAction", "HarnessEnvironment"]
+
+Rubric = Callable[[Any, Observation], "float | Awaitable[float]"]
+
+
+class HarnessAction(Action):
+    """One user message: a conversational turn."""
+
+    message: str
+
+
+class HarnessEnvironment(AsyncEnvironment[HarnessAction, Observation, State]):
+    """An external agent as an env (see the module doc). One adapter per instance: it owns
+    one agent; constructing the env starts nothing, ``reset`` does."""
+
+    env_name = "harness"
+
+    def __init__(self, adapter: AgenticHarnessAdapter, rubric: Rubric | None = None) -> None:
+        self.adapter, self.rubric = adapter, rubric
+        self._state = State()
+        self._trajectory: list[HarnessEvent] = []
+        self._active = False
+
+    @property
+    def trajectory(self) -> list[HarnessEvent]:
+        """Every event of this episode's turns."""
+        return list(self._trajectory)
+
+    async def reset(
+        self, *, seed: int | None = None, episode_id: str | None = None, options: Any = None
+    ) -> Observation:
+        self._active = False
+        await self.adapter.stop()
+        await self.adapter.inject_tools([], None)
+        try:
+            await self.adapter.start(self.adapter.config.working_directory)
+        except BaseException:
+            await self.adapter.stop()
+            raise
+        self._state = State(episode_id=episode_id or str(uuid.uuid4()), step_count=0)
+        self._trajectory, self._active = [], True
+        return Observation(reward=0.0, metadata={"episode_id": self._state.episode_id, "injected_tools": []})
+
+    async def step(self, action: HarnessAction) -> Observation:
+        if not isinstance(action, HarnessAction):
+            raise TypeError(f"HarnessEnvironment takes a HarnessAction, not {type(action).__name__}")
+        if not self._active:
+            raise HarnessNotRunningError("no active episode: call reset() before step()")
+        if not await self.adapter.is_alive():
+            return await self._failed("harness process is not running", "harness_crashed")
+        timeout = self.adapter.config.session_timeout_s
+        try:
+            reply = await asyncio.wait_for(self.adapter.send_message(action.message), timeout)
+        except (TimeoutError, HarnessTurnTimeoutError) as exc:
+            return await self._failed(str(exc) or f"harness turn exceeded {timeout} seconds", "turn_timeout")
+        except HarnessError as exc:
+            return await self._failed(str(exc), "harness_crashed")
+        self._trajectory += reply.events
+        self._state.step_count += 1
+        obs = Observation(
+            done=reply.done,
+            reward=0.0,
+            metadata={
+                "response": reply.response,
+                "turn_events": events_to_metadata(reply.events),
+                "turn_number": self._state.step_count,
+            },
+        )
+        if self.rubric is not None:
+            score = self.rubric(action, obs)
+            obs.reward = await score if inspect.isawaitable(score) else score
+        return obs
+
+    async def _failed(self, message: str, error_type: str) -> Observation:
+        self._active = False
+        await self.adapter.stop()
+        event = HarnessEvent(type=HarnessEventType.ERROR, data={"message": message, "recoverable": False})
+        self._trajectory.append(event)
+        return Observation(
+            done=True,
+            reward=0.0,
+            metadata={"error": message, "error_type": error_type, "turn_events": events_to_metadata([event])},
+        )
+
+    async def state(self) -> State:
+        return self._state.model_copy()
+
+    async def close(self) -> None:
+        self._active = False
+        await self.adapter.stop()
