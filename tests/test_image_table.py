@@ -10,7 +10,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _table() -> dict[str, str]:
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "tour.md").read_text()  # the README's tour of the images
     rows = re.findall(r"^\| `(\w+_env)` \| `openenv-[\w-]+` \| ([^|]+?) \|", readme, re.MULTILINE)
     return {env: user.strip().strip("*") for env, user in rows}
 

@@ -38,7 +38,7 @@ RUN_TIMEOUT_S = 900  # the README's 100 steps take about 1-2 min on 2 busy cores
 def readme_train_block() -> Block:
     found = [
         b
-        for b in blocks(ROOT / "README.md", ROOT)
+        for b in blocks(ROOT / "docs" / "tour.md", ROOT)  # the README's tour
         if b.lang == "bash" and any(cmd[:2] == ["openenv", "train"] for cmd in commands(b.code))
     ]
     assert len(found) == 1, f"the README should show one training block, found {len(found)}"
