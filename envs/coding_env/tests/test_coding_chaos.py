@@ -219,9 +219,13 @@ def test_chaos_victim_health_leftovers_and_sigterm(record_property: Any) -> None
                 f"p99 {p99 * 1e3:.1f} ms, /health max {worst_health * 1e3:.1f} ms; load {os.getloadavg()}"
             )
         if worst_health > HEALTH_S or p99 > VICTIM_P99_S:
-            # Seen in a fresh-clone CI run on 2 cores (2026-11-26): p99 146 ms, /health
-            # 152 ms with 32 attackers; the freeze and the stalls are gone (asserted above),
-            # the 50/100 ms bounds are not met yet. Shown as XFAIL with the figures, so the
+            # Not met on the shared 2-core machine (2026-11-26, load 20-29 from other jobs):
+            # victim p99 94-104 ms, /health max 88-299 ms. What held the loop was the GIL,
+            # taken by a fork of the server per sandbox killed, 4 MiB reply parses and full
+            # collections over the startup heap (all gone: loop lag p99 ~50 -> ~7 ms). What
+            # is left is the CPU scheduler: the victim's worker waits runnable ~85% of the
+            # run, its sandbox cgroup sharing one task's weight with every other sandbox
+            # against every process outside them. Shown as XFAIL with the figures, so the
             # run says it, and the test passes once they are met.
             pytest.xfail(
                 f"issue 27's bounds not met here: victim p99 {p99 * 1e3:.1f} ms (bound "
