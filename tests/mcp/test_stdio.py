@@ -79,8 +79,8 @@ def test_bad_target_is_one_line(target, rc, start):
 
 
 async def test_readme_harness_entries_work(serve):
-    """The README's ``mcpServers`` block: the stdio command and the URL entry both serve."""
-    readme = (REPO / "README.md").read_text()
+    """The ``mcpServers`` block of docs/tour.md: the stdio command and the URL entry both serve."""
+    readme = (REPO / "docs" / "tour.md").read_text()  # the README's tour
     section = readme[readme.index("## Use it from an agent harness (MCP)") :]
     block = section[section.index("```json\n") + 8 : section.index("```\n", section.index("```json\n") + 8)]
     entries = json.loads(block)["mcpServers"]
