@@ -37,9 +37,13 @@ class SessionServices:
         self.client = client
         self.containers: list[Any] = []
         self.name = f"openenv-session-{secrets.token_hex(6)}"
-        self.network = client.networks.create(
-            self.name, driver="bridge", internal=True, labels=labels, options={NO_HOST_ADDRESS: "true"}
-        )
+        try:
+            self.network = client.networks.create(
+                self.name, driver="bridge", internal=True, labels=labels, options={NO_HOST_ADDRESS: "true"}
+            )
+        except Exception as exc:  # the engine's refusal, said in one line
+            why = " ".join(str(getattr(exc, "explanation", None) or exc).split())[:300]
+            raise ExecutionError(f"the session network for the compose services was refused: {why}") from None
         try:
             for service in spec.services:
                 kw: dict[str, Any] = {
