@@ -54,10 +54,11 @@ def try_lease(lock_dir: Path, uid: int, *, zombies_ok: bool = False) -> UidLease
     except BlockingIOError:
         os.close(fd)
         return None
-    kill_all_of_uid(uid)  # whatever a crashed server left under it
-    if not zombies_ok and pids_of_uid(uid, zombies=True):  # zombies count against its nproc
-        os.close(fd)
-        return None
+    if pids_of_uid(uid, zombies=True):  # one scan of /proc for a clean uid (nearly all)
+        kill_all_of_uid(uid)  # whatever a crashed server left under it
+        if not zombies_ok and pids_of_uid(uid, zombies=True):  # zombies count against its nproc
+            os.close(fd)
+            return None
     return UidLease(uid, fd)
 
 
