@@ -115,3 +115,18 @@ def test_a_compose_file_this_env_does_not_run_is_that_tasks_error(
     tasks.load()
     assert [tasks.get(i).id for i in range(tasks.num_tasks())] == ["api-count"]
     assert says in tasks.broken["bad-compose"], tasks.broken
+
+
+async def test_a_service_image_the_engine_lacks_fails_that_reset_only(tmp_path: Path) -> None:
+    from openenv._exceptions import ExecutionError
+
+    base = docker_base()
+    copy_task("api-count", tmp_path)
+    bad = copy_task("api-count", tmp_path, new_name="no-image")
+    (bad / "environment" / "docker-compose.yaml").write_text(
+        "services:\n  main:\n    depends_on: [api]\n  api:\n    image: openenv-test/no-such-image:0\n"
+    )
+    async with task_env(tmp_path, base) as env:
+        with pytest.raises(ExecutionError, match="'openenv-test/no-such-image:0' is not on this engine"):
+            await env.reset(options={"task_id": "no-image"})
+        await env.reset(options={"task_id": "api-count"})  # the other task still starts
