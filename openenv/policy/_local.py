@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,7 @@ class _Request:
     max_new_tokens: int
     temperature: float
     future: asyncio.Future[tuple[list[int], list[float]]] = field(repr=False)
+    on_token: Callable[[int, float], None] | None = None  # called on the sampler's thread
 
 
 class LocalModel:
@@ -97,11 +98,20 @@ class LocalModel:
         return self.decode([token_id])
 
     async def generate(
-        self, context: list[int], *, max_new_tokens: int, temperature: float
+        self,
+        context: list[int],
+        *,
+        max_new_tokens: int,
+        temperature: float,
+        on_token: Callable[[int, float], None] | None = None,
     ) -> tuple[list[int], list[float]]:
-        """Sampled ids (the stop token included, if reached) and their logprobs."""
+        """Sampled ids (the stop token included, if reached) and their logprobs;
+        ``on_token(token_id, logprob)`` is called as each is sampled, on the sampler's
+        thread (``openenv policy serve`` streams from it)."""
         loop = asyncio.get_running_loop()
-        request = _Request(list(context), max_new_tokens, max(temperature, 1e-5), loop.create_future())
+        request = _Request(
+            list(context), max_new_tokens, max(temperature, 1e-5), loop.create_future(), on_token
+        )
         self._queue.append(request)
         if self._worker is None or self._worker.done():
             self._worker = loop.create_task(self._drain())
@@ -116,7 +126,7 @@ class LocalModel:
             for (n, temp), reqs in groups.items():
                 self.batch_sizes.append(len(reqs))
                 try:
-                    outs = await asyncio.to_thread(self._sample, [r.context for r in reqs], n, temp)
+                    outs = await asyncio.to_thread(self._sample, reqs, n, temp)
                 except Exception as exc:
                     for r in reqs:
                         if not r.future.done():
@@ -126,17 +136,23 @@ class LocalModel:
                     if not r.future.done():
                         r.future.set_result(out)
 
-    def _sample(self, contexts: list[list[int]], max_new_tokens: int, temperature: float) -> list[Any]:
+    def _sample(self, reqs: list[_Request], max_new_tokens: int, temperature: float) -> list[Any]:
         from ..train._sampler import sample
+
+        def tell(row: int, token_id: int, logprob: float) -> None:
+            callback = reqs[row].on_token
+            if callback is not None:
+                callback(token_id, logprob)
 
         with self._lock:
             return sample(
                 self.policy,
-                contexts,
+                [r.context for r in reqs],
                 max_new_tokens=max_new_tokens,
                 temperature=temperature,
                 generator=self.generator,
                 device=self.device,
+                on_token=tell if any(r.on_token for r in reqs) else None,
             )
 
 

@@ -7,7 +7,7 @@ model's text, ``stop``, ``n``, ``max_tokens`` / ``max_completion_tokens``,
 ``token_ids`` and the response the ``prompt_token_ids`` when the request says
 ``return_token_ids: true``; ``logprobs: true`` gives each sampled token's logprob. A
 stream sends them per chunk as vLLM does (``prompt_token_ids`` on the first chunk, then
-one chunk per sampled token with its ``token_ids`` and ``logprobs``). Without a chat
+one chunk per token as it is sampled, with its ``token_ids`` and ``logprobs``). Without a chat
 template a chat renders prefix-stable (``_turns``): a reply the server sent comes back
 as the ids it sampled, so turn k+1's prompt begins with turn k's prompt + sampled ids.
 Concurrent requests are sampled in batches (``LocalModel``). With ``api_key`` a
@@ -128,6 +128,9 @@ class _Server:
                 code="context_length_exceeded",
             )
         max_tokens = max_tokens if limit is None else min(max_tokens, limit - len(prompt))
+        if body.get("stream"):
+            live = _Live(self, body, prompt, n, max_tokens, temperature, stops, bool(tools))
+            return StreamingResponse(live.chunks(), media_type="text/event-stream")
         outs = await asyncio.gather(
             *(
                 self.model.generate(prompt, max_new_tokens=max_tokens, temperature=temperature)
@@ -137,8 +140,6 @@ class _Server:
         choices = [_Completion(self.model, list(i), list(lp), stops, bool(tools)) for i, lp in outs]
         for c in choices:
             self.model.remember(prompt, c.message(), c.ids)
-        if body.get("stream"):
-            return StreamingResponse(self.stream(body, prompt, choices), media_type="text/event-stream")
         return JSONResponse(self.response(body, prompt, choices))
 
     def response(
@@ -174,58 +175,121 @@ class _Server:
             "total_tokens": len(prompt) + completion,
         }
 
-    async def stream(
-        self, body: Mapping[str, Any], prompt: list[int], choices: list[_Completion]
-    ) -> AsyncIterator[str]:
-        """vLLM's stream: the first chunk of a choice carries ``prompt_token_ids`` (top level);
-        then one chunk per sampled token, with its text piece, its ``token_ids`` and its
-        ``logprobs`` when asked; tool calls (parsed from the whole text) come after them."""
-        base = {
+
+class _Live:
+    """A ``stream: true`` reply, sent as the tokens are sampled (vLLM's chunks): a first
+    chunk per choice (with ``prompt_token_ids`` when asked), then one chunk per sampled
+    token as the sampler makes it, with its text piece and, when asked, its
+    ``token_ids`` and ``logprobs``; choices interleave by ``index``. Where the text may
+    yet turn out to be a tool call or to hold a stop string (``tools`` or ``stop`` in the
+    request), the token chunks carry their ids and logprobs but no text, and the text and
+    the tool calls follow the last token. Then each choice's ``finish_reason``, the usage
+    when asked, and ``[DONE]``."""
+
+    def __init__(
+        self,
+        server: _Server,
+        body: Mapping[str, Any],
+        prompt: list[int],
+        n: int,
+        max_tokens: int,
+        temperature: float,
+        stops: list[str],
+        tools: bool,
+    ) -> None:
+        self.server, self.model, self.body, self.prompt = server, server.model, body, prompt
+        self.n, self.max_tokens, self.temperature = n, max_tokens, temperature
+        self.stops, self.tools = stops, tools
+        self.want_ids, self.want_lp = bool(body.get("return_token_ids")), bool(body.get("logprobs"))
+        self.base = {
             "id": f"chatcmpl-{uuid.uuid4().hex}",
             "object": "chat.completion.chunk",
             "created": int(time.time()),
-            "model": self.name,
+            "model": server.name,
         }
+        self.sampled: list[list[int]] = [[] for _ in range(n)]
+        self.shown = [0] * n  # characters of each choice's text sent so far
 
-        def chunk(index: int, delta: dict[str, Any], finish: str | None = None, **extra: Any) -> str:
-            top = extra.pop("top", {})
-            choice = {"index": index, "delta": delta, "finish_reason": finish, "logprobs": None, **extra}
-            return "data: " + json.dumps({**base, **top, "choices": [choice]}) + "\n\n"
+    def chunk(self, index: int, delta: dict[str, Any], finish: str | None = None, **extra: Any) -> str:
+        top = extra.pop("top", {})
+        choice = {"index": index, "delta": delta, "finish_reason": finish, "logprobs": None, **extra}
+        return "data: " + json.dumps({**self.base, **top, "choices": [choice]}) + "\n\n"
 
-        want_ids, want_lp = bool(body.get("return_token_ids")), bool(body.get("logprobs"))
+    async def chunks(self) -> AsyncIterator[str]:
+        loop = asyncio.get_running_loop()
+        events: asyncio.Queue[tuple[int, int, float]] = asyncio.Queue()
+
+        def told(index: int) -> Any:
+            def on_token(token: int, logprob: float) -> None:
+                loop.call_soon_threadsafe(events.put_nowait, (index, token, logprob))
+
+            return on_token
+
+        runs = [
+            loop.create_task(
+                self.model.generate(
+                    self.prompt,
+                    max_new_tokens=self.max_tokens,
+                    temperature=self.temperature,
+                    on_token=told(i),
+                )
+            )
+            for i in range(self.n)
+        ]
+        everything: asyncio.Future[Any] = asyncio.gather(*runs)
+        try:
+            for i in range(self.n):
+                top = {"prompt_token_ids": self.prompt} if self.want_ids else {}
+                yield self.chunk(i, {"role": "assistant", "content": ""}, top=top)
+            while not everything.done() or not events.empty():
+                if events.empty():
+                    waiting: asyncio.Future[Any] = loop.create_task(events.get())
+                    await asyncio.wait([waiting, everything], return_when=asyncio.FIRST_COMPLETED)
+                    if not waiting.done():
+                        waiting.cancel()
+                        continue  # all sampled: what is queued is sent below
+                    event = waiting.result()
+                else:
+                    event = events.get_nowait()
+                yield self.token_chunk(*event)
+            outs = everything.result()
+        finally:
+            if not everything.done():  # the client went away: the sampling finishes on its own
+                everything.add_done_callback(lambda f: f.cancelled() or f.exception())
+        choices = [_Completion(self.model, list(ids), list(lp), self.stops, self.tools) for ids, lp in outs]
         for i, c in enumerate(choices):
-            yield chunk(
-                i, {"role": "assistant", "content": ""}, top={"prompt_token_ids": prompt} if want_ids else {}
-            )
-            pieces = [""] * len(c.ids) if c.tool_calls else _token_pieces(self.model, c.ids, c.text)
-            entries = c.logprobs()["content"] if want_lp else []
-            for k, (token, piece) in enumerate(zip(c.ids, pieces, strict=True)):
-                extra: dict[str, Any] = {"token_ids": [token]} if want_ids else {}
-                if want_lp:
-                    extra["logprobs"] = {"content": [entries[k]]}
-                yield chunk(i, {"content": piece}, **extra)
-            if c.tool_calls:
-                if c.text:
-                    yield chunk(i, {"content": c.text})
-                for j, call in enumerate(c.tool_calls):
-                    yield chunk(i, {"tool_calls": [{"index": j, **call}]})
-            yield chunk(i, {}, c.finish)
-        if (body.get("stream_options") or {}).get("include_usage"):
-            yield (
-                "data: " + json.dumps({**base, "choices": [], "usage": self.usage(prompt, choices)}) + "\n\n"
-            )
+            self.model.remember(self.prompt, c.message(), c.ids)
+            rest = c.text[self.shown[i] :] if not c.tool_calls else c.text
+            if rest:
+                yield self.chunk(i, {"content": rest})
+            for j, call in enumerate(c.tool_calls):
+                yield self.chunk(i, {"tool_calls": [{"index": j, **call}]})
+            yield self.chunk(i, {}, c.finish)
+        if (self.body.get("stream_options") or {}).get("include_usage"):
+            usage = self.server.usage(self.prompt, choices)
+            yield "data: " + json.dumps({**self.base, "choices": [], "usage": usage}) + "\n\n"
         yield "data: [DONE]\n\n"
 
+    def token_chunk(self, index: int, token: int, logprob: float) -> str:
+        self.sampled[index].append(token)
+        piece = "" if (self.tools or self.stops) else self.piece(index)
+        extra: dict[str, Any] = {"token_ids": [token]} if self.want_ids else {}
+        if self.want_lp:
+            text = self.model.token_text(token)
+            entry = {"token": text, "logprob": logprob, "bytes": list(text.encode()), "top_logprobs": []}
+            extra["logprobs"] = {"content": [entry]}
+        return self.chunk(index, {"content": piece}, **extra)
 
-def _token_pieces(model: LocalModel, ids: list[int], text: str) -> list[str]:
-    """``text`` cut at the sampled tokens: piece k is what token k adds to the decoded text
-    (the last piece holds what is left, so the pieces always join to ``text``)."""
-    out, shown = [], 0
-    for k in range(len(ids)):
-        upto = len(text) if k == len(ids) - 1 else min(len(model.decode(ids[: k + 1])), len(text))
-        out.append(text[shown : max(shown, upto)])
-        shown = max(shown, upto)
-    return out
+    def piece(self, index: int) -> str:
+        """What the newest token adds to the decoded text (held back while it decodes to
+        a partial character)."""
+        ids = self.sampled[index]
+        body = ids[:-1] if ids[-1] in self.model.renderer.stop_ids else ids
+        text = self.model.decode(body)
+        if text.endswith("\ufffd") or len(text) < self.shown[index]:
+            return ""
+        piece, self.shown[index] = text[self.shown[index] :], len(text)
+        return piece
 
 
 def serve_app(model: LocalModel, *, model_name: str | None = None, api_key: str | None = None) -> Starlette:

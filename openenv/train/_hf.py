@@ -84,9 +84,12 @@ def hf_generate(
     max_new_tokens: int,
     temperature: float,
     generator: torch.Generator,
+    on_token: Any = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """``model.generate`` on left-padded ``ids``: new ids ``[n, k]`` and their logprobs."""
+    """``model.generate`` on left-padded ``ids``: new ids ``[n, k]`` and their logprobs;
+    ``on_token(row, token_id, logprob)`` as each is sampled (``_TokenTap``)."""
     torch.manual_seed(int(torch.randint(0, 2**62, (1,), generator=generator)))
+    tap = {} if on_token is None else _TokenTap.kwargs(on_token, temperature, stop_ids)
     out = model.generate(
         input_ids=ids,
         attention_mask=mask,
@@ -99,8 +102,47 @@ def hf_generate(
         eos_token_id=list(stop_ids),
         output_logits=True,
         return_dict_in_generate=True,
+        **tap,
     )
     new = out.sequences[:, ids.shape[1] :]
     logits = torch.stack(out.logits, 1).float() / temperature
     logps = torch.log_softmax(logits, -1).gather(2, new[..., None]).squeeze(2)
     return new, logps
+
+
+class _TokenTap:
+    """Each sampled token with its logprob as ``generate`` samples it: a logits processor
+    (it sees the step's scores, before the temperature) and a streamer (it gets the ids
+    sampled from them); rows past their stop token are not told of their padding."""
+
+    def __init__(self, on_token: Any, temperature: float, stop_ids: tuple[int, ...]) -> None:
+        self.on_token, self.temperature, self.stop_ids = on_token, temperature, set(stop_ids)
+        self.logp: torch.Tensor | None = None
+        self.prompt_seen = False
+        self.finished: set[int] = set()
+
+    @classmethod
+    def kwargs(cls, on_token: Any, temperature: float, stop_ids: tuple[int, ...]) -> dict[str, Any]:
+        from transformers import LogitsProcessorList
+
+        tap = cls(on_token, temperature, stop_ids)
+        return {"streamer": tap, "logits_processor": LogitsProcessorList([tap])}
+
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        self.logp = torch.log_softmax(scores.float() / self.temperature, dim=-1)
+        return scores
+
+    def put(self, value: torch.Tensor) -> None:
+        if not self.prompt_seen:  # generate's first call: the prompt
+            self.prompt_seen = True
+            return
+        assert self.logp is not None
+        tokens = value.view(-1).tolist()
+        for row, token in enumerate(tokens):
+            if row not in self.finished:
+                self.on_token(row, int(token), float(self.logp[row, token]))
+                if token in self.stop_ids:
+                    self.finished.add(row)
+
+    def end(self) -> None:
+        pass

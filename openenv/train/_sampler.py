@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import torch
 from torch import Tensor
@@ -90,8 +90,12 @@ def sample(
     temperature: float,
     generator: torch.Generator,
     device: torch.device,
+    on_token: Any = None,
 ) -> list[tuple[list[int], list[float]]]:
     """Continue each context until a stop token or ``max_new_tokens``.
+
+    ``on_token(row, token_id, logprob)``, when given, is called (on this thread) as each
+    token is sampled, before the next step: ``openenv policy serve`` streams from it.
 
     Returns, per context, the sampled ids (the stop token included) and the sampler's
     log-probability of each at ``temperature``. Sequences are left-padded together; a
@@ -120,6 +124,7 @@ def sample(
                 max_new_tokens=max_new_tokens,
                 temperature=temperature,
                 generator=generator,
+                on_token=on_token,
             )
         return trim(new.tolist(), logps.tolist(), policy.renderer.stop_ids)
     n = len(contexts)
@@ -133,6 +138,9 @@ def sample(
         nxt = torch.multinomial(logp.exp().cpu(), 1, generator=generator).squeeze(1).to(device)
         out_ids.append(torch.where(done, policy.renderer.pad_id, nxt))
         out_logps.append(logp.gather(1, nxt[:, None]).squeeze(1))
+        if on_token is not None:
+            for row in (~done).nonzero().flatten().tolist():
+                on_token(row, int(nxt[row]), float(out_logps[-1][row]))
         ids = torch.cat([ids, nxt[:, None]], dim=1)
         mask = torch.cat([mask, (~done).long()[:, None]], dim=1)
         done = done | torch.isin(nxt, stops)

@@ -102,3 +102,33 @@ def test_policy_serve_without_a_checkpoint_is_one_line_and_exit_2(tmp_path: Path
     assert proc.returncode == 2
     [line] = proc.stderr.strip().splitlines()
     assert line.startswith("openenv policy: no checkpoint at")
+
+
+def test_each_token_is_told_as_it_is_sampled_in_a_batch() -> None:
+    """``generate(on_token=...)`` (what a stream is sent from) tells each request its own
+    tokens and logprobs, the same as it returns, also when requests share a batch."""
+    import asyncio
+
+    model = LocalModel("tiny", seed=3)
+    told: dict[int, list[tuple[int, float]]] = {0: [], 1: [], 2: []}
+
+    async def three() -> list[tuple[list[int], list[float]]]:
+        return list(
+            await asyncio.gather(
+                *(
+                    model.generate(
+                        [5, 6, 7 + i],
+                        max_new_tokens=6,
+                        temperature=1.0,
+                        on_token=lambda t, lp, i=i: told[i].append((t, lp)),
+                    )
+                    for i in range(3)
+                )
+            )
+        )
+
+    outs = asyncio.run(three())
+    assert max(model.batch_sizes) > 1  # they shared a sample() call
+    for i, (ids, logps) in enumerate(outs):
+        assert [t for t, _ in told[i]] == ids
+        assert [lp for _, lp in told[i]] == pytest.approx(logps)

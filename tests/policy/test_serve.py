@@ -168,3 +168,59 @@ def test_a_prompt_past_the_context_is_a_400_and_a_long_one_is_cut_at_the_context
     prompt = len(reply.model_extra["prompt_token_ids"])
     assert 0 < len(reply.choices[0].model_extra["token_ids"]) == 512 - prompt
     assert reply.choices[0].finish_reason == "length"
+
+
+def test_a_stream_sends_each_token_as_it_is_sampled(server, model: LocalModel) -> None:
+    """The model may take its next forward step only after the client has read the chunk
+    of the token before it (a gate in the model's forward hook, opened by the test as
+    each chunk arrives through the openai SDK's stream): a server that sends after the
+    whole completion deadlocks on the gate and fails, one that streams per token passes.
+    Each chunk's logprob is the model's own (teacher-forced) logprob of its token."""
+    import threading
+
+    import torch
+
+    gate = threading.Semaphore(1)  # the first forward (the prompt) may go
+    forwards: list[int] = []
+
+    def hold(module, args, kwargs):
+        if not gate.acquire(timeout=60):
+            raise RuntimeError("the client never got the previous token's chunk")
+        forwards.append(1)
+
+    hf = model.policy.model
+    handle = hf.register_forward_pre_hook(hold, with_kwargs=True)
+    try:
+        stream = client(server).chat.completions.create(
+            model="caller",
+            messages=HELLO,
+            temperature=0.7,
+            max_tokens=100,
+            stream=True,
+            logprobs=True,
+            extra_body={"return_token_ids": True},
+        )
+        ids: list[int] = []
+        logprobs: list[float] = []
+        text = ""
+        for chunk in stream:
+            if not chunk.choices:
+                continue
+            [token] = (chunk.choices[0].model_extra or {}).get("token_ids") or [None]
+            if token is None:
+                continue
+            assert len(forwards) == len(ids) + 1  # sampled and sent before the next step ran
+            ids.append(token)
+            logprobs.append(chunk.choices[0].logprobs.content[0].logprob)
+            text += chunk.choices[0].delta.content or ""
+            gate.release()
+    finally:
+        handle.remove()
+    assert ids
+    assert ids[-1] == model.renderer.stop_ids[0] or len(ids) == 100
+    prompt = model.render(HELLO)
+    with torch.no_grad():
+        logits = hf(input_ids=torch.tensor([prompt + ids])).logits[0, len(prompt) - 1 : -1].float() / 0.7
+    expected = torch.log_softmax(logits, -1).gather(1, torch.tensor(ids)[:, None]).squeeze(1)
+    assert logprobs == pytest.approx(expected.tolist(), abs=1e-3)
+    assert text == model.decode(ids[:-1] if ids[-1] in model.renderer.stop_ids else ids)
