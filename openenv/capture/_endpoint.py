@@ -83,35 +83,34 @@ def bound_app(app: ASGIApp, session_id: str, counts: EndpointCounts) -> ASGIApp:
 
 
 class SessionEndpoint:
-    """One session's endpoint served on ``path`` (a unix socket, mode 0666) until ``close``.
+    """One session's endpoint served on ``path`` (a unix socket, mode 0666) until ``close``;
+    ``counts`` says what it saw. Made by ``CaptureServer.open_endpoint``; runs on the
+    proxy's event loop."""
 
-    Made by ``CaptureServer.open_endpoint``; runs on the proxy's event loop.
-    """
+    def __init__(self, app: ASGIApp, path: str, session_id: str, loop: asyncio.AbstractEventLoop) -> None:
+        import uvicorn
 
-    def __init__(self, server: Any, path: str, session_id: str, loop: asyncio.AbstractEventLoop) -> None:
         self.path, self.session_id, self.counts = path, session_id, EndpointCounts()
-        self._server, self._loop, self._task = server, loop, None
+        config = uvicorn.Config(
+            bound_app(app, session_id, self.counts), uds=path, log_level="warning", lifespan="off"
+        )
+        self._server, self._loop = uvicorn.Server(config), loop
+        self._task: asyncio.Future[None] | None = None
 
     @classmethod
     def open(
         cls, app: ASGIApp, path: str, session_id: str, loop: asyncio.AbstractEventLoop
     ) -> SessionEndpoint:
-        import uvicorn
-
+        """Serve it on ``loop`` (another thread's); returns once it answers (``OSError`` if not)."""
         if os.path.exists(path):
             os.unlink(path)
-        counts = EndpointCounts()
-        config = uvicorn.Config(
-            bound_app(app, session_id, counts), uds=path, log_level="warning", lifespan="off"
-        )
-        server = uvicorn.Server(config)
-        endpoint = cls(server, path, session_id, loop)
-        endpoint.counts = counts
+        endpoint = cls(app, path, session_id, loop)
+        server = endpoint._server
 
         async def start() -> None:
-            endpoint._task = asyncio.ensure_future(server.serve())  # type: ignore[assignment]
+            endpoint._task = task = asyncio.ensure_future(server.serve())
             for _ in range(500):  # 5 s at most
-                if server.started or endpoint._task.done():  # type: ignore[attr-defined]
+                if server.started or task.done():
                     break
                 await asyncio.sleep(0.01)
 

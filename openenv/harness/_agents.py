@@ -9,8 +9,9 @@ standard-library relay (``_relay_main.py``). The sandbox keeps no network, so th
 reaches that one session and nothing else: not the host, not the env server, not
 another session (the endpoint answers model routes only, as its own session).
 
-Agents are installed under ``agents_dir()`` (``OPENENV_AGENTS_DIR``, default
-``~/.cache/openenv/agents``; it must be readable by the sandbox's uid) by ``install``:
+Agents are installed under ``agents_dir()`` (``OPENENV_AGENTS_DIR``; by default
+``/opt/openenv/agents`` as root, else ``~/.cache/openenv/agents``; the sandbox's uid
+must be able to read it) by ``install``:
 mini-swe-agent from PyPI into a venv of the system Python, Claude Code from npm.
 Each is bound into the sandbox read-only at its own path.
 """
@@ -41,18 +42,20 @@ __all__ = [
 ]
 
 _RELAY = Path(__file__).with_name("_relay_main.py")
-_INNER_RELAY = "/opt/openenv/relay.py"
-_INNER_SOCKET_DIR = "/run/openenv"
+_INNER_SOCKET_DIR = "/run/openenv"  # the socket and a copy of the relay, read-only
+_INNER_RELAY = f"{_INNER_SOCKET_DIR}/relay.py"
 #: The loopback port the agent's API base URL names, inside the sandbox.
 PORT = 8000
 _HOME = "/tmp/home"  # the agent's $HOME: in the sandbox's private /tmp
 
 
 def agents_dir() -> Path:
-    """Where agents are installed: ``OPENENV_AGENTS_DIR`` or ``~/.cache/openenv/agents``."""
-    return Path(
-        os.environ.get("OPENENV_AGENTS_DIR") or Path.home() / ".cache" / "openenv" / "agents"
-    ).absolute()
+    """Where agents are installed: ``OPENENV_AGENTS_DIR``, else ``/opt/openenv/agents`` as
+    root (each sandbox runs as its own uid, which cannot enter ``/root``), else
+    ``~/.cache/openenv/agents``."""
+    if os.environ.get("OPENENV_AGENTS_DIR"):
+        return Path(os.environ["OPENENV_AGENTS_DIR"]).absolute()
+    return Path("/opt/openenv/agents") if os.geteuid() == 0 else Path.home() / ".cache" / "openenv" / "agents"
 
 
 @dataclass(frozen=True)
@@ -254,13 +257,16 @@ async def run_with_endpoint(
         )
     sock_dir = Path(box.root) / "endpoint"
     sock_dir.mkdir(mode=0o755, exist_ok=True)
+    # a copy the sandbox's uid can read wherever this package lies (a venv under /root...)
+    (sock_dir / "relay.py").write_bytes(_RELAY.read_bytes())
+    (sock_dir / "relay.py").chmod(0o644)
     endpoint = capture.open_endpoint(session_id, str(sock_dir / "model.sock"))
     try:
         full = [
             "/bin/sh", "-c", f'mkdir -p {_HOME} && exec "$@"', "sh",
             "/usr/bin/python3", "-I", _INNER_RELAY, f"{_INNER_SOCKET_DIR}/model.sock", str(PORT), "--", *argv,
         ]  # fmt: skip
-        binds = {**(ro_binds or {}), _INNER_RELAY: str(_RELAY), _INNER_SOCKET_DIR: str(sock_dir)}
+        binds = {**(ro_binds or {}), _INNER_SOCKET_DIR: str(sock_dir)}
         start = time.monotonic()
         with _address_space(box, label or argv[0], lift_address_space):
             done = await box.arun(

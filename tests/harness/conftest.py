@@ -4,17 +4,16 @@ and the real capture proxy in front of it (session routes behind an admin key)."
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from openenv.capture import CaptureServer
-from openenv.harness import ScriptedModel
+from openenv.harness import ScriptedModel, agents_dir
 from openenv.sandbox._bwrap import bwrap_works
 from openenv.server import serve_in_background
 
-#: Where the agent CLIs are installed for the tests (``openenv.harness.install(name, AGENTS_DIR)``).
-AGENTS_DIR = Path(__file__).resolve().parents[2] / ".cache" / "agents"
+#: Where the agent CLIs are installed (scripts/setup.d/57-agents.sh puts Claude Code there).
+AGENTS_DIR = agents_dir()
 TASK, COMMAND = "count-errors", "grep -c ERROR app.log > errors.txt"
 BWRAP_WHY = bwrap_works(190_000 + 4096)
 

@@ -1,9 +1,10 @@
 """Real agent CLIs in a terminal env session's sandbox, every model call captured.
 
 The agents (mini-swe-agent from PyPI, Claude Code from npm) are installed under
-``.cache/agents`` by ``openenv.harness.install`` (not from a test: without them these
-tests skip, saying so). The model is ``ScriptedModel`` (a test double of a vLLM server:
-a tool call that runs the task's command, then an answer) behind the real capture proxy;
+``agents_dir()`` by ``openenv.harness.install`` (Claude Code by scripts/setup.d/57-agents.sh;
+never from a test: without them these tests skip, saying so). The model is
+``ScriptedModel`` (a test double of a vLLM server: a tool call that runs the task's
+command, then an answer) behind the real capture proxy;
 the agent reaches it only through its own session's endpoint. The file the command
 writes is checked in the session's workdir, the task's verifier scores the run, and the
 capture session holds every model call the agent made, linked as one path.
@@ -33,7 +34,7 @@ async def test_agent_runs_the_task_in_the_session_sandbox_and_every_call_is_capt
 ) -> None:
     why = AGENTS[name].missing(AGENTS_DIR)
     if why:
-        pytest.skip(f"{why}: run openenv.harness.install({name!r}, Path('.cache/agents')) once")
+        pytest.skip(f"{why}: run openenv.harness.install({name!r}) once")
     env = TerminalEnv(pool_size=0)
     try:
         obs = await env.reset(options={"task_id": TASK})

@@ -1,5 +1,5 @@
 """RFC 005: ``HarnessEnvironment`` over an ``AgenticHarnessAdapter``; ``CLIAgentAdapter``
-with Claude Code (installed under .cache/agents, else skipped with the reason) on a
+with Claude Code (installed by scripts/setup.d/57-agents.sh, else skipped with the reason) on a
 terminal task scored by its verifier, and over two turns of one conversation."""
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ def _claude() -> None:
         pytest.skip(f"agents run under bubblewrap only: {BWRAP_WHY}")
     why = AGENTS["claude-code"].missing(AGENTS_DIR)
     if why:
-        pytest.skip(f"{why}: run openenv.harness.install('claude-code', Path('.cache/agents')) once")
+        pytest.skip(f"{why}: run scripts/setup.d/57-agents.sh once")
 
 
 async def test_claude_code_on_a_terminal_task_scored_by_its_verifier(capture: CaptureServer) -> None:
