@@ -372,3 +372,72 @@ def test_this_repository_catalogs_completely():
     assert all("validation" in e.metadata for e in snap.entries), [
         e.display_name for e in snap.entries if "validation" not in e.metadata
     ]
+
+
+def _without(schema: object, keys: frozenset[str]) -> object:
+    if isinstance(schema, dict):
+        return {k: _without(v, keys) for k, v in schema.items() if k not in keys}
+    if isinstance(schema, list):
+        return [_without(v, keys) for v in schema]
+    return schema
+
+
+def _patterns(schema: object) -> list[str]:
+    if isinstance(schema, dict):
+        own = [schema["pattern"]] if isinstance(schema.get("pattern"), str) else []
+        return own + [p for v in schema.values() for p in _patterns(v)]
+    if isinstance(schema, list):
+        return [p for v in schema for p in _patterns(v)]
+    return []
+
+
+@pytest.mark.parametrize(
+    ("name", "model"),
+    [
+        ("catalog", "CatalogSnapshot"),
+        ("environment-card", "EnvironmentCard"),
+        ("declaration", "DiscoveryDeclaration"),
+    ],
+)
+def test_our_json_schemas_are_upstreams(name, model):
+    """The JSON Schemas upstream ships for the profile, from our models: the same but for
+    prose and the path pattern, which is written differently and accepts the same paths."""
+    import re
+
+    import openenv.catalog
+
+    shipped = UPSTREAM_PKG / "schemas" / "0.1-draft" / f"{name}.schema.json"
+    if not shipped.is_file():
+        pytest.skip(f"upstream OpenEnv 0.10 is not installed: {shipped} is missing")
+    theirs = json.loads(shipped.read_text())
+    ours = getattr(openenv.catalog, model).model_json_schema(by_alias=True)
+    prose = frozenset({"description", "$comment", "$id", "$schema", "pattern"})
+    assert _without(ours, prose) == _without(theirs, prose)
+    paths = [
+        ".",
+        "a",
+        ".a",
+        "..a",
+        "...",
+        "a/b",
+        "a.b/c..d",
+        "",
+        "..",
+        "a/../b",
+        "/a",
+        "a\\b",
+        "a/./b",
+        "a//b",
+        "a\x00b",
+        "a/",
+        "\u2028",
+    ]
+    mine, upstreams = (
+        set(_patterns(ours)) - set(_patterns(theirs)),
+        set(_patterns(theirs)) - set(_patterns(ours)),
+    )
+    assert (len(mine), len(upstreams)) == (1, 1)  # the path pattern, written two ways
+    pattern, upstream_pattern = mine.pop(), upstreams.pop()
+    ours_ok = [bool(re.search(pattern, p)) for p in paths]
+    assert ours_ok == [bool(re.search(upstream_pattern, p)) for p in paths]
+    assert ours_ok == [True] * 7 + [False] * 10
