@@ -7,7 +7,7 @@ TRL ``rollout_func``. ``openenv.harness.collect`` writes rollouts to a dataset.
 ``openenv.core.harness`` gives these under upstream OpenEnv's names.
 
 Agents that own their loop (RFC 005): an ``AgenticHarnessAdapter`` runs one turn by turn,
-``HarnessEnvironment`` makes an env of it; ``CLIAgentAdapter`` is a real agent CLI
+``HarnessEnvironment`` makes an env of it, ``harness_app`` serves it on ``/harness``; ``CLIAgentAdapter`` is a real agent CLI
 (``AGENTS``: mini-swe-agent, Claude Code) run in a sandbox whose one way out is its
 capture session (``run_agent``), ``terminal_task_env`` one on a terminal task scored by
 its verifier; ``ScriptedModel`` is a scripted chat backend to run them against (a test
@@ -51,6 +51,8 @@ _LAZY = {
     ),
     **dict.fromkeys(["CLIAgentAdapter", "TerminalTaskHarness", "terminal_task_env"], "._cli_agent"),
     "ScriptedModel": "._scripted",
+    "harness_app": "._route",
+    "harness_route": "._route",
 }  # fmt: skip
 
 __all__ = [

@@ -5,10 +5,12 @@ terminal task scored by its verifier, and over two turns of one conversation."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+import websockets
 
 from openenv.capture import CaptureServer, export_session, to_training_trace
 from openenv.harness import (
@@ -23,8 +25,10 @@ from openenv.harness import (
     HarnessStartupError,
     terminal_task_env,
 )
+from openenv.harness._route import harness_app
 from openenv.harness._scripted import decode
 from openenv.sandbox import Sandbox, SandboxConfig
+from openenv.server import serve_in_background
 
 from .conftest import AGENTS_DIR, BWRAP_WHY, TASK
 
@@ -88,6 +92,44 @@ async def _no_box() -> None:
 def test_an_unknown_agent_is_a_startup_error(capture: CaptureServer) -> None:
     with pytest.raises(HarnessStartupError, match="no agent 'gemini'"):
         CLIAgentAdapter(HarnessConfig(name="gemini", command=["gemini"]), capture=capture, sandbox=_no_box)
+
+
+async def test_the_harness_websocket_route() -> None:
+    """Upstream's /harness frames: session_started, a turn's events to turn_complete, a
+    protocol_error that leaves the connection usable, an overlong turn ending the session
+    with an error event, and capacity."""
+    made: list[_Echo] = []
+
+    def make_env() -> HarnessEnvironment:
+        made.append(_Echo(HarnessConfig(name="echo", command=["echo"], session_timeout_s=0.5)))
+        return HarnessEnvironment(made[-1])
+
+    with serve_in_background(harness_app(make_env, max_sessions=1)) as running:
+        url = running.url.replace("http", "ws", 1) + "/harness"
+        async with websockets.connect(url) as ws:
+            started = json.loads(await ws.recv())
+            assert started["type"] == "session_started"
+            assert started["data"]["harness"] == "echo"
+            async with websockets.connect(url) as second:  # one session at a time
+                assert json.loads(await second.recv())["data"]["code"] == "CAPACITY_REACHED"
+            await ws.send("{not json")
+            assert json.loads(await ws.recv())["type"] == "protocol_error"
+            await ws.send(json.dumps({"type": "message", "content": "hi"}))
+            frames = [json.loads(await ws.recv()) for _ in range(2)]
+            assert [f["type"] for f in frames] == ["text_output", "turn_complete"]
+            assert frames[-1]["data"]["response"] == "echo: hi"
+            await ws.send(json.dumps({"type": "message", "content": "hang"}))
+            frames = [json.loads(await ws.recv()) for _ in range(2)]
+            assert frames[-1]["type"] == "error"
+            assert "exceeded" in frames[-1]["data"]["message"]
+            with pytest.raises(websockets.ConnectionClosed):
+                await ws.recv()
+        for _ in range(100):  # the env is closed once the socket is gone
+            if made[0].stops >= 2:
+                break
+            await asyncio.sleep(0.02)
+        assert made[0].stops >= 2
+        assert not made[0].running
 
 
 def _claude() -> None:

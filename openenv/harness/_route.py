@@ -1,0 +1,134 @@
+"""The ``/harness`` WebSocket (RFC 005's production route), over ``HarnessEnvironment``s.
+
+Each connection gets its own env from ``make_env`` (a fresh adapter: one agent each):
+connecting resets it (the agent starts) and sends ``{"type": "session_started",
+"data": {"session_id", "harness"}}``; each client frame ``{"type": "message",
+"content": ...}`` is one turn, streamed back as ``HarnessEvent`` frames ending with
+``turn_complete``. A malformed frame gets a ``protocol_error`` (no turn started; the
+connection stays usable); a turn past the adapter's ``session_timeout_s``, a harness
+that is not running or that fails ends the session with one ``error`` event (no
+internals: adapter errors can hold subprocess output). The env is closed on every path.
+``max_sessions`` bounds the connections served at once (past it: an ``error`` frame,
+code ``CAPACITY_REACHED``). Upstream's frames and messages.
+
+    app = harness_app(lambda: terminal_task_env("claude-code", "count-errors", proxy))
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import ValidationError
+from starlette.applications import Starlette
+from starlette.routing import WebSocketRoute
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from ._agentic import HarnessClientMessage, HarnessEvent, HarnessEventType, HarnessProtocolError
+from ._harness_env import HarnessEnvironment
+
+__all__ = ["harness_app", "harness_route"]
+
+
+def _error(message: str, code: str) -> str:
+    return json.dumps({"type": "error", "data": {"message": message, "code": code}})
+
+
+def harness_route(make_env: Callable[[], HarnessEnvironment], *, max_sessions: int = 8) -> WebSocketRoute:
+    """The ``/harness`` route (see the module doc)."""
+    slots = asyncio.Semaphore(max_sessions)
+
+    async def endpoint(ws: WebSocket) -> None:
+        await ws.accept()
+        if slots.locked():
+            await ws.send_text(_error(f"all {max_sessions} harness sessions are in use", "CAPACITY_REACHED"))
+            await ws.close()
+            return
+        async with slots:
+            env: HarnessEnvironment | None = None
+            try:
+                env = make_env()
+                await env.reset()
+                started = {"session_id": uuid.uuid4().hex, "harness": env.adapter.config.name}
+                await ws.send_text(json.dumps({"type": "session_started", "data": started}))
+                while await _turn(ws, env):
+                    pass
+            except WebSocketDisconnect:
+                pass
+            except Exception:
+                await _say(ws, _error("harness session failed", "SESSION_ERROR"))
+            finally:
+                if env is not None:
+                    await env.close()
+                with _quiet():
+                    await ws.close()
+
+    return WebSocketRoute("/harness", endpoint)
+
+
+async def _turn(ws: WebSocket, env: HarnessEnvironment) -> bool:
+    """Read one frame and serve it; False when the session ends."""
+    raw = await ws.receive_text()
+    try:
+        message = HarnessClientMessage.model_validate(json.loads(raw))
+    except (ValueError, ValidationError) as exc:
+        code = "INVALID_JSON" if isinstance(exc, json.JSONDecodeError) else "VALIDATION_ERROR"
+        await ws.send_text(
+            HarnessProtocolError(data={"message": f"invalid message: {exc}", "code": code}).model_dump_json()
+        )
+        return True
+    adapter = env.adapter
+    if not await adapter.is_alive():
+        await ws.send_text(_event_error("harness process is not running"))
+        return False
+
+    async def stream() -> bool:
+        last = None
+        async for event in adapter.send_message_streaming(message.content):
+            await ws.send_text(event.model_dump_json())
+            last = event.type
+        return last is HarnessEventType.TURN_COMPLETE
+
+    timeout = adapter.config.session_timeout_s
+    try:
+        completed = await asyncio.wait_for(stream(), timeout)
+    except TimeoutError:
+        await ws.send_text(_event_error(f"harness turn exceeded {timeout} seconds"))
+        return False
+    except WebSocketDisconnect:
+        raise
+    except Exception:
+        await ws.send_text(_event_error("harness turn failed"))
+        return False
+    if not completed:
+        await ws.send_text(_event_error("harness event stream ended without a TURN_COMPLETE event"))
+    return completed
+
+
+def _event_error(message: str) -> str:
+    return HarnessEvent(
+        type=HarnessEventType.ERROR, data={"message": message, "recoverable": False}
+    ).model_dump_json()
+
+
+async def _say(ws: WebSocket, text: str) -> None:
+    with _quiet():
+        await ws.send_text(text)
+
+
+class _quiet:
+    """Ignore a peer already gone (Starlette raises RuntimeError or WebSocketDisconnect)."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: Any, exc: Any, tb: Any) -> bool:
+        return kind is not None and issubclass(kind, (RuntimeError, WebSocketDisconnect, OSError))
+
+
+def harness_app(make_env: Callable[[], HarnessEnvironment], *, max_sessions: int = 8) -> Starlette:
+    """A Starlette app serving only ``/harness`` (serve it with uvicorn, or mount the route)."""
+    return Starlette(routes=[harness_route(make_env, max_sessions=max_sessions)])
