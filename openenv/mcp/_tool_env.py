@@ -22,7 +22,6 @@ import asyncio
 import inspect
 from collections import defaultdict
 from collections.abc import Callable
-from functools import partial
 from typing import Any, ClassVar
 
 from .._aio import run_sync
@@ -40,9 +39,6 @@ from ._tool_endpoint import upstream_mcp_endpoint
 
 __all__ = ["MCP_TOOL_CALL_TIMEOUT", "VALID_MODES", "McpToolEnvironment", "get_server_tools"]
 
-#: Run a coroutine from sync code; inside a running loop, on a fresh loop in a thread.
-run_async_safely = partial(run_sync, in_thread=True)
-
 #: Seconds a tool call may take when the step gives no ``timeout_s``.
 MCP_TOOL_CALL_TIMEOUT = 30.0
 VALID_MODES = frozenset({"production", "simulation"})
@@ -59,11 +55,11 @@ _JSON_TYPES = {
 def get_server_tools(mcp_server: Any) -> dict[str, Any]:
     """``{name: tool}`` of a FastMCP server (2.x ``get_tools`` or 3.x ``list_tools``)."""
     if hasattr(mcp_server, "get_tools"):
-        found = run_async_safely(mcp_server.get_tools())
+        found = run_sync(mcp_server.get_tools(), in_thread=True)
         if isinstance(found, dict):
             return found
     if hasattr(mcp_server, "list_tools"):
-        return {t.name: t for t in run_async_safely(mcp_server.list_tools())}
+        return {t.name: t for t in run_sync(mcp_server.list_tools(), in_thread=True)}
     return {}
 
 
@@ -188,7 +184,7 @@ class McpToolEnvironment(Environment[Any, Any, Any]):
     # -- stepping -------------------------------------------------------------------
     def step(self, action: Action, timeout_s: float | None = None, **kwargs: Any) -> Observation:
         if isinstance(action, (ListToolsAction, CallToolAction)):
-            return run_async_safely(self._tool_step(action, timeout_s))
+            return run_sync(self._tool_step(action, timeout_s), in_thread=True)
         return self._step_impl(action, timeout_s=timeout_s, **kwargs)
 
     async def step_async(self, action: Action, timeout_s: float | None = None, **kwargs: Any) -> Observation:
