@@ -73,6 +73,11 @@ def build_catalog(
             issues.append(
                 CatalogIssue(path=folder, code="invalid_metadata", message=message, severity="error")
             )
+        except ValueError as exc:  # any other value a folder's files hold that the profile refuses
+            message = f"{folder}: {' '.join(str(exc).split())[:300] or type(exc).__name__}"
+            issues.append(
+                CatalogIssue(path=folder, code="invalid_metadata", message=message, severity="error")
+            )
         else:
             entries.append(entry)
             issues.extend(warnings)

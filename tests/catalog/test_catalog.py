@@ -102,8 +102,12 @@ def shelf(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
         {"openenv.yaml": "name: typo_env\ndescription: d\n" + VALIDATION.replace("range", "rnage")},
     )
     _write(repo / "envs" / "mute_env", {"openenv.yaml": "name: mute_env\n"})
+    _write(
+        repo / "envs" / "tag_env",
+        {"openenv.yaml": "name: tag_env\ndescription: d\n", "README.md": "---\ntags: [ok, '']\n---\n"},
+    )
     second = _commit(repo, "broken envs")
-    for name in ("typo_env", "mute_env"):
+    for name in ("typo_env", "mute_env", "tag_env"):
         for f in (repo / "envs" / name).iterdir():
             f.unlink()
         (repo / "envs" / name).rmdir()
@@ -167,15 +171,21 @@ def test_a_broken_env_is_reported_and_the_rest_built(shelf, tmp_path, capsys):
     assert main(argv) == 1
     printed = capsys.readouterr().out
     assert "3 entries" in printed
-    assert "2 env folder(s) failed" in printed
+    assert "3 env folder(s) failed" in printed
     assert "error: envs/typo_env: openenv.yaml (typo_env): validation.reward.rnage: unknown key" in printed
     assert "error: envs/mute_env: Environment needs an authored task description" in printed
+    assert (
+        "error: envs/tag_env: Metadata does not satisfy the declaration profile: "
+        "tags.0: String should have at least 1 character" in printed
+    )
     snap = read_catalog(out)  # written, and says it is incomplete
     assert not snap.complete
-    assert {i.path for i in snap.issues} == {"envs/typo_env", "envs/mute_env"}
+    assert {i.path for i in snap.issues} == {"envs/typo_env", "envs/mute_env", "envs/tag_env"}
     gamma = next(e for e in snap.entries if e.display_name == "gamma_env")
     assert gamma.metadata["validation"]["reward"]["range"] == [0.0, 1.0]  # our manifest's block, parsed
-    with pytest.raises(CatalogError, match=r"incomplete \(no entry for envs/mute_env, envs/typo_env"):
+    with pytest.raises(
+        CatalogError, match=r"incomplete \(no entry for envs/mute_env, envs/tag_env, envs/typo_env"
+    ):
         load_catalog(out)
     assert main(["discover", "chess", "--catalog", str(out)]) == 2
     err = capsys.readouterr().err
