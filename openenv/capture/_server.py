@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 from .._exceptions import ServeFailed
+from .._keepalive import SERVER_KEEP_ALIVE_S
 from ._app import create_app
 from ._endpoint import SessionEndpoint
 from ._sessions import SessionRegistry
@@ -68,7 +69,9 @@ class CaptureServer:
             sock.close()
             raise ServeFailed(f"capture port {self.host}:{self.port} is taken ({exc.strerror})") from exc
         self.port = sock.getsockname()[1]
-        config = uvicorn.Config(self.app, log_level="warning", lifespan="on")
+        config = uvicorn.Config(
+            self.app, log_level="warning", lifespan="on", timeout_keep_alive=SERVER_KEEP_ALIVE_S
+        )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=asyncio.run, args=(self._serve(sock),), daemon=True)
         self._thread.start()

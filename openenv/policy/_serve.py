@@ -28,6 +28,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from .._keepalive import SERVER_KEEP_ALIVE_S
 from ._chat import _TOOL_CALL, parse_tool_calls
 from ._local import LocalModel
 
@@ -311,5 +312,9 @@ def run_server(
     import uvicorn
 
     uvicorn.run(
-        serve_app(model, model_name=model_name, api_key=api_key), host=host, port=port, log_level="warning"
+        serve_app(model, model_name=model_name, api_key=api_key),
+        host=host,
+        port=port,
+        log_level="warning",
+        timeout_keep_alive=SERVER_KEEP_ALIVE_S,
     )

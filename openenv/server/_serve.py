@@ -32,6 +32,7 @@ from .._env import AsyncEnvironment, EnvClass, Environment
 from .._exceptions import EnvNotFound as EnvNotFound  # re-exported: its home before the one tree
 from .._exceptions import ServeFailed as ServeFailed  # re-exported: its home before the one tree
 from .._extras import require
+from .._keepalive import SERVER_KEEP_ALIVE_S
 from ._guard import raise_open_files_limit
 from ._kwargs import check_env_kwargs
 from ._settings import ServerSettings
@@ -191,6 +192,7 @@ def uvicorn_options(settings: ServerSettings) -> dict[str, Any]:
         "log_level": settings.log_level,
         "lifespan": "on",
         "timeout_graceful_shutdown": 5,
+        "timeout_keep_alive": SERVER_KEEP_ALIVE_S,
     }
 
 
