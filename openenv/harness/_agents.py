@@ -19,6 +19,7 @@ Each is bound into the sandbox read-only at its own path.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import subprocess
@@ -134,6 +135,24 @@ def _claude_env(base_url: str, key: str, model: str) -> dict[str, str]:
     }  # fmt: skip
 
 
+def _codex_argv(exe: Path, instruction: str, model: str) -> list[str]:
+    provider = {
+        "name": "openenv-capture",
+        "base_url": f"http://127.0.0.1:{PORT}/v1",
+        "env_key": "OPENAI_API_KEY",
+        "wire_api": "responses",
+    }
+    config = [f"model_providers.openenv.{k}={json.dumps(v)}" for k, v in provider.items()]
+    return [
+        str(exe), "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
+        "-m", model, "-c", 'model_provider="openenv"', *(a for c in config for a in ("-c", c)), instruction,
+    ]  # fmt: skip
+
+
+def _codex_env(base_url: str, key: str, model: str) -> dict[str, str]:
+    return {"OPENAI_API_KEY": key, "RUST_LOG": "error"}
+
+
 AGENTS: dict[str, AgentCLI] = {
     "mini-swe-agent": AgentCLI(
         name="mini-swe-agent",
@@ -147,6 +166,18 @@ AGENTS: dict[str, AgentCLI] = {
         ],
         dialect="openai_chat",
         needs=("/usr/bin/python3",),
+    ),
+    "codex": AgentCLI(
+        name="codex",
+        folder="codex",
+        program="node_modules/.bin/codex",
+        argv=_codex_argv,
+        env=_codex_env,
+        install_argv=lambda home: [
+            ["npm", "install", "--prefix", str(home), "--no-audit", "--no-fund", "@openai/codex"]
+        ],
+        dialect="openai_responses",
+        needs=("npm",),
     ),
     "claude-code": AgentCLI(
         name="claude-code",

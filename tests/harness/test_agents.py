@@ -1,7 +1,7 @@
 """Real agent CLIs in a terminal env session's sandbox, every model call captured.
 
-The agents (mini-swe-agent from PyPI, Claude Code from npm) are installed under
-``agents_dir()`` by ``openenv.harness.install`` (Claude Code by scripts/setup.d/57-agents.sh;
+The agents (mini-swe-agent from PyPI, Claude Code and Codex CLI from npm) are installed under
+``agents_dir()`` by ``openenv.harness.install`` (the npm ones by scripts/setup.d/57-agents.sh;
 never from a test: without them these tests skip, saying so). The model is
 ``ScriptedModel`` (a test double of a vLLM server: a tool call that runs the task's
 command, then an answer) behind the real capture proxy;
