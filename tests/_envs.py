@@ -97,6 +97,12 @@ class _Core:
     fail_on_reset: ClassVar[bool] = False
     #: when set, ``close`` records "close-start" then waits for this event (bounded)
     close_gate: ClassVar[threading.Event | None] = None
+    #: when set, a ``step`` whose message is "meet" waits at this barrier (bounded): steps
+    #: that all pass it ran at the same time, whatever the clock says
+    step_barrier: ClassVar[threading.Barrier | None] = None
+    #: when set, a ``step`` whose message is "hold" records "held" then waits for this event
+    #: (bounded): the test releases it once it has seen what must happen meanwhile
+    step_gate: ClassVar[threading.Event | None] = None
 
     def _init(self) -> None:
         if self.fail_on_init:
@@ -114,6 +120,14 @@ class _Core:
                              thread=threading.get_ident(), pid=os.getpid())
         return TObservation(message="ready", seed=seed, episode_id=episode_id, options=options,
                             thread=threading.get_ident(), pid=os.getpid(), instance=self.no)
+
+    def _meet(self, action: TAction) -> None:
+        """Wait at ``step_barrier`` or on ``step_gate`` when the action asks (see above)."""
+        if action.message == "meet" and self.step_barrier is not None:
+            self.step_barrier.wait(30)
+        if action.message == "hold" and self.step_gate is not None:
+            self.tracker.record(self.no, "held")
+            self.step_gate.wait(30)
 
     def _step(self, action: TAction) -> TObservation:
         if action.fail:
@@ -156,6 +170,7 @@ class SyncTestEnv(_Core, Environment[TAction, TObservation, TState]):
 
     def step(self, action: TAction) -> TObservation:
         self.tracker.record(self.no, "step")
+        self._meet(action)
         if action.sleep_s:
             time.sleep(action.sleep_s)
         return self._step(action)
@@ -184,6 +199,8 @@ class AsyncTestEnv(_Core, AsyncEnvironment[TAction, TObservation, TState]):
 
     async def step(self, action: TAction) -> TObservation:
         self.tracker.record(self.no, "step")
+        if action.message in ("meet", "hold"):
+            await asyncio.to_thread(self._meet, action)
         if action.sleep_s:
             await asyncio.sleep(action.sleep_s)
         return self._step(action)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
-import time
+import threading
 
 import pytest
 
@@ -21,6 +21,7 @@ from openenv.server._runner import (
 
 from .._envs import MODELS, TAction, make_env
 from .._wire import call, connect
+from ..conftest import wait_until
 
 
 def episode(server, steps: int = 2, session: str | None = None, ws=None):
@@ -64,22 +65,21 @@ def test_thread_env_runs_on_worker_threads(serve):
 
 
 def test_thread_env_calls_overlap_across_sessions(serve):
-    server = serve(make_env(execution=Execution.THREAD))
+    # each step waits at a barrier the other three must reach: all four reply only if they overlap
+    server = serve(make_env(execution=Execution.THREAD, step_barrier=threading.Barrier(4)))
     conns = [connect(server.ws_url) for _ in range(4)]
     try:
         for ws in conns:
             call(ws, {"type": "reset"})
-        started = time.monotonic()
         for ws in conns:
-            ws.send('{"type": "step", "data": {"sleep_s": 0.5}}')
+            ws.send('{"type": "step", "data": {"message": "meet"}}')
         for ws in conns:
-            reply = ws.recv(timeout=10)
-            assert '"observation"' in reply
-        took = time.monotonic() - started
+            reply = ws.recv(timeout=40)
+            assert '"observation"' in reply, f"the steps did not overlap: {reply}"
     finally:
         for ws in conns:
             ws.close()
-    assert took < 1.5, f"four 0.5 s steps took {took:.2f} s: they did not overlap"
+    assert len(server.tracker.threads("step")) == 4
 
 
 def test_dedicated_thread_env_keeps_one_thread_per_session(serve):
@@ -124,19 +124,20 @@ def test_auto_env_runs_off_the_loop_until_proven_fast(serve):
 
 
 def test_auto_env_slow_first_call_never_blocks_the_loop(serve):
-    server = serve(make_env(execution=Execution.AUTO), slow_call_s=0.05)
+    gate = threading.Event()
+    server = serve(make_env(execution=Execution.AUTO, step_gate=gate), slow_call_s=0.05)
     with connect(server.ws_url) as slow, connect(server.ws_url) as fast:
         call(slow, {"type": "reset"})
         call(fast, {"type": "reset"})
-        slow.send('{"type": "step", "data": {"sleep_s": 1.5}}')
-        time.sleep(0.1)
-        started, steps = time.monotonic(), 0
-        while time.monotonic() - started < 1.0:
-            assert call(fast, {"type": "step", "data": {}})["type"] == "observation"
-            steps += 1
+        slow.send('{"type": "step", "data": {"message": "hold"}}')
+        wait_until(lambda: server.tracker.count("held"), timeout_s=30, what="the slow step to start")
+        try:  # the other session keeps stepping while the slow call is held
+            for _ in range(2 * PROMOTE_AFTER):
+                assert call(fast, {"type": "step", "data": {}})["type"] == "observation"
+        finally:
+            gate.set()
         reply = json.loads(slow.recv(timeout=10))
     assert reply["data"]["observation"]["thread"] != server.loop_thread
-    assert steps > 50  # the other session kept stepping while the slow call ran
 
 
 def test_auto_env_method_slow_on_the_loop_goes_back_to_threads(serve, caplog):
@@ -195,14 +196,17 @@ def test_async_env_runs_on_the_loop(serve):
 
 
 def test_async_env_slow_calls_do_not_block_other_sessions(serve):
-    server = serve(make_env("async"))
+    gate = threading.Event()
+    server = serve(make_env("async", step_gate=gate))
     with connect(server.ws_url) as slow, connect(server.ws_url) as fast:
         call(slow, {"type": "reset"})
         call(fast, {"type": "reset"})
-        slow.send('{"type": "step", "data": {"sleep_s": 1.0}}')
-        started = time.monotonic()
-        assert call(fast, {"type": "step", "data": {}})["type"] == "observation"
-        assert time.monotonic() - started < 0.5
+        slow.send('{"type": "step", "data": {"message": "hold"}}')
+        wait_until(lambda: server.tracker.count("held"), timeout_s=30, what="the slow step to start")
+        try:
+            assert call(fast, {"type": "step", "data": {}})["type"] == "observation"  # slow still held
+        finally:
+            gate.set()
         assert '"observation"' in slow.recv(timeout=10)
 
 
