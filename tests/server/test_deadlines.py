@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 import httpx
+import orjson
 import pytest
 
 from openenv import Action as BaseAction
@@ -33,6 +34,7 @@ from .._wire import call, connect
 
 class Act(BaseAction):
     sleep_s: float = 0.0
+    hold: bool = False
 
 
 class Obs(Observation):
@@ -62,6 +64,23 @@ class Hung(Environment[Act, Obs, State]):
 
     def close(self) -> None:
         type(self).closes.append(time.monotonic())
+
+
+class Held(Hung):
+    """A step with ``hold`` sets ``entered``, then waits until the test sets ``gate`` (bounded)."""
+
+    entered: threading.Event
+    gate: threading.Event
+
+    def step(self, action: Act) -> Obs:
+        if action.hold:
+            type(self).entered.set()
+            type(self).gate.wait(30)
+        return super().step(action)
+
+
+def held() -> Any:
+    return fresh(Held, entered=threading.Event(), gate=threading.Event())
 
 
 class Interruptible(Hung):
@@ -106,36 +125,36 @@ def fresh(cls: type, **attrs: Any) -> Any:
     return type(cls.__name__, (cls,), {"closes": [], **attrs})
 
 
-def _other_session_keeps_stepping(server: Any, seconds: float) -> int:
+def _other_session_steps(server: Any, steps: int = 5) -> None:
     with connect(server.ws_url) as ws:
         call(ws, {"type": "reset"})
-        started, steps = time.monotonic(), 0
-        while time.monotonic() - started < seconds:
+        for _ in range(steps):
             assert call(ws, {"type": "step", "data": {}})["type"] == "observation"
-            steps += 1
-    return steps
 
 
 def test_hung_sync_env_session_is_closed_and_its_slot_freed(serve):
-    env = fresh(Hung)
+    env = held()
     server = serve(env, max_sessions=2, call_timeout_s=0.3, interrupt_grace_s=0.1)
     with EnvClient(server.url, extensions=False) as hung:  # the server's default deadline
         hung.reset()
-        started = time.monotonic()
-        with pytest.raises(DeadlineExceeded, match="could not be interrupted") as info:
-            hung.step({"sleep_s": 2.0})
-        assert time.monotonic() - started < 1.5
-        assert info.value.details["session_closed"] is True
-        assert server.active == 0  # the slot is free while the stray call still runs
-        assert env.closes == []  # never closed under the running call
-        assert _other_session_keeps_stepping(server, 0.3) > 5
-        with pytest.raises(SessionClosed, match="overran its deadline"):
-            hung.step({})
-    deadline = time.monotonic() + 5
+        try:  # everything below happens while the hung call is still held
+            with pytest.raises(DeadlineExceeded, match="could not be interrupted") as info:
+                hung.step({"hold": True})
+            assert info.value.details["session_closed"] is True
+            assert server.active == 0  # the slot is free while the stray call still runs
+            assert env.closes == []  # never closed under the running call
+            _other_session_steps(server)
+            with pytest.raises(SessionClosed, match="overran its deadline"):
+                hung.step({})
+            assert len(env.closes) <= 1  # the other session's env at most, never the hung one
+        finally:
+            released = time.monotonic()
+            env.gate.set()
+    deadline = time.monotonic() + 30
     while len(env.closes) < 2 and time.monotonic() < deadline:
         time.sleep(0.05)
     assert len(env.closes) == 2  # the other session's env, and the hung one once its call returned
-    assert max(env.closes) > started + 1.9
+    assert max(env.closes) > released
 
 
 def test_interruptible_env_keeps_its_session(serve):
@@ -159,7 +178,7 @@ def test_hung_async_env_is_cancelled_and_keeps_its_session(serve):
         assert info.value.details == {
             "timeout_s": 0.2, "call": "step", "session_closed": False, "applied": "unknown"
         }
-        assert _other_session_keeps_stepping(server, 0.3) > 5
+        _other_session_steps(server)
         assert client.step({}).observation["slept"] == 0.0
         assert client.state()["step_count"] == 1
 
@@ -193,33 +212,41 @@ def test_http_step_timeout_is_its_deadline(serve):
 
 
 def test_reaper_takes_a_session_stuck_in_a_call(serve):
-    env = fresh(Hung)
+    env = held()
     server = serve(env, call_timeout_s=0, idle_timeout_s=0.2, interrupt_grace_s=0.0)
     with connect(server.ws_url) as ws:
         call(ws, {"type": "reset"})
-        ws.send('{"type": "step", "data": {"sleep_s": 1.5}}')
-        server.wait_active(0, timeout_s=3)  # reaped while still in the call
+        ws.send('{"type": "step", "data": {"hold": true}}')
+        try:
+            assert env.entered.wait(30)
+            server.wait_active(0, timeout_s=30)  # reaped while still in the call
+        finally:
+            env.gate.set()
 
 
 # --- one call at a time ------------------------------------------------------------------------
 
 
 def test_concurrent_step_state_and_http_step_on_one_session_are_refused_not_interleaved(serve):
-    server = serve(fresh(Hung))
-    http = httpx.Client(base_url=server.url, timeout=10)
+    env = held()
+    server = serve(env)
+    http = httpx.Client(base_url=server.url, timeout=40)
     sid = http.post("/sessions").json()["session_id"]
     http.post(f"/sessions/{sid}/reset", json={})
     results: dict[str, Any] = {}
 
     def slow() -> None:
-        results["slow"] = http.post(f"/sessions/{sid}/step", json={"action": {"sleep_s": 0.6}})
+        results["slow"] = http.post(f"/sessions/{sid}/step", json={"action": {"hold": True}})
 
     t = threading.Thread(target=slow)
     t.start()
-    time.sleep(0.2)
-    busy_step = http.post(f"/sessions/{sid}/step", json={"action": {"sleep_s": 0.0}})
-    busy_state = http.get(f"/sessions/{sid}/state")
-    t.join(5)
+    try:
+        assert env.entered.wait(30), "the slow step never started"
+        busy_step = http.post(f"/sessions/{sid}/step", json={"action": {"sleep_s": 0.0}})
+        busy_state = http.get(f"/sessions/{sid}/state")
+    finally:
+        env.gate.set()
+    t.join(40)
     assert results["slow"].status_code == 200
     for r in (busy_step, busy_state):
         assert r.status_code == 409
@@ -230,25 +257,29 @@ def test_concurrent_step_state_and_http_step_on_one_session_are_refused_not_inte
 
 
 async def test_pipelined_requests_on_one_ws_session_get_busy_at_once(serve):
-    server = serve(fresh(Hung))
+    env = held()
+    server = serve(env)
     async with AsyncEnvClient(server.url) as client:
         await client.reset(session="a")
         await client.reset(session="b")
         conn = client._conn
         assert conn is not None
-        # Three frames back to back: a slow step on "a", a step on "a", a step on "b".
-        for rid, key, sleep in ((101, "a", 0.5), (102, "a", 0.0), (103, "b", 0.0)):
-            await conn.send(f'{{"type":"step","id":{rid},"session":"{key}","data":{{"sleep_s":{sleep}}}}}')
+        # Three frames back to back: a held step on "a", a step on "a", a step on "b".
+        for rid, key, hold in ((101, "a", "true"), (102, "a", "false"), (103, "b", "false")):
+            await conn.send(f'{{"type":"step","id":{rid},"session":"{key}","data":{{"hold":{hold}}}}}')
         replies = {}
-        started = time.monotonic()
-        while len(replies) < 3:
-            msg = __import__("orjson").loads(await conn.recv(5))
-            replies[msg["id"]] = (msg, time.monotonic() - started)
-    assert replies[102][0]["data"]["code"] == "SESSION_BUSY"
-    assert replies[102][1] < 0.3  # answered while "a" was busy
-    assert replies[103][1] < 0.3
-    assert replies[103][0]["type"] == "observation"
-    assert replies[101][0]["type"] == "observation"
+        try:  # 102 and 103 are answered while 101 is still held
+            while len(replies) < 2:
+                msg = orjson.loads(await conn.recv(30))
+                replies[msg["id"]] = msg
+        finally:
+            env.gate.set()
+        assert sorted(replies) == [102, 103]
+        msg = orjson.loads(await conn.recv(30))
+        replies[msg["id"]] = msg
+    assert replies[102]["data"]["code"] == "SESSION_BUSY"
+    assert replies[103]["type"] == "observation"
+    assert replies[101]["type"] == "observation"
 
 
 def test_busy_error_is_typed_on_the_client(serve):
