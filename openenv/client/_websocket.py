@@ -9,12 +9,12 @@ from ._transport import AsyncConnection, Connection, ConnectParams
 
 class WebSocketTransport:
     """Real WebSockets: websockets' sans-I/O protocol for the handshake and our
-    ``Framer`` after it, on a blocking socket for sync clients (``_wsync.py``) and on
-    an asyncio Protocol for async ones (``_wasync.py``, imported on first use, so sync
+    ``Framer`` after it, on a blocking socket for sync clients (``_ws_blocking.py``) and on
+    an asyncio Protocol for async ones (``_ws_asyncio.py``, imported on first use, so sync
     users never import asyncio)."""
 
     def connect(self, params: ConnectParams) -> Connection:
-        from ._wsync import SyncWebSocket
+        from ._ws_blocking import SyncWebSocket
 
         return SyncWebSocket(
             params.url,
@@ -25,7 +25,7 @@ class WebSocketTransport:
         )
 
     async def aconnect(self, params: ConnectParams) -> AsyncConnection:
-        from ._wasync import connect
+        from ._ws_asyncio import connect
 
         return await connect(params)
 

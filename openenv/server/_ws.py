@@ -242,9 +242,9 @@ class Connection:
         if isinstance(msg, BatchMessage):
             replies = await self._batch(msg.messages, binary, msg.timeout_s)
             return self._tag({"type": "batch", "data": replies}, msg.id, None)
-        return await self._one(msg, binary)
+        return await self._answer_request(msg, binary)
 
-    async def _one(self, msg: Any, binary: bool) -> dict[str, Any] | None:
+    async def _answer_request(self, msg: Any, binary: bool) -> dict[str, Any] | None:
         key = msg.session
         try:
             if isinstance(msg, StepMessage):
@@ -335,7 +335,7 @@ class Connection:
                 m = messages[i]
                 if m.timeout_s is None and default_timeout is not None:
                     m.timeout_s = default_timeout
-                reply = await self._one(m, binary)
+                reply = await self._answer_request(m, binary)
                 replies[i] = reply if reply is not None else self._tag({"type": "closed"}, m.id, m.session)
 
         if len(groups) == 1 or self.manager.runner.always_inline:

@@ -531,7 +531,7 @@ def test_long_step_survives_pings(serve):
 
 def test_idle_sync_client_outlives_the_ping_timeout(serve, monkeypatch):
     """The keepalive thread answers pings while no call runs (an agent thinking)."""
-    monkeypatch.setattr("openenv.client._wsync.KEEPALIVE_POLL_S", 0.05)
+    monkeypatch.setattr("openenv.client._ws_blocking.KEEPALIVE_POLL_S", 0.05)
     server = serve(ping_interval_s=0.3, ping_timeout_s=1.5)
     with EnvClient(server.url, MODELS) as env:
         env.reset()
