@@ -31,6 +31,7 @@ from openenv import (
 
 class Act(Action):
     sleep_s: float = 0.0
+    hold: bool = False
 
 
 class Obs(Observation):
@@ -180,15 +181,27 @@ async def test_batch_reset_with_per_item_seeds_and_options(serve):
 
 
 def test_a_straggler_fails_alone_under_its_per_item_deadline(serve):
-    server = serve(PooledEnv)
+    gate, straggler_returned = threading.Event(), threading.Event()
+
+    class Straggling(PooledEnv):
+        def step(self, action: Act) -> Obs:
+            if action.hold:  # held until the test has the batch's reply (bounded)
+                gate.wait(30)
+                straggler_returned.set()
+            return super().step(action)
+
+    server = serve(Straggling)
     with EnvClient(server.url, MODELS) as env:
         env.reset_batch(["fast1", "slow", "fast2"])
-        started = time.monotonic()
-        out = env.step_batch(
-            {"fast1": Act(), "slow": Act(sleep_s=3.0), "fast2": Act()}, timeout_s=0.3, return_exceptions=True
-        )
-        took = time.monotonic() - started
-    assert took < 2.0  # the reply did not wait for the straggler
+        try:
+            out = env.step_batch(
+                {"fast1": Act(), "slow": Act(hold=True), "fast2": Act()},
+                timeout_s=0.3,
+                return_exceptions=True,
+            )
+            assert not straggler_returned.is_set()  # the reply did not wait for the straggler
+        finally:
+            gate.set()
     assert isinstance(out[1], DeadlineExceeded)
     assert out[0].observation.greeting == out[2].observation.greeting == "hi"
 
