@@ -153,6 +153,27 @@ def _codex_env(base_url: str, key: str, model: str) -> dict[str, str]:
     return {"OPENAI_API_KEY": key, "RUST_LOG": "error"}
 
 
+def _opencode_argv(exe: Path, instruction: str, model: str) -> list[str]:
+    return [str(exe), "run", "--auto", "-m", f"openenv/{model}", instruction]
+
+
+def _opencode_env(base_url: str, key: str, model: str) -> dict[str, str]:
+    provider = {
+        "npm": "@ai-sdk/openai-compatible",
+        "name": "openenv capture",
+        "options": {"baseURL": f"{base_url}/v1", "apiKey": key},
+        "models": {model: {"name": model}},
+    }
+    config = {
+        "provider": {"openenv": provider},
+        "model": f"openenv/{model}",
+        "share": "disabled",
+        "autoupdate": False,
+    }
+    return {"OPENCODE_CONFIG_CONTENT": json.dumps(config), "OPENCODE_DISABLE_MODELS_FETCH": "1",
+            "OPENCODE_DISABLE_AUTOUPDATE": "1"}  # fmt: skip
+
+
 AGENTS: dict[str, AgentCLI] = {
     "mini-swe-agent": AgentCLI(
         name="mini-swe-agent",
@@ -178,6 +199,20 @@ AGENTS: dict[str, AgentCLI] = {
         ],
         dialect="openai_responses",
         needs=("npm",),
+    ),
+    "opencode": AgentCLI(
+        name="opencode",
+        folder="opencode",
+        program="node_modules/.bin/opencode",
+        argv=_opencode_argv,
+        env=_opencode_env,
+        install_argv=lambda home: [
+            ["npm", "install", "--prefix", str(home), "--no-audit", "--no-fund", "opencode-ai"]
+        ],
+        dialect="openai_chat",
+        needs=("npm",),
+        lift_address_space=True,  # Bun, as Claude Code
+        resume_args=("--continue",),
     ),
     "claude-code": AgentCLI(
         name="claude-code",

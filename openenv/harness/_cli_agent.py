@@ -2,10 +2,10 @@
 
 Each turn runs the agent once, non-interactively, on the turn's message, in a sandbox
 whose only way out is the adapter's capture session (``run_agent``); Claude Code goes on
-with its conversation on later turns (``--continue``); mini-swe-agent and Codex CLI
-start anew and say they are done after each. A turn's events are read from the capture session: per
-model call an ``llm_request`` and ``llm_response`` and a ``tool_call`` per call the model
-made, then ``turn_complete``. The token-exact trace is the session's
+with its conversation on later turns (``--continue``), as OpenCode does; mini-swe-agent
+and Codex CLI start anew and say they are done after each. A turn's events are read
+from the capture session: per model call an ``llm_request`` and ``llm_response`` and a
+``tool_call`` per call the model made, then ``turn_complete``. The token-exact trace is the session's
 (``adapter.session``: ``to_training_trace(session.graph, export_session(session))``).
 
 ``terminal_task_env`` puts one on a terminal env task: the agent runs in the task
@@ -43,6 +43,7 @@ _BUILTIN = {
         {"Agent", "Bash", "Edit", "Glob", "Grep", "Read", "Write", "WebFetch", "WebSearch"}
     ),
     "mini-swe-agent": frozenset({"bash"}),
+    "opencode": frozenset({"bash", "edit", "glob", "grep", "read", "task", "todowrite", "webfetch", "write"}),
     "codex": frozenset(
         {"shell", "shell_command", "exec_command", "write_stdin", "apply_patch", "update_plan"}
     ),

@@ -1,6 +1,6 @@
 """Real agent CLIs in a terminal env session's sandbox, every model call captured.
 
-The agents (mini-swe-agent from PyPI, Claude Code and Codex CLI from npm) are installed under
+The agents (mini-swe-agent from PyPI; Claude Code, Codex CLI, OpenCode from npm) are installed under
 ``agents_dir()`` by ``openenv.harness.install`` (the npm ones by scripts/setup.d/57-agents.sh;
 never from a test: without them these tests skip, saying so). The model is
 ``ScriptedModel`` (a test double of a vLLM server: a tool call that runs the task's
@@ -55,11 +55,15 @@ async def test_agent_runs_the_task_in_the_session_sandbox_and_every_call_is_capt
         assert run.calls == len(made) >= 2
         assert len(session.graph) == run.calls
         assert session.upstream_errors == 0
-        assert session.graph.stats()["n_roots"] == 1  # the conversation links as one path
+        # the agent's conversation links as one path (OpenCode adds a toolless title call: auxiliary)
+        doc = export_session(session)
+        agent_paths = [p for p in doc["sequences"] if p["role"] == "agent"]
+        assert len(agent_paths) == 1
+        assert all(p["role"] == "auxiliary" for p in doc["sequences"] if p is not agent_paths[0])
         ran = [c for c in made if any(m.get("role") == "tool" for m in c["messages"])]
         assert ran, "no call carried the command's result back"
-        trace = to_training_trace(session.graph, export_session(session))
-        assert len(trace.turns) == run.calls  # token-exact: ids and a logprob per sampled id
+        trace = to_training_trace(session.graph, doc)
+        assert len(trace.turns) == agent_paths[0]["n_turns"]  # token-exact: ids and a logprob per id
         assert "grep -c ERROR" in decode(trace.turns[0].completion_token_ids)
         assert all(len(t.per_token_logps) == len(t.completion_token_ids) for t in trace.turns)
         verdict = await env.step(SubmitAction())
