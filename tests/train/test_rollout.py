@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-import time
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -12,7 +12,7 @@ import torch
 from openenv.train import RolloutWorker, load_policy
 from openenv.train._trainer import rollout_settings
 
-from ._count_env import CountEnv2
+from ._count_env import CountAction, CountEnv, CountEnv2, CountObservation
 from ._count_fixtures import SlowCountEnv, small_config
 
 
@@ -78,11 +78,28 @@ async def test_a_dead_server_fails_its_episodes_only(serve: Callable[..., Any], 
 
 
 async def test_a_timed_out_episode_fails_without_stalling(serve: Callable[..., Any], tmp_path: Any) -> None:
-    server = serve(SlowCountEnv, max_sessions=64)
+    gate, stepped = threading.Event(), threading.Event()
+
+    class HeldCountEnv(SlowCountEnv):
+        """Every step waits until the test sets ``gate`` (bounded): no rollout may wait for it."""
+
+        def step(self, action: CountAction) -> CountObservation:
+            gate.wait(30)
+            stepped.set()
+            return CountEnv.step(self, action)
+
+    server = serve(HeldCountEnv, max_sessions=64)
+    try:
+        await _timed_out_episodes_fail(server, tmp_path)
+        assert not stepped.is_set()  # both rollouts ended while every step was still held
+    finally:
+        gate.set()
+    server.wait_active(0, timeout_s=30)  # the held steps finish, then the sessions close
+
+
+async def _timed_out_episodes_fail(server: Any, tmp_path: Any) -> None:
     w = worker([server.url], tmp_path, env_timeout_s=0.3, episode_timeout_s=5.0)
-    t0 = time.monotonic()
     episodes = await w.rollout(0, [(0, 1)])
-    assert time.monotonic() - t0 < SlowCountEnv.delay_s
     # the server's deadline (DEADLINE_EXCEEDED per item) or the client's (RequestTimeout)
     for e in episodes:
         assert e.reward is None
@@ -92,7 +109,6 @@ async def test_a_timed_out_episode_fails_without_stalling(serve: Callable[..., A
     assert all(e.reward is None and "episode deadline" in (e.error or "") for e in episodes)
     await w.close()
     await w2.close()
-    server.wait_active(0, timeout_s=10)  # the sleeping steps finish, then the sessions close
 
 
 async def test_sessions_in_flight_are_bounded(serve: Callable[..., Any], tmp_path: Any) -> None:
