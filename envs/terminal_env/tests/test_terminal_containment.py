@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -59,9 +58,23 @@ async def test_four_concurrent_sessions_are_isolated(server: Any) -> None:
     try:
         await asyncio.gather(*(env.reset(free_shell=True) for env in envs))
         await asyncio.gather(*(sh(env, f"echo {i} > mine.txt; cd /tmp; V={i}") for i, env in enumerate(envs)))
-        start = time.monotonic()
-        outs = await asyncio.gather(*(sh(env, 'sleep 0.5; echo "$V"; cat ~/mine.txt; ls ~') for env in envs))
-        assert time.monotonic() - start < 2.0  # they ran side by side
+        # side by side: each command waits until the test has seen all four waiting (a barrier)
+        token = f"meet-{os.getpid()}-{id(envs)}"
+        wait = (f"touch ~/{token}; n=0; "
+                f"while [ ! -e ~/{token}.go ] && [ $n -lt 600 ]; do sleep 0.05; n=$((n+1)); done; "
+                f'rm -f ~/{token} ~/{token}.go; echo "$V"; cat ~/mine.txt; ls ~')
+        running = asyncio.gather(*(sh(env, wait, timeout_s=60) for env in envs))
+        try:
+            for _ in range(600):
+                waiting = list(default_root().glob(f"*/work/{token}"))
+                if len(waiting) == 4 or running.done():
+                    break
+                await asyncio.sleep(0.05)
+            assert len(waiting) == 4, f"only {len(waiting)} of the four commands ran at once"
+        finally:
+            for path in default_root().glob(f"*/work/{token}"):
+                path.with_name(f"{token}.go").touch()
+        outs = await running
         for i, obs in enumerate(outs):
             assert obs.output.split() == [str(i), str(i), "mine.txt"]
             assert obs.cwd == "/tmp"
@@ -139,8 +152,8 @@ async def test_escape_attempts_are_contained(server: Any, tmp_path: Path) -> Non
 async def test_no_process_survives_the_session(server: Any) -> None:
     env = client(server)
     await env.reset(free_shell=True)
-    await sh(env, "sleep 1234.5 & nohup sleep 1234.5 >/dev/null 2>&1 &")
-    await sh(env, "setsid sleep 1234.5 & disown -a; echo ok")
+    await sh(env, f"sleep {_SLEEP} & nohup sleep {_SLEEP} >/dev/null 2>&1 &")
+    await sh(env, f"setsid sleep {_SLEEP} & disown -a; echo ok")
     for _ in range(100):
         if _sleepers() >= 3:
             break
@@ -155,12 +168,16 @@ async def test_no_process_survives_the_session(server: Any) -> None:
     healthy(server)
 
 
+#: a duration no other test run uses: ``_sleepers`` counts this run's processes only
+_SLEEP = f"1234.{os.getpid()}"
+
+
 def _sleepers() -> int:
     count = 0
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if f.read() == b"sleep\x001234.5\x00":
+                if f.read() == f"sleep\0{_SLEEP}\0".encode():
                     count += 1
         except OSError:
             continue
