@@ -9,7 +9,7 @@ TRL ``rollout_func``. ``openenv.harness.collect`` writes rollouts to a dataset.
 Agents that own their loop (RFC 005): an ``AgenticHarnessAdapter`` runs one turn by turn,
 ``HarnessEnvironment`` makes an env of it, ``harness_app`` serves those on ``/harness``;
 ``CLIAgentAdapter`` is a real agent CLI (``AGENTS``: mini-swe-agent, Claude Code, Codex,
-OpenCode) run in a sandbox whose one way out is its capture session (``run_agent``),
+Gemini CLI, OpenCode) run in a sandbox whose one way out is its capture session (``run_agent``),
 ``terminal_task_env`` one on a terminal task scored by its verifier; ``ScriptedModel``
 is a scripted chat backend to run them against (a test double). See docs/agents.md.
 """

@@ -174,6 +174,36 @@ def _opencode_env(base_url: str, key: str, model: str) -> dict[str, str]:
             "OPENCODE_DISABLE_AUTOUPDATE": "1"}  # fmt: skip
 
 
+_GEMINI_SETTINGS = json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}}})
+
+
+def _gemini_argv(exe: Path, instruction: str, model: str) -> list[str]:
+    # API-key auth must be chosen in its settings; $HOME is fresh each run
+    settings = f"echo '{_GEMINI_SETTINGS}' > \"$HOME/.gemini/settings.json\""
+    setup = f'mkdir -p "$HOME/.gemini" && {settings} && exec "$@"'
+    return [
+        "/bin/sh",
+        "-c",
+        setup,
+        "sh",
+        str(exe),
+        "--yolo",
+        "--output-format",
+        "json",
+        "-m",
+        model,
+        "-p",
+        instruction,
+    ]
+
+
+def _gemini_env(base_url: str, key: str, model: str) -> dict[str, str]:
+    return {
+        "GEMINI_API_KEY": key, "GOOGLE_GEMINI_BASE_URL": base_url, "GEMINI_CLI_NO_RELAUNCH": "true",
+        "GEMINI_DEFAULT_AUTH_TYPE": "gemini-api-key", "GEMINI_CLI_TRUST_WORKSPACE": "true",
+    }  # fmt: skip
+
+
 AGENTS: dict[str, AgentCLI] = {
     "mini-swe-agent": AgentCLI(
         name="mini-swe-agent",
@@ -213,6 +243,19 @@ AGENTS: dict[str, AgentCLI] = {
         needs=("npm",),
         lift_address_space=True,  # Bun, as Claude Code
         resume_args=("--continue",),
+    ),
+    "gemini-cli": AgentCLI(
+        name="gemini-cli",
+        folder="gemini-cli",
+        program="node_modules/.bin/gemini",
+        argv=_gemini_argv,
+        env=_gemini_env,
+        install_argv=lambda home: [
+            ["npm", "install", "--prefix", str(home), "--no-audit", "--no-fund", "@google/gemini-cli"]
+        ],
+        dialect="google",
+        needs=("npm",),
+        lift_address_space=True,  # Node's WebAssembly reserves its memory up front
     ),
     "claude-code": AgentCLI(
         name="claude-code",

@@ -2,8 +2,8 @@
 
 Each turn runs the agent once, non-interactively, on the turn's message, in a sandbox
 whose only way out is the adapter's capture session (``run_agent``); Claude Code goes on
-with its conversation on later turns (``--continue``), as OpenCode does; mini-swe-agent
-and Codex CLI start anew and say they are done after each. A turn's events are read
+with its conversation on later turns (``--continue``), as OpenCode does; mini-swe-agent,
+Codex CLI and Gemini CLI start anew and say they are done after each. A turn's events are read
 from the capture session: per model call an ``llm_request`` and ``llm_response`` and a
 ``tool_call`` per call the model made, then ``turn_complete``. The token-exact trace is the session's
 (``adapter.session``: ``to_training_trace(session.graph, export_session(session))``).
@@ -44,6 +44,9 @@ _BUILTIN = {
     ),
     "mini-swe-agent": frozenset({"bash"}),
     "opencode": frozenset({"bash", "edit", "glob", "grep", "read", "task", "todowrite", "webfetch", "write"}),
+    "gemini-cli": frozenset(
+        {"run_shell_command", "read_file", "write_file", "replace", "glob", "list_directory", "web_fetch"}
+    ),
     "codex": frozenset(
         {"shell", "shell_command", "exec_command", "write_stdin", "apply_patch", "update_plan"}
     ),
@@ -161,9 +164,11 @@ def _call_events(node: Any) -> list[HarnessEvent]:
 
 
 def _answer(stdout: str, nodes: list[Any]) -> str:
-    """The agent's final answer: Claude Code's JSON ``result``, else the last reply's text."""
+    """The agent's final answer: its JSON output's ``result`` (Claude Code) or ``response``
+    (Gemini CLI), else the last reply's text."""
     with contextlib.suppress(ValueError, AttributeError):
-        result = json.loads(stdout.strip().splitlines()[-1]).get("result")
+        out = json.loads(stdout.strip())
+        result = out.get("result", out.get("response"))
         if isinstance(result, str):
             return result
     for node in reversed(nodes):

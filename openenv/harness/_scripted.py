@@ -37,6 +37,7 @@ _SHELL_TOOLS: dict[str, Callable[[str], dict[str, Any]]] = {
     "shell": lambda cmd: {"command": ["bash", "-lc", cmd]},  # Codex CLI
     "shell_command": lambda cmd: {"command": cmd},  # Codex CLI (newer)
     "exec_command": lambda cmd: {"cmd": cmd},  # Codex CLI (unified exec)
+    "run_shell_command": lambda cmd: {"command": cmd, "description": "Run the task's command"},  # Gemini CLI
 }
 
 
