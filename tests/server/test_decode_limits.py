@@ -4,7 +4,7 @@ size; a frame over ``MAX_VALUES`` is refused with ``VALIDATION_ERROR``."""
 
 from __future__ import annotations
 
-import time
+from typing import Any, cast
 
 import msgpack
 import orjson
@@ -58,12 +58,21 @@ def test_a_small_frame_is_never_counted() -> None:
 )
 def test_dense_frames_are_refused_before_validation(data: dict[str, object], binary: bool) -> None:
     frame = msgpack.packb(data) if binary else orjson.dumps(data).decode()
-    started = time.perf_counter()
+    validated: list[str] = []
+
+    class Spy:  # the adapter, noting each validation (which took 1-2 s on such frames)
+        def validate_json(self, *args: Any) -> Any:
+            validated.append("json")
+            return ADAPTER.validate_json(*args)
+
+        def validate_python(self, *args: Any) -> Any:
+            validated.append("python")
+            return ADAPTER.validate_python(*args)
+
     with pytest.raises(ValidationFailed) as info:
-        decode_request(ADAPTER, frame, binary)
-    took = time.perf_counter() - started
+        decode_request(cast(Any, Spy()), frame, binary)
     assert info.value.details["max_values"] == MAX_VALUES
-    assert took < 0.5, f"{took:.2f} s"  # validating it took 1-2 s (loaded machine: margin)
+    assert validated == []  # refused on the count alone
 
 
 def test_big_sparse_frames_are_still_read() -> None:
