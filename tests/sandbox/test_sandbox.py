@@ -141,7 +141,7 @@ def test_cpu_and_file_size_limits() -> None:
         big = sandbox.run(["sh", "-c", "head -c 2000000 /dev/zero > big"], timeout_s=20)
     assert busy.exit_code is not None
     assert busy.exit_code < 0
-    assert busy.duration_s < 10
+    assert not busy.timed_out  # the CPU limit stopped it, not the 20 s wall clock
     assert big.exit_code == 128 + 25  # the shell reports its child's SIGXFSZ
     assert b"File size limit exceeded" in big.stderr
     assert (sandbox.workdir.parent).exists() is False
