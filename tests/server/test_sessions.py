@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import struct
+import threading
 import time
 from typing import Any
 
@@ -187,25 +188,34 @@ async def test_env_class_limit_caps_the_manager():
 
 
 async def test_reap_idle_closes_idle_sessions_by_owner_and_skips_busy_ones():
-    env = make_env()
+    gate = threading.Event()
+    env = make_env(step_gate=gate)
     manager = manager_for(env, idle_timeout_s=0.05)
     owner = FakeOwner()
     lone = await manager.open(owner=None)
     owned = [await manager.open(owner=owner) for _ in range(2)]
     busy = await manager.open(owner=None)
     await busy.reset(ResetData())
-    step = asyncio.ensure_future(busy.step(TAction(sleep_s=0.5)))
-    await asyncio.sleep(0.2)
-    assert busy.busy == "step"
-    assert await manager.reap_idle() == 3
-    assert lone.state is SessionState.CLOSED
-    assert len(owner.reaped) == 1
-    assert owner.reaped[0][0] == owned
-    assert owner.reaped[0][1] == "idle timeout"
-    assert busy.state is SessionState.ACTIVE
+    step = asyncio.ensure_future(busy.step(TAction(message="hold")))  # held until the gate opens
+    try:
+        for _ in range(600):
+            if env.tracker.count("held"):
+                break
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.2)  # the others are quiet past the 0.05 s timeout
+        assert busy.busy == "step"
+        assert await manager.reap_idle() == 3
+        assert lone.state is SessionState.CLOSED
+        assert len(owner.reaped) == 1
+        assert owner.reaped[0][0] == owned
+        assert owner.reaped[0][1] == "idle timeout"
+        assert busy.state is SessionState.ACTIVE
+    finally:
+        released = time.monotonic()
+        gate.set()
     await step
     assert busy.state is SessionState.ACTIVE
-    assert await manager.reap_idle() == 0  # just finished a call: not idle
+    assert busy.last_active >= released  # quiet counts from the call's end: not idle yet
     await manager.shutdown()
 
 
