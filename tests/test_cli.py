@@ -226,12 +226,24 @@ def test_two_workers_both_serve_sessions():
         assert proc.pid not in workers
 
 
+def _listening_workers(pid: int, port: int) -> int:
+    """How many child processes of ``pid`` hold a listening socket on ``port``."""
+    count = 0
+    for child in psutil.Process(pid).children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            conns = child.net_connections("tcp")
+            count += any(c.status == psutil.CONN_LISTEN and c.laddr.port == port for c in conns)
+    return count
+
+
 @pytest.mark.timeout(90)
 def test_two_workers_split_connections_evenly():
     """Each worker has its own SO_REUSEPORT socket, so a burst of connections is spread
     by the kernel, not taken by whichever worker wakes first."""
-    with openenv_serve("tests._envs:PidEnv", "--workers", "2", startup_s=60) as (url, _):
-        time.sleep(2.0)  # both workers listening
+    with openenv_serve("tests._envs:PidEnv", "--workers", "2", startup_s=60) as (url, proc):
+        port = int(url.rsplit(":", 1)[1])
+        both = lambda: _listening_workers(proc.pid, port) == 2  # noqa: E731
+        wait_until(both, timeout_s=60, what="both workers listening")
         clients = [EnvClient(url, MODELS) for _ in range(64)]
         try:
             pids = [env.reset().observation.pid for env in clients]
