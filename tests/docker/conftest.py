@@ -54,6 +54,8 @@ _engine_error: str | None = None
 _engine: Any = None
 #: IDs of the managed containers that existed when the session check started.
 _preexisting: set[str] | None = None
+#: Every container a test of this run registered with ``track`` (detached ones included).
+_tracked: set[str] = set()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -185,11 +187,19 @@ def _foreign_live_owner(container: Any) -> bool:
     return host == socket.gethostname() and pid.isdigit() and int(pid) != os.getpid() and _pid_alive(int(pid))
 
 
+def _another_runs(container: Any) -> bool:
+    """Not this run's: owned by another live process, or started detached (``openenv run
+    -d``) by a test this run did not track (another test run on the same engine)."""
+    if container.id in _tracked or container.name in _tracked:
+        return False
+    return container.labels.get(OWNER) == "detached" or _foreign_live_owner(container)
+
+
 def survivors(client: Any) -> list[Any]:
     """Managed containers created during this session that are still there."""
     if _preexisting is None:
         return []
-    return [c for c in managed(client) if c.id not in _preexisting and not _foreign_live_owner(c)]
+    return [c for c in managed(client) if c.id not in _preexisting and not _another_runs(c)]
 
 
 def _describe(containers: list[Any]) -> str:
@@ -242,6 +252,7 @@ def track(docker: Any) -> Iterator[Callable[[Any], Any]]:
 
     def add(container: Any) -> Any:
         ids.append(container if isinstance(container, str) else container.id)
+        _tracked.add(ids[-1])
         return container
 
     yield add
