@@ -33,6 +33,7 @@ from pathlib import Path
 
 from ._config import SessionLimits
 from ._cpuset import CorePicker, parse_cpu_list, prepare_parent
+from ._fairness import Counter
 
 #: The controllers a session's cgroup needs; cpuacct (v1) is joined where mounted.
 NEEDED = ("memory", "cpu", "pids")
@@ -242,7 +243,7 @@ class SessionCgroup:
                 (mem / "memory.max").write_text(str(limits.memory_bytes))
                 _try_write(mem / "memory.swap.max", "0")
             if limits.cpu_weight is not None:
-                (cpu / "cpu.weight").write_text(str(limits.cpu_weight))
+                (cpu / "cpu.weight").write_text(weight_value(2, limits.cpu_weight))
             if quota is not None:
                 (cpu / "cpu.max").write_text(f"{quota} {_PERIOD_US}")
         else:
@@ -250,12 +251,30 @@ class SessionCgroup:
                 (mem / "memory.limit_in_bytes").write_text(str(limits.memory_bytes))
                 _try_write(mem / "memory.memsw.limit_in_bytes", str(limits.memory_bytes))
             if limits.cpu_weight is not None:  # cgroup v2's weight 100 is v1's 1024 shares
-                (cpu / "cpu.shares").write_text(str(max(2, limits.cpu_weight * 1024 // 100)))
+                (cpu / "cpu.shares").write_text(weight_value(1, limits.cpu_weight))
             if quota is not None:
                 (cpu / "cpu.cfs_period_us").write_text(str(_PERIOD_US))
                 (cpu / "cpu.cfs_quota_us").write_text(str(quota))
         if limits.pids is not None:
             (pids / "pids.max").write_text(str(limits.pids))
+
+    def fairness(self, limits: SessionLimits) -> tuple[Counter, str, str, str] | str:
+        """What the CPU fairness monitor needs (``_fairness``): the CPU counter, the
+        weight file, the base and the boosted weight as written there; or why it
+        cannot work here."""
+        base = limits.cpu_weight if limits.cpu_weight is not None else 100
+        boosted = base * (limits.cpu_boost or 1)
+        cpu = self._path("cpu")
+        if self.host.version == 2:
+            counter = Counter(str(cpu / "cpu.stat"), "usage_usec")
+            weight_file = str(cpu / "cpu.weight")
+        elif "cpuacct" in self.host.parents:
+            counter = Counter(str(self._path("cpuacct") / "cpuacct.usage"))
+            weight_file = str(cpu / "cpu.shares")
+        else:
+            return "cgroup v1 without the cpuacct controller: no per-session CPU counter"
+        v = self.host.version
+        return counter, weight_file, weight_value(v, base), weight_value(v, boosted)
 
     @property
     def procs_files(self) -> list[str]:
@@ -300,6 +319,14 @@ class SessionCgroup:
                 out["cpu_usage_usec"] = _read_int(self._path("cpuacct") / "cpuacct.usage") // 1000
             out["pids_max_hits"] = _read_kv(pids / "pids.events").get("max", -1)
         return out
+
+
+def weight_value(version: int, weight: int) -> str:
+    """A v2-scale weight (1-10000, 100 the default) as written to ``cpu.weight`` (v2)
+    or ``cpu.shares`` (v1: weight 100 is 1024 shares; 2-262144)."""
+    if version == 2:
+        return str(min(10_000, max(1, weight)))
+    return str(min(262_144, max(2, weight * 1024 // 100)))
 
 
 def pids_in(cgroup: Path) -> list[int]:

@@ -72,7 +72,7 @@ class Limits:
         return [f"--{name}={value}" for name, value in pairs if value is not None]
 
 
-_SESSION_FIELDS = ("memory_bytes", "cpus", "cpu_weight", "pids", "disk_bytes")
+_SESSION_FIELDS = ("memory_bytes", "cpus", "cpu_weight", "cpu_boost", "pids", "disk_bytes")
 _UNITS = {"": 1, "k": 1 << 10, "m": MiB, "g": GiB, "t": 1 << 40}
 
 
@@ -95,6 +95,9 @@ class SessionLimits:
         cpus: CPU time as a number of cores (CFS quota; ``0.5``: half a core).
         cpu_weight: the session's share when the CPU is contended (cgroup v2 scale
             1-10000, 100 the default; v1 ``cpu.shares`` = weight * 1024 / 100).
+        cpu_boost: the weight of a session that has used little CPU lately, as a
+            multiple of ``cpu_weight``: a session that steps runs before those that
+            burn CPU (``_fairness``; never below ``cpu_weight``). None: off.
         pids: processes and threads of the session together.
         disk_bytes: size of the tmpfs holding the session's ``work/``, ``tmp/`` and (under
             bubblewrap) ``/dev/shm``: one budget for all it can write.
@@ -103,6 +106,7 @@ class SessionLimits:
     memory_bytes: int | None = 2 * GiB
     cpus: float | None = 1.0
     cpu_weight: int | None = 100
+    cpu_boost: int | None = 10
     pids: int | None = 512
     disk_bytes: int | None = 1 * GiB
 
@@ -113,22 +117,23 @@ class SessionLimits:
 
     @property
     def needs_cgroup(self) -> bool:
-        return any(v is not None for v in (self.memory_bytes, self.cpus, self.cpu_weight, self.pids))
+        limits = (self.memory_bytes, self.cpus, self.cpu_weight, self.cpu_boost, self.pids)
+        return any(v is not None for v in limits)
 
     @classmethod
     def off(cls) -> SessionLimits:
-        return cls(memory_bytes=None, cpus=None, cpu_weight=None, pids=None, disk_bytes=None)
+        return cls(memory_bytes=None, cpus=None, cpu_weight=None, cpu_boost=None, pids=None, disk_bytes=None)
 
     @classmethod
     def parse(cls, text: str) -> SessionLimits:
-        """``"memory=512M,cpus=0.5,cpu_weight=100,pids=128,disk=256M"`` (any subset;
+        """``"memory=512M,cpus=0.5,cpu_weight=100,cpu_boost=10,pids=128,disk=256M"`` (any subset;
         the rest keep their defaults; ``none`` for one: no limit) or ``"off"``."""
         text = text.strip()
         if text.lower() in ("off", "none", "0"):
             return cls.off()
         keys = {
-            "memory": "memory_bytes", "cpus": "cpus", "cpu_weight": "cpu_weight", "pids": "pids",
-            "disk": "disk_bytes",
+            "memory": "memory_bytes", "cpus": "cpus", "cpu_weight": "cpu_weight",
+            "cpu_boost": "cpu_boost", "pids": "pids", "disk": "disk_bytes",
         }
         changes: dict[str, Any] = {}
         for item in filter(None, (part.strip() for part in text.split(","))):
@@ -146,6 +151,8 @@ class SessionLimits:
                     changes[name] = _size(value)
                 else:
                     changes[name] = int(value)
+                    if name == "cpu_boost" and changes[name] < 1:
+                        raise ValueError(item)
             except ValueError:
                 raise SandboxError(
                     f"session limits: cannot read {item!r}; write e.g. "

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .._exceptions import SandboxError, SandboxUnavailable
-from . import _cgroup, _procs, _tmpfs
+from . import _cgroup, _fairness, _procs, _tmpfs
 from ._bwrap import INNER_TMP, INNER_WORKDIR, bwrap_argv, bwrap_works, has_disable_userns
 from ._config import Isolation, Limits, SandboxConfig, SandboxLevel
 from ._run import Completed, run_process
@@ -90,6 +90,7 @@ class Sandbox:
                 raise SandboxError(f"all {self.config.uid_count} sandbox uids are in use")
         self.uid = self._lease.uid if self._lease else os.getuid()
         self._cgroup: _cgroup.SessionCgroup | None = None
+        self._fair = False  # watched by the CPU fairness monitor
         self._mounted = False
         try:
             self.isolation = resolve_isolation(self.config)
@@ -99,6 +100,7 @@ class Sandbox:
             if self._cgroup_host is not None:
                 limits = self.config.session_limits
                 self._cgroup = _cgroup.SessionCgroup(self._cgroup_host, self.root.name, limits)
+            self._watch_cpu()
             self._seccomp_file = self._filter_file(base)
         except BaseException as exc:
             self._undo()
@@ -308,6 +310,8 @@ class Sandbox:
         (a pool's) is handed to a session. A no-op when the sandbox is not pinned."""
         if self._cgroup is not None:
             self._cgroup.repin()
+        if self._fair:  # a new session: its CPU history starts now
+            _fairness.monitor().restart(self.root.name)
 
     # ---- ending ----------------------------------------------------------------
     def kill(self) -> None:
@@ -339,6 +343,9 @@ class Sandbox:
     def _undo(self) -> None:
         """Remove the cgroup, unmount and delete the directory, give the uid back."""
         try:
+            if self._fair:
+                _fairness.monitor().remove(self.root.name)
+                self._fair = False
             if self._cgroup:
                 self._cgroup.remove()
             root = getattr(self, "root", None)
@@ -380,6 +387,23 @@ class Sandbox:
             for path in (root, *subs):
                 os.chown(path, self.uid, self.uid)
         return root
+
+    def _watch_cpu(self) -> None:
+        """Hand the session's cgroup to the CPU fairness monitor (``_fairness``)."""
+        boost = self.config.session_limits.cpu_boost
+        if boost is None or boost <= 1:
+            return
+        if self._cgroup is None:
+            _, why = _cgroup.cgroup_host()
+            _fairness.off_once(why or "the session has no cgroup")
+            return
+        found = self._cgroup.fairness(self.config.session_limits)
+        if isinstance(found, str):
+            _fairness.off_once(found)
+            return
+        counter, weight_file, base, boosted = found
+        _fairness.monitor().add(self.root.name, counter, weight_file, base, boosted)
+        self._fair = True
 
     def _filter_file(self, base: Path) -> str | None:
         """bubblewrap's seccomp program (a file in ``base``), or None when not used."""
