@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from openenv import SandboxError
-from openenv.sandbox import Sandbox, SandboxConfig, SessionLimits, _fairness
+from openenv.sandbox import Sandbox, SandboxConfig, SandboxLevel, SessionLimits, _fairness
 from openenv.sandbox._cgroup import cgroup_host
 from openenv.sandbox._fairness import Counter, CpuFairness
 
@@ -109,7 +109,7 @@ def test_why_it_is_off_is_logged_once(caplog: pytest.LogCaptureFixture) -> None:
 
 
 def _config(**limits: object) -> SandboxConfig:
-    return SandboxConfig(level="auto").with_session_limits(**limits)
+    return SandboxConfig(level=SandboxLevel.AUTO).with_session_limits(**limits)
 
 
 needs_cgroups = pytest.mark.skipif(HOST is None, reason=f"no cgroups for sandboxes here: {WHY}")
