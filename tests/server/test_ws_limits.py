@@ -14,9 +14,11 @@ import weakref
 import orjson
 import pytest
 
+from openenv.server import _direct
 from openenv.server._direct import DirectWebSocketsProtocol
 
 from .._wire import call, connect, raw_handshake
+from ..conftest import wait_until
 from . import _chaos_net
 from ._net import CONT, TEXT, close_code, frame, read_until_closed, rss_kib, served, server_frames
 
@@ -277,8 +279,10 @@ def test_unfinished_messages_of_all_connections_share_one_budget(serve, monkeypa
             sock.settimeout(10)
             assert b"observation" in sock.recv(65536)
         whole = frame(TEXT, body)
+        base = _direct._HELD[0]
         first.sendall(whole[:600_000])  # 600 KB held
-        time.sleep(0.3)
+        held = lambda: _direct._HELD[0] - base >= 590_000  # noqa: E731
+        wait_until(held, timeout_s=30, what="the server to hold the first's 600 KB")
         second.sendall(whole[:600_000])  # 600 KB more: over 1 MiB in all
         assert close_code(read_until_closed(second, timeout_s=5)) == 1008
         first.sendall(whole[600_000:])  # the first finishes its message and is answered
