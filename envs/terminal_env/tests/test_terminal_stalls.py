@@ -9,11 +9,13 @@ restarted) and meanwhile serve every other session and ``/health`` as before.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
+import psutil
 import pytest
 from _terminal_fixtures import LEVELS, served
 from terminal_env import MODELS, RunAction, SendKeysAction
@@ -40,12 +42,27 @@ def client(server: Any) -> AsyncEnvClient[Any, Any, Any]:
     return AsyncEnvClient(server.base_url, MODELS, timeout_s=60)
 
 
-async def stop_shell(env: AsyncEnvClient[Any, Any, Any]) -> None:
-    """Reset ``env`` to a free shell that stops itself right after this step."""
+def _stopped_below(pid: int) -> list[int]:
+    """The stopped processes (SIGSTOP) among the server's own descendants."""
+    found = []
+    for child in psutil.Process(pid).children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            if child.status() == psutil.STATUS_STOPPED:
+                found.append(child.pid)
+    return found
+
+
+async def stop_shell(server: Any, env: AsyncEnvClient[Any, Any, Any]) -> None:
+    """Reset ``env`` to a free shell that stops itself right after this step; returns
+    once the server's process tree shows it stopped."""
     await env.reset(free_shell=True)
     result = await env.step(RunAction(command="(sleep 0.2; kill -STOP $$) >/dev/null 2>&1 &"))
     assert result.observation.exit_code == 0
-    await asyncio.sleep(0.6)
+    for _ in range(600):
+        if _stopped_below(server.proc.pid):
+            return
+        await asyncio.sleep(0.05)
+    pytest.fail("the shell did not stop itself within 30 s")
 
 
 async def victim_steps(
@@ -72,7 +89,7 @@ async def test_a_stopped_shell_fed_a_long_command_stalls_only_its_session(server
     try:
         await victim.reset(free_shell=True)
         for _ in range(2):  # each time, not just the first
-            await stop_shell(stalled)
+            await stop_shell(server, stalled)
             start = time.perf_counter()
             call = asyncio.ensure_future(stalled.step(RunAction(command=LONG, timeout_s=2)))
             took = await victim_steps(server, victim, call)
@@ -94,7 +111,7 @@ async def test_a_stopped_shell_fed_a_long_command_stalls_only_its_session(server
 async def test_keys_a_stopped_shell_cannot_take_time_out_without_a_restart(server: Any) -> None:
     stalled = client(server)
     try:
-        await stop_shell(stalled)
+        await stop_shell(server, stalled)
         start = time.perf_counter()
         obs = (await stalled.step(SendKeysAction(keys="y" * 60_000 + "z" * 5000, timeout_s=1))).observation
         assert time.perf_counter() - start < 1 + 5
