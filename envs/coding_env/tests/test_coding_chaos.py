@@ -10,7 +10,8 @@ period (uvicorn's 5 s) plus one second. ``OPENENV_CHAOS_SESSIONS`` sets the numb
 attacking sessions (default 32). The same victim and /health figures with no attack are
 printed first: on a shared, overloaded machine the absolute bounds measure the machine,
 so they are asserted only when those show a quiet machine (else the test skips, with the
-figures); a stall of 2 s or more fails it whatever the load.
+figures); a stall of 2 s or more fails it whatever the load. The /health bound is still
+reported as XFAIL where it is missed (see the end of the test).
 """
 
 from __future__ import annotations
@@ -218,18 +219,23 @@ def test_chaos_victim_health_leftovers_and_sigterm(record_property: Any) -> None
                 f"(quiet: {QUIET_STEP_P99_S * 1e3:g} and {QUIET_HEALTH_S * 1e3:g} ms); under attack "
                 f"p99 {p99 * 1e3:.1f} ms, /health max {worst_health * 1e3:.1f} ms; load {os.getloadavg()}"
             )
-        if worst_health > HEALTH_S or p99 > VICTIM_P99_S:
-            # Not met on the shared 2-core machine (2026-11-26, load 20-29 from other jobs):
-            # victim p99 94-104 ms, /health max 88-299 ms. What held the loop was the GIL,
-            # taken by a fork of the server per sandbox killed, 4 MiB reply parses and full
-            # collections over the startup heap (all gone: loop lag p99 ~50 -> ~7 ms). What
-            # is left is the CPU scheduler: the victim's worker waits runnable ~85% of the
-            # run, its sandbox cgroup sharing one task's weight with every other sandbox
-            # against every process outside them. Shown as XFAIL with the figures, so the
-            # run says it, and the test passes once they are met.
+        # The victim's p99 holds since each session's sandbox gets its CPU weight from its
+        # recent use (openenv/sandbox/_fairness.py): in alternating runs on the shared
+        # 2-core machine (2026-11-27, load 10-35 from other jobs), p99 13-32 ms with the
+        # policy (8 runs) against 30-49 ms without it (5 runs; 55-89 ms earlier that hour),
+        # and the victim took 1.5-3x as many steps.
+        assert p99 <= VICTIM_P99_S, (
+            f"victim p99 {p99 * 1e3:.1f} ms (bound {VICTIM_P99_S * 1e3:g}); load {os.getloadavg()}"
+        )
+        if worst_health > HEALTH_S:
+            # Not met reliably on that machine: /health max 37-133 ms with the policy and
+            # 36-126 ms without it (the same runs), 44-256 ms with no attack at all. /health
+            # is answered by the server itself, whose threads compete with every other
+            # process on the host; the sandboxes' weights do not reach it (their shared
+            # parent keeps its weight, so that they cannot starve the server either). The
+            # GIL stalls that held the loop are gone (a fork per kill, 4 MiB reply parses,
+            # full collections over the startup heap). Shown as XFAIL with the figures.
             pytest.xfail(
-                f"issue 27's bounds not met here: victim p99 {p99 * 1e3:.1f} ms (bound "
-                f"{VICTIM_P99_S * 1e3:g}), /health max {worst_health * 1e3:.1f} ms "
-                f"(bound {HEALTH_S * 1e3:g}); "
-                f"load {os.getloadavg()}"
+                f"issue 27's /health bound not met here: max {worst_health * 1e3:.1f} ms (bound "
+                f"{HEALTH_S * 1e3:g}; victim p99 {p99 * 1e3:.1f} ms); load {os.getloadavg()}"
             )
