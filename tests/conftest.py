@@ -81,6 +81,15 @@ def wait_until(predicate: Callable[[], Any], timeout_s: float = 5.0, interval_s:
         time.sleep(interval_s)
 
 
+def socket_closed(server: LiveServer) -> bool:
+    """Whether the server has sent its close on every WebSocket it still holds (the
+    peer may not have answered yet)."""
+    from starlette.websockets import WebSocketState
+
+    held = list(server.manager.connections)
+    return all(c.ws.application_state is WebSocketState.DISCONNECTED for c in held)
+
+
 class LiveServer:
     """One uvicorn server running ``app`` in a daemon thread."""
 

@@ -26,7 +26,7 @@ from openenv import (
 from openenv._env import Execution
 
 from .._envs import MODELS, TAction, TObservation, TState, make_env
-from ..conftest import free_port
+from ..conftest import free_port, socket_closed
 
 
 async def test_typed_episode(server):
@@ -199,8 +199,11 @@ async def test_idle_reap_surfaces_as_connection_closed_4408(serve):
     server = serve(idle_timeout_s=0.3)
     async with AsyncEnvClient(server.url, MODELS) as env:
         await env.reset()
-        await asyncio.to_thread(server.wait_closes, [1])
-        await asyncio.sleep(0.2)  # the reaper closes the env first, then the socket
+        await asyncio.to_thread(server.wait_closes, [1])  # the reaper closes the env first, then the socket
+        for _ in range(600):
+            if socket_closed(server):
+                break
+            await asyncio.sleep(0.05)
         with pytest.raises(ConnectionClosed) as info:
             await env.step(TAction())
         assert info.value.code == 4408

@@ -28,7 +28,7 @@ from openenv import (
 from openenv._env import Execution
 
 from .._envs import MODELS, TAction, TObservation, TState, make_env
-from ..conftest import free_port, wait_until
+from ..conftest import free_port, socket_closed, wait_until
 
 
 def test_typed_episode(server):
@@ -261,8 +261,8 @@ def test_idle_reap_surfaces_as_connection_closed_4408(serve):
     server = serve(idle_timeout_s=0.3)
     with EnvClient(server.url, MODELS) as env:
         env.reset()
-        server.wait_closes([1])
-        time.sleep(0.2)  # the reaper closes the env first, then the socket
+        server.wait_closes([1])  # the reaper closes the env first, then the socket
+        wait_until(lambda: socket_closed(server), timeout_s=30, what="the server to close the socket")
         with pytest.raises(ConnectionClosed) as info:
             env.step(TAction())
         assert info.value.code == 4408
