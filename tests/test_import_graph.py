@@ -40,7 +40,7 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "harness": frozenset({"base", "server"}),
     "train": frozenset({"base", "client", "containers", "mcp"}),
     "policy": frozenset({"base", "train"}),
-    "eval": frozenset({"base", "client", "containers", "hub", "server", "policy", "rewards"}),
+    "eval": frozenset({"base", "client", "containers", "hub", "server", "policy", "rewards", "harness"}),
     "authoring": frozenset({"base", "eval"}),
     "cli": frozenset(
         {"base", "authoring", "capture", "containers", "eval", "hub", "k8s", "mcp", "policy", "sandbox"}
@@ -49,7 +49,7 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "openenv": frozenset({"base", "client"}),
 }
 #: Top-of-stack adapters: may import every part above, but not each other's private modules.
-ADAPTERS = frozenset({"core", "auto", "validation", "discovery"})
+ADAPTERS = frozenset({"core", "auto", "validation", "discovery", "harbor"})
 
 Graph = dict[str, set[str]]
 
