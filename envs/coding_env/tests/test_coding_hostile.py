@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import httpx
+import psutil
 import pytest
 from _coding_fixtures import LEVELS, server_process
 from _leftovers import Tracker, held_uids, threads
@@ -87,6 +88,17 @@ def in_thread(fn: Any) -> Iterator[dict[str, Any]]:
         out["alive"] = thread.is_alive()
 
 
+def wait_stopped(pid: int) -> None:
+    """Until a process below ``pid`` (the test's own server) is stopped (SIGSTOP), 30 s at most."""
+    for _ in range(600):
+        for child in psutil.Process(pid).children(recursive=True):
+            with contextlib.suppress(psutil.Error):
+                if child.status() == psutil.STATUS_STOPPED:
+                    return
+        time.sleep(0.05)
+    pytest.fail("no process of the server stopped within 30 s")
+
+
 def watch_health(url: str, seconds: float, tracker: Tracker | None = None) -> float:
     """Poll /health for ``seconds``; the slowest answer."""
     worst = 0.0
@@ -110,7 +122,7 @@ def test_a_worker_that_stops_reading_freezes_nothing() -> None:
         env.reset(task_id="two_sum")
         env.step(CodeAction(code="kept = 1"))
         env.step(CodeAction(code=STOP_AFTER_REPLY))
-        time.sleep(0.6)  # the worker has stopped
+        wait_stopped(proc.pid)  # the worker has stopped
         with in_thread(lambda: env.step(CodeAction(code=BIG_CELL), timeout_s=4)) as out:
             worst = watch_health(url, 6.0, tracker)  # past the request's 4 s deadline
         assert not out["alive"]
