@@ -17,42 +17,20 @@ pytest.importorskip("transformers", reason="a Hugging Face checkpoint needs tran
 pytest.importorskip("openai", reason="the eval extra brings the openai SDK")
 
 from openenv.eval import EvalConfig, load_trajectories, run_eval
-from openenv.policy import ActionSpace, LocalModel, observation_text, serve_app
-from openenv.policy._chat import system_prompt
+from openenv.policy import LocalModel, serve_app
 from openenv.server import serve_in_background
 
 from ..conftest import free_port
-from ..policy._models import REPLY, make_model
+from ..policy._models import REPLY, tool_caller
 
 ROOT = Path(__file__).resolve().parents[2]
 ECHO = str(ROOT / "envs" / "echo_env")
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(400)]
 
 
-def _echo_prompts() -> list[list[dict[str, str]]]:
-    """The first chat the openai policy sends on the echo env, by text and by tools."""
-    import json
-    import urllib.request
-
-    from echo_env import EchoEnv
-
-    from openenv.server import create_app
-
-    with serve_in_background(create_app(EchoEnv)) as server:
-        schema = json.loads(urllib.request.urlopen(server.url + "/schema").read())
-    space = ActionSpace.from_schema(schema)
-    first = observation_text(
-        {"metadata": {}, "echoed_message": "Echo environment ready!", "message_length": 0}
-    )
-    return [
-        [{"role": "system", "content": system_prompt(space, tools=tools)}, {"role": "user", "content": first}]
-        for tools in (False, True)
-    ]
-
-
 @pytest.fixture(scope="module")
-def checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return make_model(tmp_path_factory.mktemp("model") / "caller", extra_prompts=_echo_prompts())
+def checkpoint() -> Path:
+    return tool_caller()  # trained once a run, shared with tests/policy
 
 
 @pytest.fixture(scope="module")

@@ -1,11 +1,23 @@
 """A local checkpoint that says one thing: a small Llama with a character tokenizer,
 trained here in a few seconds to answer any chat with ``REPLY`` (a tool call), so the
-server's tool-call path is driven by a real model. Nothing is downloaded."""
+server's tool-call path is driven by a real model. Nothing is downloaded.
+
+``cached_model`` is the one way tests get one: each distinct checkpoint (this file's
+code, its arguments, the torch and transformers versions) is trained once and kept in
+``.cache/tiny-models``, so a test run trains it once however many modules use it.
+``tool_caller`` is the checkpoint the policy-serve, eval and capture tests share."""
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+import shutil
 import string
 from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+CACHE = ROOT / ".cache" / "tiny-models"
 
 REPLY = '<tool_call>{"name": "echo_action", "arguments": {"message": "hi"}}</tool_call>'
 TEMPLATE = (
@@ -92,3 +104,56 @@ def _learned(model, tok, rows) -> bool:
             if logits.argmax(-1).tolist() != tgt:
                 return False
     return True
+
+
+def cached_model(
+    name: str, reply: str = REPLY, steps: int = 400, extra_prompts: list[list[dict[str, str]]] | None = None
+) -> Path:
+    """``make_model``'s checkpoint for these arguments, trained at most once (kept in
+    ``.cache/tiny-models``, keyed by a hash of this file and of what it was given)."""
+    import torch
+    import transformers
+
+    versions = [torch.__version__, transformers.__version__]
+    what = [Path(__file__).read_text(), reply, steps, extra_prompts, *versions]
+    key = hashlib.sha256(json.dumps(what).encode()).hexdigest()[:16]
+    dest = CACHE / f"{name}-{key}"
+    if (dest / ".done").exists():
+        return dest
+    scratch = CACHE / f".{name}-{key}-{os.getpid()}"
+    shutil.rmtree(scratch, ignore_errors=True)
+    make_model(scratch, reply=reply, steps=steps, extra_prompts=extra_prompts)
+    (scratch / ".done").touch()
+    try:
+        scratch.rename(dest)
+    except OSError:  # another process kept the same checkpoint first
+        shutil.rmtree(scratch, ignore_errors=True)
+    return dest
+
+
+def echo_prompts() -> list[list[dict[str, str]]]:
+    """The first chat the openai policy sends on the echo env, by text and by tools."""
+    import urllib.request
+
+    from echo_env import EchoEnv
+
+    from openenv.policy import ActionSpace, observation_text
+    from openenv.policy._chat import system_prompt
+    from openenv.server import create_app, serve_in_background
+
+    with serve_in_background(create_app(EchoEnv)) as server:
+        schema = json.loads(urllib.request.urlopen(server.url + "/schema").read())
+    space = ActionSpace.from_schema(schema)
+    first = observation_text(
+        {"metadata": {}, "echoed_message": "Echo environment ready!", "message_length": 0}
+    )
+    return [
+        [{"role": "system", "content": system_prompt(space, tools=tools)}, {"role": "user", "content": first}]
+        for tools in (False, True)
+    ]
+
+
+def tool_caller() -> Path:
+    """The checkpoint that answers ``REPLY`` to the basic chats and to the echo env's
+    first chat (by text and by tools): one for tests/policy and tests/eval."""
+    return cached_model("tool-caller", extra_prompts=echo_prompts())

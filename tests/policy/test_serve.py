@@ -15,7 +15,7 @@ openai = pytest.importorskip("openai", reason="the eval extra brings the openai 
 from openenv.policy import LocalModel, serve_app  # noqa: E402
 from openenv.server import serve_in_background  # noqa: E402
 
-from ._models import REPLY, make_model  # noqa: E402
+from ._models import REPLY, tool_caller  # noqa: E402
 
 pytestmark = [
     pytest.mark.slow,
@@ -36,8 +36,8 @@ HELLO = [{"role": "user", "content": "hello"}]
 
 
 @pytest.fixture(scope="module")
-def checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return make_model(tmp_path_factory.mktemp("model") / "tool-caller")
+def checkpoint() -> Path:
+    return tool_caller()  # trained once a run, shared with tests/eval
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,6 @@ over loopback and asked through the official openai SDK (greedy, so deterministi
 
 from __future__ import annotations
 
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -17,16 +16,16 @@ from openenv.policy import LocalModel, serve_app
 from openenv.rewards import LLMJudge, OpenAIChat
 from openenv.server import serve_in_background
 
-from ..policy._models import make_model
+from ..policy._models import cached_model
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(400)]
 REPLY = "<score>8</score>"
 PROMPTS = ["Rate the answer: hello", "Rate the answer: bye"]
 
 
-def test_a_served_checkpoint_scores_through_the_judge(tmp_path: Path) -> None:
-    path = make_model(
-        tmp_path / "judge", reply=REPLY, extra_prompts=[[{"role": "user", "content": p}] for p in PROMPTS]
+def test_a_served_checkpoint_scores_through_the_judge() -> None:
+    path = cached_model(
+        "judge", reply=REPLY, extra_prompts=[[{"role": "user", "content": p}] for p in PROMPTS]
     )
     with serve_in_background(serve_app(LocalModel(str(path)), model_name="judge", api_key="k1")) as server:
         client = OpenAIChat("judge", base_url=server.url + "/v1", api_key="k1", max_tokens=40)
