@@ -1,32 +1,26 @@
 #!/usr/bin/env bash
 # Set up everything the tests need, then run them: lint, type check, pytest.
-#   .venv with the package and dev tools; .venv-upstream with upstream openenv 0.10.0
-#   (interop tests); a Docker engine, an offline base image and a wheelhouse
+#   .venv with the package and dev tools; the side venvs of scripts/side_venvs.sh
+#   (upstream openenv 0.10.0, verifiers: interop tests); a Docker engine, an offline base image and a wheelhouse
 #   (container tests). Each step is skipped when already done.
 # Pass pytest arguments through: bash scripts/test.sh -k ws
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The side venvs (.venv-upstream, the verifiers venv) need only the network: fetch them in
+# the background while setup.sh fills .venv, then finish them (scripts/side_venvs.sh).
+side_log=$(mktemp)
+side_pid=
+if python3 -m venv --help >/dev/null 2>&1 && python3 -c 'import ensurepip' 2>/dev/null; then
+  bash scripts/side_venvs.sh prefetch >"$side_log" 2>&1 & side_pid=$!
+fi
 bash scripts/setup.sh
-
-# Upstream's package is also called `openenv`: check it with -I from / (our ./openenv
-# would shadow it), by version, not just by import.
-upstream_ok() {
-  [ -x .venv-upstream/bin/python ] && (cd / && "$OLDPWD/.venv-upstream/bin/python" -I -c \
-    'import importlib.metadata as m, openenv.core; assert m.version("openenv") == "0.10.0"') 2>/dev/null
-}
-if ! upstream_ok; then
-  echo "test: installing upstream openenv==0.10.0 into .venv-upstream (interop tests)"
-  python3 -m venv .venv-upstream
-  log=$(mktemp)
-  .venv-upstream/bin/python -m pip install -q --disable-pip-version-check "openenv==0.10.0" >"$log" 2>&1 \
-    || tail -20 "$log" >&2
-  rm -f "$log"
-  if ! upstream_ok; then
-    if [ "${CI:-}" = true ]; then
-      echo "test: .venv-upstream does not hold openenv 0.10.0; CI needs the interop tests" >&2; exit 1
-    fi
-    echo "test: .venv-upstream does not hold openenv 0.10.0; interop tests will say why they skip" >&2
+if [ -n "$side_pid" ]; then wait "$side_pid" || true; cat "$side_log"; fi
+rm -f "$side_log"
+if ! bash scripts/side_venvs.sh; then
+  if [ "${CI:-}" = true ]; then
+    echo "test: the side venvs could not be made; CI needs the interop tests" >&2; exit 1
   fi
+  echo "test: the side venvs could not be made; interop tests will say why they skip" >&2
 fi
 
 if [ -f scripts/docker/install_engine.sh ] && [ "${OPENENV_SKIP_DOCKER:-0}" != 1 ]; then

@@ -4,7 +4,8 @@ drives our echo and coding envs: it imports ``GenericEnvClient`` from ``openenv`
 replies of a SCRIPTED PLAYER (a test double of the model, in
 ``verifiers_side/drive_openenv_taskset.py``), and sums the rewards.
 
-verifiers is not one of our dependencies, so it runs in its own venv, made once and
+verifiers is not one of our dependencies, so it runs in its own venv, made once by
+``scripts/side_venvs.sh verifiers`` (scripts/test.sh makes it while it sets up .venv) and
 cached under ``.cache/verifiers-venv`` (gitignored): ``pip install 'verifiers>=0.4,<0.5'``
 with this package and the two envs installed editable. When pip cannot install it (no
 index reachable) the test skips with pip's last line. Later runs reuse the venv: the
@@ -15,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -38,21 +38,18 @@ REQUIREMENT = "verifiers>=0.4,<0.5"
 
 
 def verifiers_python() -> Path:
-    """The cached venv's interpreter, made on first use; skips when pip cannot install."""
+    """The cached venv's interpreter, made by scripts/side_venvs.sh if scripts/test.sh has
+    not made it already; skips when pip cannot install."""
     python = VENV / "bin" / "python"
     if STAMP.exists():
         return python
-    shutil.rmtree(VENV, ignore_errors=True)
-    subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True, timeout=120)
     done = subprocess.run(
-        [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", REQUIREMENT,
-         "-e", str(REPO), "-e", str(REPO / "envs" / "echo_env"), "-e", str(REPO / "envs" / "coding_env")],
-        capture_output=True, text=True, timeout=1500,
+        ["bash", str(REPO / "scripts" / "side_venvs.sh"), "verifiers"],
+        capture_output=True, text=True, timeout=1500, env={**os.environ, "OPENENV_VERIFIERS_VENV": str(VENV)},
     )
-    if done.returncode != 0:
+    if done.returncode != 0 or not STAMP.exists():
         lines = [line for line in (done.stderr or done.stdout).splitlines() if line.strip()]
         pytest.skip(f"cannot install {REQUIREMENT} into {VENV}: {lines[-1] if lines else done.returncode}")
-    STAMP.write_text(REQUIREMENT + "\n")
     return python
 
 
