@@ -33,6 +33,9 @@ class BrowserConfig(BaseModel):
         default=10.0, gt=0, le=600, description="a page silent this long is hung: its session ends"
     )
     chromium_args: tuple[str, ...] = Field(default=(), description="extra Chromium switches")
+    max_wait_ms: int = Field(
+        default=10_000, ge=0, le=10_000, description="the longest a noop waits (wait_ms is capped at this)"
+    )
 
     @classmethod
     def from_kwargs(cls, **kwargs: Any) -> BrowserConfig:

@@ -115,7 +115,7 @@ class BrowserEnv(AsyncEnvironment[BrowserAction, BrowserObservation, BrowserStat
         page = self._page
         if isinstance(act, NoopAction):
             if act.wait_ms:
-                await asyncio.sleep(act.wait_ms / 1000)
+                await asyncio.sleep(min(act.wait_ms, self._config.max_wait_ms) / 1000)
             return None
         if isinstance(act, GotoAction):
             if not host.allows(act.url):

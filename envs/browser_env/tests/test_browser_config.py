@@ -1,0 +1,32 @@
+"""Settings that bound what a caller can ask of the env."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from _browser_fixtures import needs_chromium
+from browser_env import NoopAction
+from browser_env.env import BrowserEnv
+
+
+def test_max_wait_ms_is_validated() -> None:
+    with pytest.raises(TypeError, match="max_wait_ms"):
+        BrowserEnv(max_wait_ms=-1)
+    with pytest.raises(TypeError, match="max_wait_ms"):
+        BrowserEnv(max_wait_ms=10_001)
+
+
+@needs_chromium
+@pytest.mark.timeout(120)
+async def test_a_noop_waits_at_most_max_wait_ms() -> None:
+    env = BrowserEnv(max_wait_ms=0)
+    try:
+        await env.reset(options={"task_id": "click-test"})
+        start = time.monotonic()
+        obs = await env.step(NoopAction(wait_ms=10_000))
+        took = time.monotonic() - start
+        assert obs.last_action_error is None
+        assert took < 8.0, took  # asked for 10 s, capped at 0: one observation (< 1 s unloaded)
+    finally:
+        await env.close()
