@@ -1,10 +1,13 @@
 """Upstream's ``openenv.core.evals`` over ``openenv.eval``: the harness interface over our
-runner (``OpenEnvHarness``), and Inspect AI (PyPI's ``inspect-ai``) driving ``openenv
-policy serve``'s tiny checkpoint through ``InspectAIHarness``, offline."""
+runner (``OpenEnvHarness``), and Inspect AI (PyPI's ``inspect-ai``, in its own side venv
+made by ``scripts/side_venvs.sh inspect``) driving ``openenv policy serve``'s tiny
+checkpoint through ``InspectAIHarness``, offline."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -14,6 +17,11 @@ from openenv.eval import HarnessConfig, OpenEnvHarness
 
 ROOT = Path(__file__).resolve().parents[2]
 ECHO = str(ROOT / "envs" / "echo_env")
+INSPECT_VENV = Path(os.environ.get("OPENENV_INSPECT_VENV") or ROOT / ".cache" / "inspect-venv")
+#: Written after a complete install (it holds the pin): a half-made venv is rebuilt, not used.
+INSPECT_STAMP = INSPECT_VENV / "openenv-inspect-ready"
+INSPECT_VERSION = "0.3.285"  # scripts/side_venvs.sh's pin
+INSPECT_DRIVER = Path(__file__).resolve().parent / "inspect_side" / "drive_inspect.py"
 
 
 def _config(**fields: object) -> EvalConfig:
@@ -59,27 +67,46 @@ def test_the_openenv_harness_runs_openenv_eval(tmp_path: Path) -> None:
         OpenEnvHarness().run("0", {}, ECHO, {"out": str(tmp_path)})
 
 
-def test_inspect_ai_drives_policy_serve_through_the_harness(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Inspect AI's own ``eval()`` with its generic OpenAI-compatible provider against
-    ``openenv policy serve`` (the tiny checkpoint), offline. One sample's target is what
-    the served model answers greedily to it (read first with the openai SDK), the other's
-    can never be: accuracy is exactly 0.5 only if Inspect sent that chat and scored the
-    reply."""
-    inspect_ai = pytest.importorskip(
-        "inspect_ai", reason="Inspect AI (pip install inspect-ai) is not installed"
+def ready() -> bool:
+    """The side venv holds the pinned release, completely installed."""
+    return INSPECT_STAMP.exists() and INSPECT_STAMP.read_text().strip() == f"inspect-ai=={INSPECT_VERSION}"
+
+
+def inspect_python() -> Path:
+    """The Inspect side venv's interpreter (inspect-ai is not in .venv: its botocore holds
+    python-dateutil below what kubernetes needs), made by ``scripts/side_venvs.sh inspect``
+    if scripts/test.sh has not made it already; skips with pip's last line when pip cannot
+    install."""
+    python = INSPECT_VENV / "bin" / "python"
+    if python.exists() and ready():
+        return python
+    done = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "side_venvs.sh"), "inspect"], capture_output=True, text=True,
+        timeout=1500, env={**os.environ, "OPENENV_INSPECT_VENV": str(INSPECT_VENV)},
     )
+    if done.returncode != 0 or not ready():
+        lines = [line for line in (done.stderr or done.stdout).splitlines() if line.strip()]
+        why = lines[-1] if lines else done.returncode
+        pytest.skip(f"cannot install inspect-ai=={INSPECT_VERSION} into {INSPECT_VENV}: {why}")
+    return python
+
+
+@pytest.mark.timeout(1800)  # the first run outside scripts/test.sh makes the side venv
+def test_inspect_ai_drives_policy_serve_through_the_harness(tmp_path: Path) -> None:
+    """Inspect AI's own ``eval()`` (the real inspect-ai, in its side venv, by
+    ``inspect_side/drive_inspect.py``) through ``InspectAIHarness``, with its generic
+    OpenAI-compatible provider, against ``openenv policy serve`` (the tiny checkpoint,
+    served here from .venv), offline. One sample's target is what the served model answers
+    greedily to it (read first with the openai SDK), the other's can never be: accuracy is
+    exactly 0.5 only if Inspect sent that chat and scored the reply."""
     pytest.importorskip("torch", reason="a local checkpoint needs the train extra (torch)")
+    python = inspect_python()
     import openai
-    from inspect_ai.dataset import Sample
-    from inspect_ai.scorer import includes
-    from inspect_ai.solver import generate
 
     from openenv.policy import LocalModel, serve_app
     from openenv.server import serve_in_background
 
-    monkeypatch.setenv("LOCAL_API_KEY", "none")  # Inspect's openai-api/local provider reads it
+    logs = tmp_path / "logs"
     with serve_in_background(serve_app(LocalModel("tiny", seed=0), model_name="tiny")) as llm:
         sdk = openai.OpenAI(base_url=llm.url + "/v1", api_key="none", max_retries=0)
         said = sdk.chat.completions.create(
@@ -87,25 +114,14 @@ def test_inspect_ai_drives_policy_serve_through_the_harness(
         )
         answer = said.choices[0].message.content
         assert answer
-        task = inspect_ai.Task(
-            dataset=[Sample(input="1 + 1 =", target=answer), Sample(input="2 + 2 =", target="\x00never")],
-            solver=generate(),
-            scorer=includes(),
+        done = subprocess.run(
+            [str(python), str(INSPECT_DRIVER), llm.url + "/v1", "tiny", answer, str(logs)],
+            capture_output=True, text=True, timeout=300, cwd=tmp_path,
+            env={**os.environ, "LOCAL_API_KEY": "none"},
         )
-        config = _config(
-            harness_name="inspect_ai",
-            harness_version=inspect_ai.__version__,
-            dataset="inline",
-            eval_parameters={
-                "task": task,
-                "model": "openai-api/local/tiny",
-                "model_base_url": llm.url + "/v1",
-                "temperature": 0.0,
-                "max_tokens": 4,
-                "max_connections": 2,
-            },
-        )
-        result = InspectAIHarness(log_dir=str(tmp_path / "logs")).run_from_config(config)
-    assert result.scores["accuracy"] == pytest.approx(0.5)
-    assert "stderr" in result.scores
-    assert list((tmp_path / "logs").iterdir())  # Inspect's own log, where the harness said
+    assert done.returncode == 0, done.stderr[-4000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["inspect_ai"] == INSPECT_VERSION  # the pinned release ran, not some other
+    assert result["scores"]["accuracy"] == pytest.approx(0.5)
+    assert "stderr" in result["scores"]
+    assert list(logs.iterdir())  # Inspect's own log, where the harness said
