@@ -1,6 +1,7 @@
 # ruff: noqa: E501  (a table of shell scripts, one per line where they fit)
 """Every shipped task's checks verify the end state its instruction asks for: beside
-the reference solution (1.0), at least two plausible fakes per task score less.
+the reference solution (1.0, its episode done), at least two plausible fakes per task
+and an empty attempt score less.
 
 A fake is what an agent may type to get the reward without doing the task as asked:
 a proxy the checks could mistake for the real state (a tag named like the branch, an
@@ -240,7 +241,9 @@ def test_every_task_has_two_fakes_or_more() -> None:
     assert all(len(fakes) >= 2 for fakes in FAKES.values())
 
 
-async def test_each_fake_scores_less_than_the_solution() -> None:
+async def test_every_solution_scores_one_and_each_fake_and_an_empty_attempt_less() -> None:
+    """The reference solution ends its episode with 1.0; each fake, and an empty attempt
+    (submitted at once, nothing typed), scores less (each in a fresh episode)."""
     lanes = 3  # episodes in flight at once (each waits mostly on its processes)
     results = await asyncio.gather(*(_lane(TASKS[i::lanes]) for i in range(lanes)))
     assert [failure for lane in results for failure in lane] == []
@@ -252,14 +255,16 @@ async def _lane(paths: Sequence[Path]) -> list[str]:
     try:
         for path in paths:
             task = TerminalTask.from_dir(path)
-            attempts = {"solution": task.solution.read_text(), **FAKES[task.id]}
+            assert not task.missing_tools, f"{task.id} needs {task.missing_tools} (scripts/setup.sh)"
+            attempts = {"solution": task.solution.read_text(), "an empty attempt": None, **FAKES[task.id]}
             for name, script in attempts.items():
                 await env.reset(options={"task_id": task.id})
-                await env.step(run(f"bash -s <<'__ATTEMPT__'\n{script}\n__ATTEMPT__", timeout_s=60))
+                if script is not None:
+                    await env.step(run(f"bash -s <<'__ATTEMPT__'\n{script}\n__ATTEMPT__", timeout_s=60))
                 done = await env.step(SubmitAction())
                 passed = [t["name"] for t in done.metadata["reward_breakdown"]["tests"] if t["passed"]]
-                if (done.reward == 1.0) != (name == "solution"):
-                    failures.append(f"{task.id}: {name!r} scored {done.reward} (passed {passed})")
+                if (done.reward == 1.0) != (name == "solution") or not done.done:
+                    failures.append(f"{task.id}: {name!r} scored {done.reward}, done={done.done} (passed {passed})")
     finally:
         await env.close()
     return failures
