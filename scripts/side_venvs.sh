@@ -4,7 +4,7 @@
 #   verifiers  .cache/verifiers-venv: verifiers 0.4 with this package and the echo and
 #              coding envs editable (tests/interop/test_verifiers_taskset.py)
 #   inspect    .cache/inspect-venv: Inspect AI (PyPI's inspect-ai, pinned) and the openai SDK,
-#              with this package editable (tests/eval/test_inspect.py). Not in .venv: inspect-ai
+#              with this package editable (tests/eval/test_harness.py). Not in .venv: inspect-ai
 #              pulls botocore, which holds python-dateutil below 3, and kubernetes needs >= 3.
 # Each is made once: a stamp written after a complete install marks it done, a half-made
 # one is rebuilt. They need only `python3 -m venv` and pip, so scripts/test.sh builds them
