@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Set up everything the tests need, then run them: lint, type check, pytest.
 #   .venv with the package and dev tools; the side venvs of scripts/side_venvs.sh
-#   (upstream openenv 0.10.0, verifiers: interop tests); a Docker engine, an offline base image and a wheelhouse
+#   (upstream openenv 0.10.0, verifiers: interop tests; Inspect AI: eval tests); a Docker engine, an offline base image and a wheelhouse
 #   (container tests). Each step is skipped when already done.
 # Pass pytest arguments through: bash scripts/test.sh -k ws
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# The side venvs (.venv-upstream, the verifiers venv) need only the network: fetch them in
+# The side venvs (.venv-upstream, the verifiers and Inspect venvs) need only the network: fetch them in
 # the background while setup.sh fills .venv, then finish them (scripts/side_venvs.sh).
 side_log=$(mktemp)
 side_pid=
