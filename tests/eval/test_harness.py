@@ -115,7 +115,7 @@ def test_inspect_ai_drives_policy_serve_through_the_harness(tmp_path: Path) -> N
         answer = said.choices[0].message.content
         assert answer
         done = subprocess.run(
-            [str(python), str(INSPECT_DRIVER), llm.url + "/v1", "tiny", answer, str(logs)],
+            [str(python), str(INSPECT_DRIVER), llm.url + "/v1", "tiny", json.dumps(answer), str(logs)],
             capture_output=True, text=True, timeout=300, cwd=tmp_path,
             env={**os.environ, "LOCAL_API_KEY": "none"},
         )

@@ -2,10 +2,11 @@
 own ``eval()`` through ``openenv.core.evals.InspectAIHarness``, with Inspect's generic
 OpenAI-compatible provider (``openai-api/local/<model>``) against a chat server.
 
-    python drive_inspect.py BASE_URL MODEL ANSWER LOG_DIR
+    python drive_inspect.py BASE_URL MODEL ANSWER_JSON LOG_DIR
 
-Two samples: "1 + 1 =" whose target is ANSWER, and "2 + 2 =" whose target no reply can
-contain. Prints the harness's result as one JSON line: its scores and Inspect's version."""
+Two samples: "1 + 1 =" whose target is ANSWER (a JSON string: argv holds no NUL), and
+"2 + 2 =" whose target no reply can contain. Prints the harness's result as one JSON line:
+its scores and Inspect's version."""
 
 from __future__ import annotations
 
@@ -47,4 +48,4 @@ def main(base_url: str, model: str, answer: str, log_dir: str) -> None:
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:5])
+    main(sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), sys.argv[4])
