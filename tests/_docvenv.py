@@ -153,6 +153,52 @@ def _console_scripts(dists: list[md.Distribution], bin_dir: Path) -> None:
             script.chmod(0o755)
 
 
+def fingerprint(venv: Path) -> tuple[tuple[str, str, int], ...]:
+    """What is installed in ``venv``, cheaply: each entry of its ``bin`` and site-packages
+    with its mtime (a ``pip install`` or uninstall adds, removes or remakes one; byte-code
+    caches are left out: they change nothing a page sees)."""
+    found = []
+    for folder in (venv / "bin", _site_of(venv)):
+        for entry in os.scandir(folder):
+            if entry.name != "__pycache__":
+                found.append((folder.name, entry.name, entry.stat(follow_symlinks=False).st_mtime_ns))
+    return tuple(sorted(found))
+
+
+class Pool:
+    """One venv a profile for a whole test run, shared by the pages that name the same
+    profile; a page that changed its venv (``pip install pytest``) gives it back changed,
+    and the pool drops it, so the next page gets a fresh one: each page still sees exactly
+    what it tells its reader to install."""
+
+    def __init__(self, where: Path) -> None:
+        self.where = where
+        self.venvs: dict[str, tuple[Path, tuple[tuple[str, str, int], ...]]] = {}
+        self.made = 0
+
+    def take(self, profile: str) -> Path:
+        """The venv ``profile`` names, as built (its root folder)."""
+        if profile not in self.venvs:
+            dest = self.where / f"pool-{os.getpid()}-{self.made}"
+            self.made += 1
+            shutil.rmtree(dest, ignore_errors=True)
+            build(dest, profile)
+            self.venvs[profile] = (dest, fingerprint(dest))
+        return self.venvs[profile][0]
+
+    def give_back(self, profile: str) -> None:
+        """After a page: drop the venv if the page changed what it holds."""
+        dest, made = self.venvs.get(profile, (None, None))
+        if dest is not None and fingerprint(dest) != made:
+            del self.venvs[profile]
+            shutil.rmtree(dest, ignore_errors=True)
+
+    def close(self) -> None:
+        for dest, _ in self.venvs.values():
+            shutil.rmtree(dest, ignore_errors=True)
+        self.venvs.clear()
+
+
 def build(dest: Path, profile: str) -> Path:
     """Make the venv ``profile`` names at ``dest``; returns its ``bin`` folder."""
     extras, envs = parse_profile(profile)

@@ -30,12 +30,12 @@ import contextlib
 import json
 import os
 import queue
-import shutil
 import signal
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -81,14 +81,15 @@ def _local_base_image() -> str | None:
 class PageRun:
     """The scratch directory, environment, namespace and server of one page's run."""
 
-    def __init__(self, scratch: Path) -> None:
+    def __init__(self, scratch: Path, pool: _docvenv.Pool) -> None:
         self.dir = scratch
+        self.pool = pool
         self.port = free_port()
         self.namespace: dict[str, Any] = {"__name__": "__docs__"}
         self.server: subprocess.Popen[bytes] | None = None
         self.server_log = scratch.parent / "server.log"
         self.venv: str | None = None  # the profile of the venv in use
-        self.venvs: list[Path] = []
+        self.profiles: list[str] = []  # every profile this page used
         self.driver: subprocess.Popen[str] | None = None
         self.replies: queue.Queue[str] = queue.Queue()
         env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENENV_", "VIRTUAL_ENV"))}
@@ -114,14 +115,12 @@ class PageRun:
         if profile == self.venv:
             return
         self.stop_driver()
-        # Beside .venv (hard links need one file system; a tmpfs /tmp would mean copies),
-        # removed when the page ends.
-        dest = _docvenv.CACHE / f"page-{os.getpid()}-{self.dir.parent.name}-{len(self.venvs)}"
-        shutil.rmtree(dest, ignore_errors=True)
-        self.venvs.append(dest)
-        bin_dir = _docvenv.build(dest, profile)
+        venv = self.pool.take(profile)
+        if profile not in self.profiles:
+            self.profiles.append(profile)
+        bin_dir = venv / "bin"
         self.env["PATH"] = f"{bin_dir}{os.pathsep}{self.path}"
-        self.env["VIRTUAL_ENV"] = str(dest)  # as `source .venv/bin/activate` leaves it
+        self.env["VIRTUAL_ENV"] = str(venv)  # as `source .venv/bin/activate` leaves it
         self.venv = profile
 
     def run(self, block: Block) -> str:
@@ -188,8 +187,8 @@ class PageRun:
     def close(self) -> None:
         self.stop_server()
         self.stop_driver()
-        for venv in self.venvs:
-            shutil.rmtree(venv, ignore_errors=True)
+        for profile in self.profiles:
+            self.pool.give_back(profile)
 
     def _background(self, block: Block, code: str) -> str:
         self.stop_server()
@@ -303,15 +302,29 @@ def test_the_readme_and_the_quickstart_run() -> None:
     assert {"README.md", "docs/quickstart.md"} <= set(RUN_PAGES)
 
 
+@pytest.fixture(scope="module")
+def venv_pool() -> Iterator[_docvenv.Pool]:
+    """The pages' venvs, one a profile for the run (beside .venv: hard links need one file
+    system; a tmpfs /tmp would mean copies), removed at its end; a page that changed its
+    venv leaves the next page a fresh one (tests/_docvenv.py)."""
+    pool = _docvenv.Pool(_docvenv.CACHE)
+    try:
+        yield pool
+    finally:
+        pool.close()
+
+
 @pytest.mark.timeout(1200)
 @pytest.mark.parametrize("page", RUN_PAGES)
-def test_page_runs_as_written(page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_page_runs_as_written(
+    page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, venv_pool: _docvenv.Pool
+) -> None:
     todo = _to_run(page)
     if any("docker" in b.markers for b in todo) and (why := _docker_engine()):
         if os.environ.get("CI") == "true":
             pytest.fail(f"{page} needs a Docker engine, and CI=true: {why}")
         pytest.skip(f"{page} needs a Docker engine: {why}")
-    run = PageRun(tmp_path / "work")
+    run = PageRun(tmp_path / "work", venv_pool)
     monkeypatch.chdir(run.dir)
     try:
         for block in todo:
@@ -355,3 +368,22 @@ def test_venv_markers_hold_until_the_next_one(tmp_path: Path) -> None:
     assert found == [("a", "standard +envs"), ("b", "hub"), ("c", "all +envs"), ("d", "all +envs")]
     assert _docvenv.parse_profile("standard,train +envs") == (frozenset({"standard", "train"}), True)
     assert _docvenv.parse_profile("-") == (frozenset(), False)
+
+
+def test_the_venv_pool_shares_a_venv_until_a_page_changes_it() -> None:
+    """Pages that name one profile share its venv; one whose page installed something
+    (a new distribution in site-packages) is dropped, and the next page gets a fresh one."""
+    pool = _docvenv.Pool(_docvenv.CACHE)
+    try:
+        first = pool.take("-")
+        pool.give_back("-")
+        assert pool.take("-") == first  # unchanged: shared
+        (_docvenv._site_of(first) / "pytest-9.0.dist-info").mkdir()  # as `pip install pytest` leaves it
+        pool.give_back("-")
+        assert not first.exists()
+        second = pool.take("-")
+        assert second != first
+        assert not (_docvenv._site_of(second) / "pytest-9.0.dist-info").exists()
+    finally:
+        pool.close()
+    assert not second.exists()
