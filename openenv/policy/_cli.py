@@ -1,8 +1,9 @@
 """``openenv policy serve CHECKPOINT``: a local checkpoint as an OpenAI-compatible server.
 
     openenv policy serve runs/arith --port 8001      # POST /v1/chat/completions, GET /v1/models
+    openenv policy serve runs/arith --engine vllm    # the same, served by vLLM (or sglang)
 
-Bad input (no such checkpoint, a missing extra) is one line on stderr and exit 2.
+Bad input (no such checkpoint, a missing extra or engine) is one line on stderr and exit 2.
 """
 
 from __future__ import annotations
@@ -21,6 +22,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "checkpoint", help="'tiny', a Hugging Face model folder, or an `openenv train --out` folder"
     )
+    p.add_argument(
+        "--engine",
+        choices=("local", "vllm", "sglang"),
+        default="local",
+        help="local: this package's server (default); vllm or sglang: start that server instead",
+    )
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8001)
     p.add_argument("--model-name", help="the model id clients send (default: the checkpoint)")
@@ -34,6 +41,18 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str]) -> int:
     args = build_parser().parse_args(list(argv))
     try:
+        if args.engine != "local":
+            from ._engines import engine_argv, exec_engine
+
+            argv_ = engine_argv(
+                args.engine,
+                args.checkpoint,
+                host=args.host,
+                port=args.port,
+                model_name=args.model_name,
+                api_key=args.api_key,
+            )
+            exec_engine(args.engine, argv_)
         from ._local import LocalModel
         from ._serve import run_server
 
