@@ -14,7 +14,7 @@ blocks in the same run:
 The overhead per episode is ``(eval wall - bare wall) / episodes``; a figure is the
 median over ``--rounds``, the ratio the median of per-round ratios.
 
-    .venv/bin/python bench/bench_eval.py [--episodes 640] [--turns 4] [--concurrency 64] [--rounds 3]
+    .venv/bin/python bench/bench_eval.py [--episodes 1000] [--turns 4] [--concurrency 64] [--rounds 3]
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ async def harness(url: str, episodes: int, turns: int, concurrency: int) -> floa
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--episodes", type=int, default=640)
+    p.add_argument("--episodes", type=int, default=1000)
     p.add_argument("--turns", type=int, default=4)
     p.add_argument("--concurrency", type=int, default=64)
     p.add_argument("--rounds", type=int, default=3)
