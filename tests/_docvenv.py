@@ -182,7 +182,11 @@ class Pool:
             dest = self.where / f"pool-{os.getpid()}-{self.made}"
             self.made += 1
             shutil.rmtree(dest, ignore_errors=True)
-            build(dest, profile)
+            try:
+                build(dest, profile)
+            except BaseException:
+                shutil.rmtree(dest, ignore_errors=True)  # the pool keeps only whole venvs
+                raise
             self.venvs[profile] = (dest, fingerprint(dest))
         return self.venvs[profile][0]
 
