@@ -14,6 +14,7 @@ if python3 -m venv --help >/dev/null 2>&1 && python3 -c 'import ensurepip' 2>/de
   bash scripts/side_venvs.sh prefetch >"$side_log" 2>&1 & side_pid=$!
 fi
 bash scripts/setup.sh
+echo "test: .venv ready after ${SECONDS} s"
 if [ -n "$side_pid" ]; then wait "$side_pid" || true; cat "$side_log"; fi
 rm -f "$side_log"
 if ! bash scripts/side_venvs.sh; then
@@ -33,9 +34,10 @@ if [ -f scripts/docker/install_engine.sh ] && [ "${OPENENV_SKIP_DOCKER:-0}" != 1
   fi
 fi
 
+echo "test: setup done after ${SECONDS} s"
 echo "test: ruff"
 .venv/bin/ruff check openenv envs tests examples bench
 echo "test: mypy"
 .venv/bin/mypy
-echo "test: pytest"
+echo "test: pytest (after ${SECONDS} s)"
 .venv/bin/python -m pytest -q -rfEsx --durations=30 "$@"  # -rfEsx: every failure, error, skip and expected failure, with its reason; the 30 slowest tests
