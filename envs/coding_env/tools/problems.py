@@ -304,7 +304,8 @@ problem(
         "assert primes_up_to(10) == [2, 3, 5, 7]",
         "assert primes_up_to(1) == []",
         "assert primes_up_to(2) == [2]",
-        "assert len(primes_up_to(200000)) == 17984",  # its reply under the grader's 1 MiB frame limit
+        # Its reply fits under the grader's 1 MiB frame limit (as the one below).
+        "assert len(primes_up_to(200000)) == 17984",
     ],
 )
 
@@ -1160,7 +1161,8 @@ problem(
         "assert running_median([2, 1, 5, 7, 2, 0, 5]) == [2.0, 1.5, 2.0, 3.5, 2.0, 2.0, 2.0]",
         "assert running_median([]) == []",
         "assert running_median([4]) == [4.0]",
-        "r = running_median(list(range(20000)))\nassert r[-1] == 9999.5 and r[2] == 1.0",  # its reply under the 1 MiB limit
+        # Its reply fits under the grader's 1 MiB frame limit.
+        "r = running_median(list(range(20000)))\nassert r[-1] == 9999.5 and r[2] == 1.0",
     ],
 )
 
