@@ -8,6 +8,7 @@ import os
 import resource
 import secrets
 import shutil
+import signal
 import subprocess
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -244,7 +245,8 @@ class Sandbox:
         rest go to ``subprocess.Popen`` (``stdin``, ``stdout``, ...)."""
         cmd, kwargs = self._prepare(argv, kw)
         try:
-            proc = subprocess.Popen(cmd, **kwargs)
+            with _no_signal_blocked():
+                proc = subprocess.Popen(cmd, **kwargs)
         except OSError as exc:
             raise SandboxError(f"could not start {argv[0]!r}: {exc}") from exc
         self._groups.add(proc.pid)
@@ -254,7 +256,8 @@ class Sandbox:
         """``popen`` for asyncio: an ``asyncio.subprocess.Process``."""
         cmd, kwargs = self._prepare(argv, kw)
         try:
-            proc = await asyncio.create_subprocess_exec(*cmd, **kwargs)
+            with _no_signal_blocked():
+                proc = await asyncio.create_subprocess_exec(*cmd, **kwargs)
         except OSError as exc:
             raise SandboxError(f"could not start {argv[0]!r}: {exc}") from exc
         self._groups.add(proc.pid)
@@ -573,3 +576,19 @@ def _rmtree(path: Path) -> None:
 
     if path.exists():
         shutil.rmtree(path, onerror=fix)
+
+
+@contextlib.contextmanager
+def _no_signal_blocked() -> Any:
+    """A child inherits the signal mask of the thread that forks it, and exec keeps it: with
+    SIGINT blocked there (a library in the host process may block signals in its thread), a
+    shell's Ctrl-C never reaches the command. The child starts with none blocked; the
+    thread's own mask is put back at once."""
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, ())
+    if blocked:
+        signal.pthread_sigmask(signal.SIG_SETMASK, ())
+    try:
+        yield
+    finally:
+        if blocked:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
