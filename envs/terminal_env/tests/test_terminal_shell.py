@@ -190,3 +190,28 @@ def test_text_helpers() -> None:
     assert clean(b"\x1b[31mred\x1b[0m\r\nnext\r\n10%\r50%\r100%\n") == "red\nnext\n100%\n"
     assert clip("abcdefghij", 4) == ("ab\n[... 6 characters omitted ...]\nij", 6)
     assert quote("it's\n") == "$'it\\x27s\\x0a'"
+
+
+def test_ctrl_c_reaches_the_command_when_the_host_blocks_sigint() -> None:
+    """A host process that starts with SIGINT blocked (a library, a supervisor) must not
+    keep Ctrl-C from the command: the interrupt test above, run in a pytest that starts so,
+    failed 4 of 4 before the sandbox cleared the mask around its spawns."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    launcher = (
+        "import os, signal, sys; signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}); "
+        "os.execv(sys.executable, [sys.executable, '-m', 'pytest', *sys.argv[1:]])"
+    )
+    here = Path(__file__)
+    args = ["-q", "-p", "no:cacheprovider", str(here), "-k", "timeout_interrupts_the_command and none"]
+    done = subprocess.run(
+        [sys.executable, "-c", launcher, *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=here.parents[3],
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "1 passed" in done.stdout
