@@ -139,11 +139,11 @@ class HttpPool:
     async def request(self, head: bytes, body: bytes = b"") -> Response:
         """Send one request (``head`` from ``head()``), return once the reply's head came.
 
-        A pooled connection the server closed meanwhile is retried once on a new one."""
+        A connection the server closed before any of the reply (a pooled one closed
+        meanwhile, or a new one dropped) is retried once on a new one."""
         data = head + b"content-length: %d\r\n\r\n" % len(body) + body
         for attempt in (0, 1):
             conn = self._idle.pop() if self._idle and attempt == 0 else None
-            fresh = conn is None
             if conn is None:
                 conn = await self._connect()
             reply = _Reply()
@@ -153,9 +153,12 @@ class HttpPool:
                     await self._feed(conn, reply, got_reply=False)
             except HttpError as exc:
                 conn.close()
-                if fresh or exc.got_reply or exc.kind == "ReadTimeout":
+                if attempt or exc.got_reply or exc.kind == "ReadTimeout":
                     raise
-                continue  # a stale keep-alive connection: once more on a new one
+                # Closed before a byte of the reply: a stale keep-alive connection, or a new
+                # one the backend dropped under a burst (seen at 512 sessions): once more on a
+                # new one. Nothing of the reply was seen, so the client sees one answer.
+                continue
             except BaseException:
                 conn.close()
                 raise
