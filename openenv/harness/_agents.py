@@ -204,6 +204,11 @@ def _gemini_env(base_url: str, key: str, model: str) -> dict[str, str]:
     }  # fmt: skip
 
 
+def _npm(package: str) -> Callable[[Path], list[list[str]]]:
+    """The install commands of an agent CLI from the npm registry, into its own folder."""
+    return lambda home: [["npm", "install", "--prefix", str(home), "--no-audit", "--no-fund", package]]
+
+
 AGENTS: dict[str, AgentCLI] = {
     "mini-swe-agent": AgentCLI(
         name="mini-swe-agent",
@@ -224,9 +229,7 @@ AGENTS: dict[str, AgentCLI] = {
         program="node_modules/.bin/codex",
         argv=_codex_argv,
         env=_codex_env,
-        install_argv=lambda home: [
-            ["npm", "install", "--prefix", str(home), "--no-audit", "--no-fund", "@openai/codex"]
-        ],
+        install_argv=_npm("@openai/codex"),
         dialect="openai_responses",
         needs=("npm",),
     ),
@@ -236,9 +239,7 @@ AGENTS: dict[str, AgentCLI] = {
         program="node_modules/.bin/opencode",
         argv=_opencode_argv,
         env=_opencode_env,
-        install_argv=lambda home: [
-            ["npm", "install", "--prefix", str(home), "--no-audit", "--no-fund", "opencode-ai"]
-        ],
+        install_argv=_npm("opencode-ai"),
         dialect="openai_chat",
         needs=("npm",),
         lift_address_space=True,  # Bun, as Claude Code
@@ -250,9 +251,7 @@ AGENTS: dict[str, AgentCLI] = {
         program="node_modules/.bin/gemini",
         argv=_gemini_argv,
         env=_gemini_env,
-        install_argv=lambda home: [
-            ["npm", "install", "--prefix", str(home), "--no-audit", "--no-fund", "@google/gemini-cli"]
-        ],
+        install_argv=_npm("@google/gemini-cli"),
         dialect="google",
         needs=("npm",),
         lift_address_space=True,  # Node's WebAssembly reserves its memory up front
@@ -263,9 +262,7 @@ AGENTS: dict[str, AgentCLI] = {
         program="node_modules/.bin/claude",
         argv=_claude_argv,
         env=_claude_env,
-        install_argv=lambda home: [
-            ["npm", "install", "--prefix", str(home), "--no-audit", "--no-fund", "@anthropic-ai/claude-code"]
-        ],
+        install_argv=_npm("@anthropic-ai/claude-code"),
         dialect="anthropic",
         needs=("npm",),
         lift_address_space=True,

@@ -307,7 +307,8 @@ print(json.dumps({"loaded": len(load_catalog(ours).entries), "all": d.__all__}))
 def upstream(shelf, tmp_path_factory):
     if not (UPSTREAM_PY.is_file() and UPSTREAM_PKG.is_dir()):
         pytest.skip(
-            f"upstream OpenEnv 0.10 is not installed: {UPSTREAM_PKG} is missing (see scripts/test.sh)"
+            f"upstream OpenEnv 0.10 is not installed: {UPSTREAM_PKG} is missing "
+            "(`bash scripts/side_venvs.sh upstream` makes it)"
         )
     where = tmp_path_factory.mktemp("upstream")
     ours = where / "ours-with-validation.json"

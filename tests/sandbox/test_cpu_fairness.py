@@ -128,7 +128,7 @@ def test_real_sessions_a_burning_one_at_base_a_quiet_one_boosted() -> None:
             assert box._cgroup is not None
             found = box._cgroup.fairness(SessionLimits())
             if isinstance(found, str):
-                pytest.skip(found)
+                pytest.skip(f"no per-session CPU weight on this host: {found}")
             policy.add(box.root.name, *found, run=False)
         quiet_file, burner_file = (policy._sessions[b.root.name].weight_file for b in (quiet, burner))
         base, boosted = policy._sessions[quiet.root.name].base, policy._sessions[quiet.root.name].boosted
