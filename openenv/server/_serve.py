@@ -32,6 +32,7 @@ from .._env import AsyncEnvironment, EnvClass, Environment
 from .._exceptions import EnvNotFound as EnvNotFound  # re-exported: its home before the one tree
 from .._exceptions import ServeFailed as ServeFailed  # re-exported: its home before the one tree
 from .._extras import require
+from .._heap import bound_heap
 from .._keepalive import SERVER_KEEP_ALIVE_S
 from ._guard import raise_open_files_limit
 from ._kwargs import check_env_kwargs
@@ -216,6 +217,7 @@ def serve(target: str | EnvClass, settings: ServerSettings | None = None) -> Non
         if settings.port:
             check_port(settings.host, settings.port)
         raise_open_files_limit()
+        bound_heap()
 
         app = create_app(env_class, settings=settings)
         server = uvicorn.Server(uvicorn.Config(app, **uvicorn_options(settings)))
@@ -287,6 +289,7 @@ def _worker_main(spec: str, path: str | None, settings: ServerSettings) -> None:
 
     sock = _listen(settings.host, settings.port)
     raise_open_files_limit()
+    bound_heap()
     app = create_app(load_env_class(spec, path), settings=settings)
     uvicorn.Server(uvicorn.Config(app, **uvicorn_options(settings))).run(sockets=[sock])
 

@@ -88,6 +88,11 @@ def rss_kib(pid: int) -> int:
     raise AssertionError(f"no VmRSS for {pid}")
 
 
+def open_fds(pid: int) -> int:
+    """How many descriptors ``pid`` holds (its connections among them)."""
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
 def raise_nofile(want: int) -> int:
     """Raise this process's soft open-files limit toward ``want`` (never past the hard
     limit); returns the limit now in force."""
