@@ -1,4 +1,5 @@
-"""The network half of the chaos test: attackers, run in a child process of their own
+"""The network half of the chaos test: attackers (slow clients, fragment floods, huge frames, a
+ping flood, a cross-origin page), run in a child process of their own
 (so their Python never competes with the victim's for a GIL).
 
 ``attack(port, seconds)`` runs every attacker at once for ``seconds`` and returns what
@@ -140,8 +141,47 @@ def ping_flood(port: int, stop: float) -> dict[str, Any]:
     return {"ping_flood_bytes": sent}
 
 
+def _status(port: int, request: bytes) -> int:
+    """Send one raw HTTP request; the status code of the reply (0: closed with none)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        sock.sendall(request)
+        head = b""
+        while b"\r\n" not in head:
+            chunk = sock.recv(4096)
+            if not chunk:
+                return 0
+            head += chunk
+    return int(head.split(b" ", 2)[1])
+
+
+def cross_origin(port: int, stop: float) -> dict[str, Any]:
+    """What a page of another origin sends: a WebSocket upgrade to ``/ws`` and no-cors POSTs
+    to ``/sessions`` and ``/mcp``, each with that page's ``Origin``; counts the answers."""
+    origin = "Origin: http://evil.example\r\n"
+    upgrade = (f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{origin}Upgrade: websocket\r\n"
+               "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+               "Sec-WebSocket-Version: 13\r\n\r\n").encode()
+
+    def post(path: str, body: bytes) -> bytes:
+        return (f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{origin}Content-Type: text/plain\r\n"
+                f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode() + body
+
+    requests = [upgrade, post("/sessions", b"{}"),
+                post("/mcp", b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}')]
+    answers: dict[int, int] = {}
+    while _until(stop):
+        for request in requests:
+            try:
+                code = _status(port, request)
+            except OSError:
+                code = 0
+            answers[code] = answers.get(code, 0) + 1
+        time.sleep(0.02)
+    return {"cross_origin_answers": answers}
+
+
 ATTACKERS: list[Callable[..., dict[str, Any]]] = [
-    slow_http, fragment_flood, huge_frames, ping_flood,
+    slow_http, fragment_flood, huge_frames, ping_flood, cross_origin,
 ]
 
 

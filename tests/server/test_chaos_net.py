@@ -1,5 +1,6 @@
 """Chaos, the network half (issue 34; issue 27 has the env half): slow clients,
-fragment floods, 16 MiB frames and a ping flood that never reads, all at once, against
+fragment floods, 16 MiB frames, a ping flood that never reads and a page of another origin
+(its WebSocket upgrade and no-cors POSTs, each refused 403), all at once, against
 ``openenv serve`` at its defaults, while a victim session steps. The victim's p99 stays
 at most 50 ms, and the server's memory comes back within 10% of where it started."""
 
@@ -69,3 +70,6 @@ def test_the_network_chaos_leaves_a_victim_fast_and_memory_where_it_was(served) 
     assert sum(results["fragment_flood_closes"].values()) >= 2, results
     assert results["ping_flood_bytes"] > 0, results
     assert results["slow_http_opened"] >= 100, results
+    answers = results["cross_origin_answers"]  # a page of another origin: refused, every time
+    assert set(answers) == {403}, answers
+    assert answers[403] >= 30, answers
