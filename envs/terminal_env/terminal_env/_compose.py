@@ -11,13 +11,15 @@ database, an API). This env reads the part of that file such tasks use::
         build: ./api             # or {context: ./api}: a folder with a Dockerfile
         image: name:tag          # or a prebuilt image (its name mapped like FROM)
         command: [...]           # environment, working_dir, depends_on too
+        healthcheck: {test: [...], interval: 1s, retries: 5}   # waited for (_compose_health.py)
 
 Every other key (ports, volumes, networks, privileged, ...) is refused by name: the
 session's containers get nothing from the host. Each session has a network of its own,
 ``internal`` and with no host address on it (_services.py), on which every service is
 known by its name; ``main``
 joins it too, and the isolated bridge as well only when the task allows the network.
-Side services start in ``depends_on`` order before ``main`` and are removed with it.
+Side services start in ``depends_on`` order before ``main`` and are removed with it; one
+with a ``healthcheck`` is waited for until it is healthy before the next one starts.
 """
 
 from __future__ import annotations
@@ -27,11 +29,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ._compose_health import Healthcheck, read_healthcheck
 from ._harbor import TaskFormatError
 
 COMPOSE_FILE = "docker-compose.yaml"
 MAIN = "main"
-_SIDE_KEYS = {"build", "image", "command", "environment", "working_dir", "depends_on"}
+_SIDE_KEYS = {"build", "image", "command", "environment", "working_dir", "depends_on", "healthcheck"}
 _MAIN_KEYS = {"build", "environment", "depends_on"}
 
 
@@ -45,6 +48,7 @@ class Service:
     command: tuple[str, ...] | str | None = None
     environment: tuple[tuple[str, str], ...] = ()
     working_dir: str | None = None
+    healthcheck: Healthcheck | None = None  # waited for until healthy before what follows
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +122,7 @@ def _side(name: str, conf: dict[str, Any], env_dir: Path) -> Service:
         command=tuple(command) if isinstance(command, list) else command,
         environment=_env(conf.get("environment"), where),
         working_dir=workdir,
+        healthcheck=None if "healthcheck" not in conf else read_healthcheck(conf["healthcheck"], where),
     )
 
 

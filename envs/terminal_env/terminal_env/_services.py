@@ -17,6 +17,7 @@ from typing import Any
 from openenv._exceptions import ExecutionError
 
 from ._compose import MAIN, ComposeSpec
+from ._compose_health import wait_healthy
 
 #: The host gets no address on the session network's bridge: ``internal`` alone drops
 #: forwarded traffic but leaves the host itself reachable at the bridge's gateway.
@@ -61,7 +62,11 @@ class SessionServices:
                     kw["command"] = service.command
                 if service.working_dir:
                     kw["working_dir"] = service.working_dir
+                if service.healthcheck is not None:  # healthy before what follows starts
+                    kw["healthcheck"] = service.healthcheck.docker()
                 self.containers.append(client.containers.run(tags[service.name], **kw))
+                if service.healthcheck is not None:
+                    wait_healthy(self.containers[-1], service.name, service.healthcheck)
         except Exception as exc:
             self.close()
             why = " ".join(str(getattr(exc, "explanation", None) or exc).split())[:300]
