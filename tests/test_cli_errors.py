@@ -48,6 +48,23 @@ CASES = [
     (["k8s", "openenv-echo", "--replicas", "0"], "openenv k8s: --replicas must be at least 1"),
     (["validate", "ehco_env"], "openenv validate: no environment 'ehco_env': did you mean 'echo'?"),
     (["validate", "no_such_folder_h6/"], "openenv validate: no environment 'no_such_folder_h6/'"),
+    (["build", "no_such_folder_h6"], "openenv build: no env folder 'no_such_folder_h6'"),
+    (["train", "--steps", "3"], "openenv train: --env URL is required"),
+    (["train", "--env", "http://127.0.0.1:9", "--steps", "0"], "openenv train: steps must be at least 1"),
+    (["eval", "run", "no_such_env_h6", "--policy", "null", "-o", "out"],
+     "openenv eval: unknown env 'no_such_env_h6'"),
+    (["eval", "run", "echo", "--policy", "nope", "-o", "out"], "openenv eval: unknown policy 'nope'"),
+    (["eval", "run", "echo", "--policy", "null", "-k", "0", "-o", "out"],
+     "openenv eval: k (samples per task) must be at least 1, not 0"),
+    (["eval", "report", "no_such_folder_h6"], "openenv eval: no trajectories.jsonl in no_such_folder_h6"),
+    (["policy", "serve", "no_such_ckpt_h6"], "openenv policy: no checkpoint at 'no_such_ckpt_h6'"),
+    (["policy", "serve", "tiny", "--port", "99999"], "openenv policy: --port 99999 is not a port"),
+    (["capture", "serve", "--llm-url", "notaurl"], "openenv capture: not an http(s) URL: 'notaurl'"),
+    (["capture", "serve", "--llm-url", "http://127.0.0.1:9/v1", "--port", "99999"],
+     "openenv capture: --port 99999 is not a port"),
+    (["catalog", "inspect", "--catalog", "no_such_h6.json", "x"],
+     "openenv catalog inspect: Cannot read the configured catalog 'no_such_h6.json'"),
+    (["discover", "--catalog", "no_such_h6.json"], "openenv discover: Cannot read the configured catalog"),
 ]
 
 
@@ -55,17 +72,33 @@ def _argv(argv: list[str]) -> list[str]:
     return [arg.replace("ROOT/", f"{ROOT}/") for arg in argv]
 
 
-@pytest.mark.parametrize(("argv", "line"), CASES, ids=[" ".join(argv)[:60] for argv, _ in CASES])
-def test_bad_input_is_one_line_and_exit_2(argv: list[str], line: str, tmp_path: Path) -> None:
+def _run(argv: list[str], folder: Path) -> tuple[int, str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENENV_") and k != "PYTHONPATH"}
-    proc = subprocess.run([str(OPENENV), *_argv(argv)], cwd=tmp_path, env=env, stdin=subprocess.DEVNULL,
+    folder.mkdir()
+    proc = subprocess.run([str(OPENENV), *_argv(argv)], cwd=folder, env=env, stdin=subprocess.DEVNULL,
                           capture_output=True, text=True, timeout=60)
-    err = proc.stderr.replace(str(ROOT) + "/", "").replace(f"{tmp_path}/", "")
+    return proc.returncode, proc.stderr.replace(str(ROOT) + "/", "").replace(f"{folder}/", ""), proc.stdout
+
+
+@pytest.fixture(scope="module")
+def outcomes(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[int, str, str]]:
+    """Every case run once, four at a time (each is a fresh interpreter: ~1 s)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    base = tmp_path_factory.mktemp("cli")
+    with ThreadPoolExecutor(4) as pool:
+        return list(pool.map(lambda i: _run(CASES[i][0], base / str(i)), range(len(CASES))))
+
+
+@pytest.mark.parametrize("case", range(len(CASES)), ids=[" ".join(argv)[:60] for argv, _ in CASES])
+def test_bad_input_is_one_line_and_exit_2(case: int, outcomes: list[tuple[int, str, str]]) -> None:
+    line = CASES[case][1]
+    code, err, out = outcomes[case]
     assert "Traceback" not in err, err
     assert err.startswith(line), err
     assert len(err.strip().splitlines()) == 1, err
-    assert proc.returncode == 2, err
-    assert proc.stdout == ""
+    assert code == 2, err
+    assert out == ""
 
 
 def test_the_python_api_raises_typed_errors_before_it_listens() -> None:

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 
 from .._exceptions import MissingExtra, ServeFailed
 from .._extras import require
+from .._ports import port_problem
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -73,6 +74,10 @@ def _probe(llm_url: str, model: str, api_key: str | None) -> tuple[str | None, s
 def _serve(args: argparse.Namespace) -> int:
     require("uvicorn", extra="capture", feature="openenv capture serve")
     from ._server import CaptureServer
+
+    if problem := port_problem(args.port):  # a taken port is CaptureServer.start's ServeFailed
+        print(f"openenv capture: {problem}", file=sys.stderr)
+        return 2
 
     if not args.admin_key and args.host not in ("127.0.0.1", "localhost", "::1"):
         raise ValueError(

@@ -115,6 +115,8 @@ def _build(args: argparse.Namespace) -> int:
     from . import DEFAULT_BASE_IMAGE, build_env_image
 
     base = args.base_image or os.environ.get("OPENENV_BASE_IMAGE") or DEFAULT_BASE_IMAGE
+    if not os.path.isdir(args.env):  # bad input, before any engine is asked
+        return _fail("build", f"no env folder {args.env!r}", 2)
     try:
         tag = build_env_image(
             args.env,

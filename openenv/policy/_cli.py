@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from .._exceptions import MissingExtra, PolicyError
+from .._ports import port_problem
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -40,6 +41,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str]) -> int:
     args = build_parser().parse_args(list(argv))
+    if problem := port_problem(args.port, args.host):  # before the model loads or a line says serving
+        print(f"openenv policy: {problem}", file=sys.stderr)
+        return 2
     try:
         if args.engine != "local":
             from ._engines import engine_argv, exec_engine

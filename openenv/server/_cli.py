@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 from .._extras import require
+from .._ports import port_problem
 
 
 def _sandbox_kwargs_problem(env_kwargs: dict[str, object]) -> str | None:
@@ -33,8 +34,8 @@ def _serve(args: argparse.Namespace) -> int:
     from .._exceptions import EnvKwargsError, EnvNotFound, ServeFailed
     from . import ServerSettings, serve  # the package's names (tests replace serve there)
 
-    if args.port is not None and not 0 <= args.port <= 65535:
-        print(f"openenv serve: --port {args.port} is not a port (0-65535; 0: any free one)", file=sys.stderr)
+    if args.port is not None and (problem := port_problem(args.port)):
+        print(f"openenv serve: {problem}", file=sys.stderr)
         return 2
     env_kwargs = None
     if args.env_kwargs is not None:

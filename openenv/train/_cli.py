@@ -83,6 +83,11 @@ def main(argv: Sequence[str]) -> int:
         return _plot(argv[1:])
     args = build_parser().parse_args(argv)
     given = {k: getattr(args, k) for k in _FLAGS if getattr(args, k) is not None}
+    if not args.config and "env" not in given:
+        print("openenv train: --env URL is required (a running env server, e.g. `openenv serve "
+              "envs/arith_env --port 8000` then --env http://127.0.0.1:8000), or --config FILE",
+              file=sys.stderr)
+        return 2
     try:
         cfg = TrainConfig.from_file(args.config, **given) if args.config else TrainConfig.from_dict(given)
     except (ValueError, TypeError, OSError) as exc:
