@@ -29,8 +29,10 @@ def build_parser() -> argparse.ArgumentParser:
     from .k8s._cli import add_commands as add_k8s_commands
     from .mcp._cli import add_commands as add_mcp_commands
     from .server._cli import add_commands as add_server_commands
+    from .verifiers._cli import add_commands as add_verifiers_commands
 
     add_server_commands(sub)  # serve
+    add_verifiers_commands(sub)  # import (a verifiers taskset as an env package)
     add_container_commands(sub)  # build, run, ps, stop, gc
     add_mcp_commands(sub)  # mcp
     add_authoring_commands(sub)  # init, validate

@@ -27,6 +27,7 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "base": frozenset(),
     "sandbox": frozenset({"base"}),
     "tasks": frozenset({"base"}),
+    "verifiers": frozenset({"base", "tasks"}),
     "rewards": frozenset({"base"}),
     "containers": frozenset({"base"}),
     "capture": frozenset({"base"}),
@@ -35,7 +36,7 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "client": frozenset({"base", "containers", "hub"}),
     "gym": frozenset({"base", "client"}),
     "k8s": frozenset({"base", "containers", "client"}),
-    "server": frozenset({"base", "tasks", "gym", "sandbox"}),
+    "server": frozenset({"base", "tasks", "gym", "sandbox", "verifiers"}),
     "mcp": frozenset({"base", "containers", "server"}),
     "harness": frozenset({"base", "server"}),
     "train": frozenset({"base", "client", "containers", "mcp"}),
@@ -44,7 +45,7 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "authoring": frozenset({"base", "eval"}),
     "cli": frozenset(
         {"base", "authoring", "capture", "containers", "eval", "hub", "k8s", "mcp", "policy", "sandbox"}
-        | {"server", "train", "catalog"}
+        | {"server", "train", "catalog", "verifiers"}
     ),
     "openenv": frozenset({"base", "client"}),
 }

@@ -9,7 +9,8 @@ An env is named by a target, resolved once:
   table (the folder is put on ``sys.path`` when the package is not installed);
 * a name registered in the ``openenv.envs`` entry-point group by an installed package;
 * ``gym:<id>`` - a registered Gymnasium env (``module:Class`` may also name a
-  ``gymnasium.Env`` subclass); both are served through ``openenv.gym``.
+  ``gymnasium.Env`` subclass); both are served through ``openenv.gym``;
+* ``verifiers:<taskset>`` - a verifiers taskset, served through ``openenv.verifiers``.
 """
 
 from __future__ import annotations
@@ -104,6 +105,10 @@ def load_env_class(spec: str, path: str | None = None) -> EnvClass:
     """Import ``module:Class``; ``path`` is tried first when the module is not installed."""
     if spec.startswith("gym:"):
         return _gym_class(spec[4:])
+    if spec.startswith("verifiers:"):  # a verifiers taskset: openenv.verifiers serves it
+        from ..verifiers import env_class
+
+        return env_class(spec[len("verifiers:"):])
     module_name, _, attr = spec.partition(":")
     if not module_name or not attr:
         raise EnvNotFound(f"{spec!r} is not module:Class")
