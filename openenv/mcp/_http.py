@@ -67,9 +67,21 @@ def mcp_endpoint(
 
     The bridge costs nothing until ``/mcp`` is first requested.
     """
-    if importlib.util.find_spec("mcp") is None:
+    if importlib.util.find_spec("mcp") is None or not _sdk_fits():
         return None
     return McpEndpoint(env_class, manager, settings)
+
+
+def _sdk_fits() -> bool:
+    """The installed SDK is one the bridge is written for (the mcp extra's 2.3 floor): an
+    older one (verifiers 0.4 pins mcp 2.0.0) means no /mcp, not a 500 on every request."""
+    import importlib.metadata
+
+    try:
+        major, minor = (int(part) for part in importlib.metadata.version("mcp").split(".")[:2])
+    except (importlib.metadata.PackageNotFoundError, ValueError):
+        return True
+    return (major, minor) >= (2, 3)
 
 
 class McpEndpoint:
