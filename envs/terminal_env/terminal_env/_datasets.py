@@ -17,7 +17,8 @@ use (name -> why) for any of:
 
 A registry task's ``path`` is taken relative to the registry file's folder. Tasks on git
 (``git_url``) are not fetched (there may be no network): each is reported by name with
-the reason, and the rest of the dataset is served. Digests are not checked.
+the reason, and the rest of the dataset is served. A manifest row's ``digest`` (Harbor's
+content pin, harbor_digest.py) must match its folder, else that task is not served.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ._harbor import TaskFormatError
+from .harbor_digest import pin_mismatch
 
 MANIFEST = "dataset.toml"
 REGISTRY_ENV = "OPENENV_HARBOR_REGISTRY"
@@ -85,7 +87,9 @@ def read_manifest(folder: Path) -> tuple[Splits, dict[str, str]]:
     for row in rows:
         short = row["name"].rpartition("/")[2]
         task = folder / short
-        if task.is_dir():
+        if task.is_dir() and (why := pin_mismatch(task, row.get("digest"))):  # Harbor's content pin
+            broken[short] = f"{MANIFEST} lists {row['name']!r}: {why}"
+        elif task.is_dir():
             found[short] = task
         else:
             broken[short] = f"{MANIFEST} lists {row['name']!r}: no folder {short!r} beside it"
@@ -96,7 +100,7 @@ def read_manifest(folder: Path) -> tuple[Splits, dict[str, str]]:
         raise TaskFormatError(f"{folder / MANIFEST}: [metadata.splits] must map splits to lists of tasks")
     splits: Splits = {}
     for split, names in wanted.items():
-        unknown = [n for n in names if str(n).rpartition("/")[2] not in found and str(n) not in broken]
+        unknown = [n for n in names if (s := str(n).rpartition("/")[2]) not in found and s not in broken]
         if unknown:
             raise TaskFormatError(f"{folder / MANIFEST}: split {split!r} names tasks not listed: {unknown}")
         splits[str(split)] = [found[s] for n in names if (s := str(n).rpartition("/")[2]) in found]

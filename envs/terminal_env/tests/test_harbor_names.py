@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from _terminal_fixtures import served
 from terminal_env._tasks import TASKS_DIR
+from terminal_env.harbor_digest import write_digests
 
 from openenv.capture import NotTrainable
 from openenv.harbor import (
@@ -48,6 +49,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         '[[tasks]]\nname = "openenv/top-ips"\ndigest = "sha256:' + "0" * 64 + '"\n\n'
         '[metadata.splits]\ntest = ["create-hello", "top-ips"]\n'
     )
+    write_digests(folder)  # each task pinned by its content
     with served("none", OPENENV_TERMINAL_TASKS=str(folder)) as replica:
         yield replica
 

@@ -16,6 +16,7 @@ from terminal_env import SubmitAction, TerminalEnv
 from terminal_env._datasets import REGISTRY_ENV
 from terminal_env._harbor import TaskFormatError
 from terminal_env._tasks import TASKS_DIR, HarborTaskSet
+from terminal_env.harbor_digest import write_digests
 
 HARBOR_PY = Path(__file__).resolve().parents[3] / ".venv-harbor" / "bin" / "python"
 DIGEST = "sha256:" + "0" * 64
@@ -52,6 +53,7 @@ def _dataset(root: Path) -> Path:
     for name in ("create-hello", "csv-column-sum", "top-ips"):
         shutil.copytree(TASKS_DIR / name, folder / name)
     (folder / "dataset.toml").write_text(MANIFEST)
+    write_digests(folder)  # each task pinned by its content, as Harbor's sync writes it
     return folder
 
 
