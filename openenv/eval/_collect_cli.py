@@ -36,7 +36,7 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--commit-message", help="the Hub upload's commit message")
     p.add_argument("--dataset-config", metavar="JSON", help='the dataset config, e.g. {"max_terms": 3}')
     p.add_argument("--system-prompt", help="the teacher's system prompt")
-    p.add_argument("--concurrency", "-c", type=int, default=8, help="episodes in flight (default 8)")
+    p.add_argument("--concurrency", "-c", type=int, default=1, help="episodes in flight (default 1)")
     p.set_defaults(func=run)
 
 
@@ -62,11 +62,12 @@ def run(args: argparse.Namespace) -> int:
             dataset_config=parse_dataset_config(args.dataset_config),
             system_prompt=args.system_prompt,
             concurrency=args.concurrency,
+            progress=sys.stderr.isatty(),
         )
         print(f"Env server: {cfg.base_url}")
         print(f"Teacher: {cfg.provider_label}" + (f"/{cfg.model}" if cfg.model else ""))
         print(f"Output: {cfg.output_dir}")
-        result = collect(cfg)
+        result = collect(cfg, echo=print)
         for line in summary_lines(result):
             print(line)
         if args.push_to_hub:

@@ -69,9 +69,10 @@ def test_collect_scripted_then_resume(
     assert len(_lines(out / "results.jsonl")) == 1
     assert len(list(out.glob("results.*.bak.jsonl"))) == 1  # the old file moved aside, as upstream does
 
-    if UPSTREAM_PY.exists():  # upstream's own serializer resumes from our file
+    if UPSTREAM_PY.exists():  # upstream's own record reads each line; its serializer resumes from our file
         check = (
-            "import sys\nfrom openenv.core.harness.collect import RolloutSerializer\n"
+            "import json, sys\nfrom openenv.core.harness.collect import EpisodeRecord, RolloutSerializer\n"
+            "for line in open(sys.argv[1] + '/results.jsonl'):\n    EpisodeRecord(**json.loads(line))\n"
             "print(sorted(RolloutSerializer(sys.argv[1]).collected_episode_ids()))"
         )
         env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
