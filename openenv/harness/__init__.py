@@ -10,7 +10,9 @@ Agents that own their loop (RFC 005): an ``AgenticHarnessAdapter`` runs one turn
 ``HarnessEnvironment`` makes an env of it, ``harness_app`` serves those on ``/harness``;
 ``CLIAgentAdapter`` is a real agent CLI (``AGENTS``: mini-swe-agent, Claude Code, Codex,
 Gemini CLI, OpenCode) run in a sandbox whose one way out is its capture session (``run_agent``),
-``terminal_task_env`` one on a terminal task scored by its verifier; ``ScriptedModel``
+``terminal_task_env`` one on a terminal task scored by its verifier. An env's own tools
+(a ``ToolSource``) reach the agent as an MCP server (``HarnessMCPBridge``, relayed into
+its sandbox: ``HarnessEnvironment(adapter, tools=...)``); ``ScriptedModel``
 is a scripted chat backend to run them against (a test double). See docs/agents.md.
 """
 
@@ -51,6 +53,7 @@ _LAZY = {
     ),
     **dict.fromkeys(["CLIAgentAdapter", "TerminalTaskHarness", "terminal_task_env"], "._cli_agent"),
     "ScriptedModel": "._scripted",
+    **dict.fromkeys(["HarnessMCPBridge", "ToolSource", "resolve_tool_conflicts"], "._tool_bridge"),
     "harness_app": "._route",
     "harness_route": "._route",
 }  # fmt: skip

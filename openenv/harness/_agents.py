@@ -8,6 +8,9 @@ bind-mounted in read-only and relayed to ``127.0.0.1:PORT`` inside by a small
 standard-library relay (``_relay_main.py``). The sandbox keeps no network, so the agent
 reaches that one session and nothing else: not the host, not the env server, not
 another session (the endpoint answers model routes only, as its own session).
+The env's tools, when the harness offers some (``tools_url``: a ``HarnessMCPBridge``),
+come in the same way: a second socket, relayed to ``127.0.0.1:TOOLS_PORT`` inside, and
+the agent's MCP configuration names ``http://127.0.0.1:TOOLS_PORT/mcp`` as server ``env``.
 
 Agents are installed under ``agents_dir()`` (``OPENENV_AGENTS_DIR``; by default
 ``/opt/openenv/agents`` as root, else ``~/.cache/openenv/agents``; the sandbox's uid
@@ -28,12 +31,15 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from .._exceptions import SandboxUnavailable, ValidationFailed
+from ._forward import forward_to_loopback, loopback_address
 
 __all__ = [
     "AGENTS",
     "PORT",
+    "TOOLS_PORT",
     "AgentCLI",
     "AgentRun",
     "agents_dir",
@@ -47,6 +53,10 @@ _INNER_SOCKET_DIR = "/run/openenv"  # the socket and a copy of the relay, read-o
 _INNER_RELAY = f"{_INNER_SOCKET_DIR}/relay.py"
 #: The loopback port the agent's API base URL names, inside the sandbox.
 PORT = 8000
+#: The loopback port of the env's MCP tools inside the sandbox (when the harness has some).
+TOOLS_PORT = 8001
+#: The MCP server name the env's tools are configured under (Claude Code: ``mcp__env__TOOL``).
+MCP_SERVER = "env"
 _HOME = "/tmp/home"  # the agent's $HOME: in the sandbox's private /tmp
 
 
@@ -81,6 +91,8 @@ class AgentCLI:
     lift_address_space: bool = False
     #: Added to the command line to go on with the last conversation (none: each run is new).
     resume_args: tuple[str, ...] = ()
+    #: Added to the command line to give it the env's tools at an MCP URL (None: it takes none).
+    mcp_args: Callable[[str], list[str]] | None = None
 
     def home(self, root: Path | None = None) -> Path:
         return (root or agents_dir()) / self.folder
@@ -133,6 +145,15 @@ def _claude_env(base_url: str, key: str, model: str) -> dict[str, str]:
         "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1", "IS_SANDBOX": "1",
         "CLAUDE_CONFIG_DIR": f"{_HOME}/.claude",
     }  # fmt: skip
+
+
+def _claude_mcp(url: str) -> list[str]:
+    config = {"mcpServers": {MCP_SERVER: {"type": "http", "url": url}}}
+    return ["--mcp-config", json.dumps(config), "--strict-mcp-config"]
+
+
+def _codex_mcp(url: str) -> list[str]:
+    return ["-c", f"mcp_servers.{MCP_SERVER}.url={json.dumps(url)}"]
 
 
 def _codex_argv(exe: Path, instruction: str, model: str) -> list[str]:
@@ -232,6 +253,7 @@ AGENTS: dict[str, AgentCLI] = {
         install_argv=_npm("@openai/codex"),
         dialect="openai_responses",
         needs=("npm",),
+        mcp_args=_codex_mcp,
     ),
     "opencode": AgentCLI(
         name="opencode",
@@ -267,6 +289,7 @@ AGENTS: dict[str, AgentCLI] = {
         needs=("npm",),
         lift_address_space=True,
         resume_args=("--continue",),
+        mcp_args=_claude_mcp,
     ),
 }
 
@@ -345,16 +368,20 @@ async def run_with_endpoint(
     timeout_s: float = 300.0,
     label: str = "",
     lift_address_space: bool = False,
+    tools_url: str | None = None,
 ) -> AgentRun:
     """Run ``argv`` in sandbox ``box`` (an ``openenv.sandbox.Sandbox`` under bubblewrap)
     with one way out: ``http://127.0.0.1:PORT`` inside is capture session ``session_id``
-    of the running ``capture`` (a ``CaptureServer``), its model routes only. ``$HOME`` is
+    of the running ``capture`` (a ``CaptureServer``), its model routes only; with
+    ``tools_url`` (an MCP server on a host loopback port: a ``HarnessMCPBridge``'s URL)
+    also ``127.0.0.1:TOOLS_PORT``, which reaches that port and nothing else. ``$HOME`` is
     a fresh ``/tmp/home``. Returns when ``argv`` exits or after ``timeout_s`` (then its
     processes are killed).
 
     Raises:
         SandboxUnavailable: the sandbox is not under bubblewrap (it would keep the host's
             network), or the address space cannot be lifted safely.
+        ValidationFailed: ``tools_url`` is not an http URL on loopback.
     """
     level = str(getattr(box.isolation, "value", box.isolation))
     if level != "bwrap":  # openenv.sandbox.Isolation.BWRAP (the box is the caller's)
@@ -366,22 +393,29 @@ async def run_with_endpoint(
     # a copy the sandbox's uid can read wherever this package lies (a venv under /root...)
     (sock_dir / "relay.py").write_bytes(_RELAY.read_bytes())
     (sock_dir / "relay.py").chmod(0o644)
+    if tools_url is not None:
+        loopback_address(tools_url)  # before anything is opened
     endpoint = capture.open_endpoint(session_id, str(sock_dir / "model.sock"))
     try:
-        full = [
-            "/bin/sh", "-c", f'mkdir -p {_HOME} && exec "$@"', "sh",
-            "/usr/bin/python3", "-I", _INNER_RELAY, f"{_INNER_SOCKET_DIR}/model.sock", str(PORT), "--", *argv,
-        ]  # fmt: skip
-        binds = {**(ro_binds or {}), _INNER_SOCKET_DIR: str(sock_dir)}
-        start = time.monotonic()
-        with _address_space(box, label or argv[0], lift_address_space):
-            done = await box.arun(
-                full,
-                env={"HOME": _HOME, **(env or {})},
-                ro_binds=binds,
-                timeout_s=timeout_s,
-                output_limit=1 << 20,
-            )
+        async with contextlib.AsyncExitStack() as stack:
+            pairs = [f"{_INNER_SOCKET_DIR}/model.sock", str(PORT)]
+            if tools_url is not None:
+                await stack.enter_async_context(forward_to_loopback(str(sock_dir / "tools.sock"), tools_url))
+                pairs += [f"{_INNER_SOCKET_DIR}/tools.sock", str(TOOLS_PORT)]
+            full = [
+                "/bin/sh", "-c", f'mkdir -p {_HOME} && exec "$@"', "sh",
+                "/usr/bin/python3", "-I", _INNER_RELAY, *pairs, "--", *argv,
+            ]  # fmt: skip
+            binds = {**(ro_binds or {}), _INNER_SOCKET_DIR: str(sock_dir)}
+            start = time.monotonic()
+            with _address_space(box, label or argv[0], lift_address_space):
+                done = await box.arun(
+                    full,
+                    env={"HOME": _HOME, **(env or {})},
+                    ro_binds=binds,
+                    timeout_s=timeout_s,
+                    output_limit=1 << 20,
+                )
     finally:
         endpoint.close()
     return AgentRun(
@@ -408,14 +442,17 @@ async def run_agent(
     root: Path | None = None,
     extra_env: Mapping[str, str] | None = None,
     resume: bool = False,
+    tools_url: str | None = None,
 ) -> AgentRun:
     """Run agent ``name`` on ``instruction`` in ``box``, its model calls going to capture
     session ``session_id`` of ``capture`` and nowhere else (``run_with_endpoint``);
     ``model`` is the model name it asks for; ``resume``: go on with the agent's last
-    conversation in this sandbox (its ``resume_args``; ``ValidationFailed`` without).
+    conversation in this sandbox (its ``resume_args``; ``ValidationFailed`` without);
+    ``tools_url``: the env's tools as an MCP server (a ``HarnessMCPBridge``'s URL), given
+    to the agent as MCP server ``env`` (its ``mcp_args``; ``ValidationFailed`` without).
 
     Raises:
-        ValidationFailed: an unknown or uninstalled agent.
+        ValidationFailed: an unknown or uninstalled agent, or tools for one that takes none.
         SandboxUnavailable: as ``run_with_endpoint``.
     """
     agent = _agent(name)
@@ -424,6 +461,9 @@ async def run_agent(
         raise ValidationFailed(why)
     if resume and not agent.resume_args:
         raise ValidationFailed(f"{name} cannot go on with a conversation: each run is a new one")
+    if tools_url is not None and agent.mcp_args is None:
+        raise ValidationFailed(f"{name} is not given env tools over MCP here")
+    mcp = [] if tools_url is None or agent.mcp_args is None else agent.mcp_args(_inner_tools_url(tools_url))
     home = str(agent.home(root))
     env = {
         **agent.env(f"http://127.0.0.1:{PORT}", session_id, model),
@@ -431,7 +471,11 @@ async def run_agent(
     }  # fmt: skip
     return await run_with_endpoint(
         box,
-        [*agent.argv(agent.executable(root), instruction, model), *(agent.resume_args if resume else ())],
+        [
+            *agent.argv(agent.executable(root), instruction, model),
+            *mcp,
+            *(agent.resume_args if resume else ()),
+        ],
         capture,
         session_id,
         env=env,
@@ -439,4 +483,10 @@ async def run_agent(
         timeout_s=timeout_s,
         label=name,
         lift_address_space=agent.lift_address_space,
+        tools_url=tools_url,
     )
+
+
+def _inner_tools_url(url: str) -> str:
+    """The tools' URL as the agent sees it in its sandbox: the same path on ``TOOLS_PORT``."""
+    return f"http://127.0.0.1:{TOOLS_PORT}{urlsplit(url).path or '/'}"

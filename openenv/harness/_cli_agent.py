@@ -77,6 +77,7 @@ class CLIAgentAdapter(AgenticHarnessAdapter):
         self._factory = sandbox
         self.box: Any = None
         self.session: Any = None
+        self.tools_url: str | None = None
         self._turns = 0
 
     async def start(self, working_directory: str) -> None:
@@ -94,10 +95,13 @@ class CLIAgentAdapter(AgenticHarnessAdapter):
         self.box = None  # the sandbox is its owner's to close
 
     async def inject_tools(self, tools: list[Any], bridge_url: str | None = None) -> None:
-        if tools:
-            raise HarnessError(
-                f"{self.config.name}: env tools through an MCP bridge are not offered to CLI agents"
-            )
+        """The agent gets the tools at ``bridge_url`` (an MCP server on a host loopback port)
+        as MCP server ``env``, relayed into its sandbox (``run_agent(tools_url=...)``)."""
+        if tools and self.agent.mcp_args is None:
+            raise HarnessError(f"{self.config.name} takes no env tools over MCP here")
+        if tools and bridge_url is None:
+            raise HarnessError(f"{self.config.name}: env tools need the URL of the MCP bridge serving them")
+        self.tools_url = bridge_url if tools else None
 
     async def is_alive(self) -> bool:
         return self.box is not None and not getattr(self.box, "closed", False)
@@ -117,6 +121,7 @@ class CLIAgentAdapter(AgenticHarnessAdapter):
             root=self.root,
             extra_env=self.config.env_vars,
             resume=self._turns > 0 and bool(self.agent.resume_args),
+            tools_url=self.tools_url,
         )
         self._turns += 1
         nodes = self.session.graph.nodes()[before:]

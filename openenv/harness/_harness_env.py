@@ -6,8 +6,12 @@ metadata holds the ``response``, the turn's events and its number (upstream's ke
 A ``rubric`` (``rubric(action, observation) -> reward``, sync or async) scores each
 turn. A failed or overlong turn ends the episode with an ``error`` event and
 ``error_type`` (``turn_timeout``, ``harness_crashed``), as upstream's does.
-Env tools offered to the agent through an MCP bridge are not provided here: the
-adapters of this package take none (``inject_tools`` gets an empty list).
+``tools`` (a ``ToolSource``: a ``ResourceSession``, say) are the env's tools offered to
+the agent: on ``reset`` they are renamed where they clash with the agent's own
+(``resolve_tool_conflicts``), served by a ``HarnessMCPBridge`` on loopback and handed to
+the adapter (``inject_tools(tools, bridge_url)``) before it starts; each turn's calls of
+them are in its observation's ``metadata["env_tool_calls"]``. The bridge stops with the
+episode.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from ._agentic import (
     HarnessTurnTimeoutError,
     events_to_metadata,
 )
+from ._tool_bridge import HarnessMCPBridge, ToolSource, resolve_tool_conflicts
 
 __all__ = ["HarnessAction", "HarnessEnvironment"]
 
@@ -47,8 +52,11 @@ class HarnessEnvironment(AsyncEnvironment[HarnessAction, Observation, State]):
 
     env_name = "harness"
 
-    def __init__(self, adapter: AgenticHarnessAdapter, rubric: Rubric | None = None) -> None:
-        self.adapter, self.rubric = adapter, rubric
+    def __init__(
+        self, adapter: AgenticHarnessAdapter, rubric: Rubric | None = None, *, tools: ToolSource | None = None
+    ) -> None:
+        self.adapter, self.rubric, self.tools = adapter, rubric, tools
+        self.bridge: HarnessMCPBridge | None = None
         self._state = State()
         self._trajectory: list[HarnessEvent] = []
         self._active = False
@@ -63,15 +71,38 @@ class HarnessEnvironment(AsyncEnvironment[HarnessAction, Observation, State]):
     ) -> Observation:
         self._active = False
         await self.adapter.stop()
-        await self.adapter.inject_tools([], None)
+        await self._stop_bridge()
         try:
+            injected = await self._inject()
             await self.adapter.start(self.adapter.config.working_directory)
         except BaseException:
             await self.adapter.stop()
+            await self._stop_bridge()
             raise
         self._state = State(episode_id=episode_id or str(uuid.uuid4()), step_count=0)
         self._trajectory, self._active = [], True
-        return Observation(reward=0.0, metadata={"episode_id": self._state.episode_id, "injected_tools": []})
+        metadata = {"episode_id": self._state.episode_id, "injected_tools": [t.name for t in injected]}
+        return Observation(reward=0.0, metadata=metadata)
+
+    async def _inject(self) -> list[Any]:
+        """Serve the env's tools (if any) and hand them to the adapter; the tools handed."""
+        if self.tools is None:
+            await self.adapter.inject_tools([], None)
+            return []
+        tools = await asyncio.to_thread(self.tools.list_tools)
+        resolved = resolve_tool_conflicts(tools, self.adapter.BUILTIN_TOOL_NAMES)
+        renames = {
+            new.name: old.name for new, old in zip(resolved, tools, strict=True) if new.name != old.name
+        }
+        self.bridge = HarnessMCPBridge(self.tools, renames=renames, loop=asyncio.get_running_loop())
+        url = await asyncio.to_thread(self.bridge.start)
+        await self.adapter.inject_tools(resolved, url)
+        return resolved
+
+    async def _stop_bridge(self) -> None:
+        if self.bridge is not None:
+            bridge, self.bridge = self.bridge, None
+            await asyncio.to_thread(bridge.stop)
 
     async def step(self, action: HarnessAction) -> Observation:
         if not isinstance(action, HarnessAction):
@@ -81,6 +112,7 @@ class HarnessEnvironment(AsyncEnvironment[HarnessAction, Observation, State]):
         if not await self.adapter.is_alive():
             return await self._failed("harness process is not running", "harness_crashed")
         timeout = self.adapter.config.session_timeout_s
+        calls_before = len(self.bridge.trace) if self.bridge is not None else 0
         try:
             reply = await asyncio.wait_for(self.adapter.send_message(action.message), timeout)
         except (TimeoutError, HarnessTurnTimeoutError) as exc:
@@ -98,6 +130,8 @@ class HarnessEnvironment(AsyncEnvironment[HarnessAction, Observation, State]):
                 "turn_number": self._state.step_count,
             },
         )
+        if self.bridge is not None:
+            obs.metadata["env_tool_calls"] = [e.to_plain() for e in self.bridge.trace[calls_before:]]
         if self.rubric is not None:
             score = self.rubric(action, obs)
             obs.reward = await score if inspect.isawaitable(score) else score
@@ -106,6 +140,7 @@ class HarnessEnvironment(AsyncEnvironment[HarnessAction, Observation, State]):
     async def _failed(self, message: str, error_type: str) -> Observation:
         self._active = False
         await self.adapter.stop()
+        await self._stop_bridge()
         event = HarnessEvent(type=HarnessEventType.ERROR, data={"message": message, "recoverable": False})
         self._trajectory.append(event)
         return Observation(
@@ -120,3 +155,4 @@ class HarnessEnvironment(AsyncEnvironment[HarnessAction, Observation, State]):
     async def close(self) -> None:
         self._active = False
         await self.adapter.stop()
+        await self._stop_bridge()

@@ -1,11 +1,12 @@
-"""Run an agent in a sandbox with one way out: a loopback port relayed to a unix socket.
+"""Run an agent in a sandbox whose ways out are loopback ports relayed to unix sockets.
 
-    python3 -I _relay_main.py SOCKET PORT -- AGENT ARGV...
+    python3 -I _relay_main.py SOCKET PORT [SOCKET PORT]... -- AGENT ARGV...
 
 Started inside the sandbox (its own network namespace: nothing but loopback), it
-listens on 127.0.0.1:PORT, pipes each connection to the unix socket SOCKET (the
-session's capture endpoint, bind-mounted in), runs the agent as its child and exits
-with the agent's exit status. Standard library only: it runs under the system Python.
+listens on 127.0.0.1:PORT for each pair, pipes each connection to that unix socket
+(the session's capture endpoint; the env's MCP tools, when it has some: bind-mounted
+in), runs the agent as its child and exits with the agent's exit status. Standard
+library only: it runs under the system Python.
 """
 
 from __future__ import annotations
@@ -48,15 +49,17 @@ def _serve(listener: socket.socket, path: str) -> None:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) < 4 or argv[2] != "--":
-        sys.stderr.write("usage: _relay_main.py SOCKET PORT -- ARGV...\n")
+    split = argv.index("--") if "--" in argv else -1
+    pairs, command = argv[:split], argv[split + 1 :]
+    if split < 2 or len(pairs) % 2 or not command:
+        sys.stderr.write("usage: _relay_main.py SOCKET PORT [SOCKET PORT]... -- ARGV...\n")
         return 2
-    path, port, command = argv[0], int(argv[1]), argv[3:]
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind(("127.0.0.1", port))
-    listener.listen(64)
-    threading.Thread(target=_serve, args=(listener, path), daemon=True).start()
+    for path, port in zip(pairs[::2], pairs[1::2], strict=True):
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", int(port)))
+        listener.listen(64)
+        threading.Thread(target=_serve, args=(listener, path), daemon=True).start()
     try:
         child = subprocess.Popen(command)
     except OSError as exc:

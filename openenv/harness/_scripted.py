@@ -84,11 +84,20 @@ class ScriptedModel:
     """The app (``app``) and what it saw (``calls``: every request body, in order).
 
     ``command``: what the first reply runs; ``answer``: the final reply's text where
-    the agent has tools.
+    the agent has tools; ``tool``: ``(name, arguments)``, a tool the first reply calls
+    instead when the agent offers it (by that name, or as MCP server ``env``'s:
+    ``mcp__env__NAME``, ``env__NAME``), an env tool given over MCP.
     """
 
-    def __init__(self, command: str, *, answer: str = "Done.", model: str = "scripted") -> None:
-        self.command, self.answer, self.model = command, answer, model
+    def __init__(
+        self,
+        command: str,
+        *,
+        answer: str = "Done.",
+        model: str = "scripted",
+        tool: tuple[str, dict[str, Any]] | None = None,
+    ) -> None:
+        self.command, self.answer, self.model, self.tool = command, answer, model, tool
         self.url = ""  # where it is served, for whoever serves it
         self.calls: list[dict[str, Any]] = []
         self.app = Starlette(
@@ -106,17 +115,21 @@ class ScriptedModel:
         # mini-swe-agent ends a run on a command of its own, which its prompt names
         mini = any(FINISH_MINI.split()[1] in _text(m.get("content")) for m in messages)
         cmd = self.command if first else FINISH_MINI
+        env_tool = self._env_tool(names) if first else None
+        if env_tool is not None:
+            return _call(f"call_{len(self.calls)}", env_tool, json.dumps(self.tool[1] if self.tool else {}))
         if shell is None:  # no shell tool: mini-swe-agent's text protocol (1.x)
             return {"role": "assistant", "content": f"THOUGHT: run it.\n\n```bash\n{cmd}\n```"}
         if not first and not mini:
             return {"role": "assistant", "content": self.answer}
-        args = json.dumps(_SHELL_TOOLS[shell](cmd))
-        call = {
-            "id": f"call_{len(self.calls)}",
-            "type": "function",
-            "function": {"name": shell, "arguments": args},
-        }
-        return {"role": "assistant", "content": None, "tool_calls": [call]}
+        return _call(f"call_{len(self.calls)}", shell, json.dumps(_SHELL_TOOLS[shell](cmd)))
+
+    def _env_tool(self, names: list[Any]) -> str | None:
+        """The name the agent gives ``tool``, if it offers it."""
+        if self.tool is None:
+            return None
+        wanted = self.tool[0]
+        return next((n for n in names if n in (wanted, f"mcp__env__{wanted}", f"env__{wanted}")), None)
 
     async def _models(self, request: Request) -> Response:
         return JSONResponse({"object": "list", "data": [{"id": self.model, "object": "model"}]})
@@ -156,6 +169,11 @@ class ScriptedModel:
         if not body.get("stream"):
             return JSONResponse(out)
         return StreamingResponse(iter(_chunks(out, message, body)), media_type="text/event-stream")
+
+
+def _call(call_id: str, name: str, arguments: str) -> dict[str, Any]:
+    call = {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+    return {"role": "assistant", "content": None, "tool_calls": [call]}
 
 
 def _chunks(out: dict[str, Any], message: dict[str, Any], body: dict[str, Any]) -> list[str]:

@@ -1,6 +1,7 @@
 """``openenv.core.harness``: upstream's harness names over ours (``openenv.harness``), the
-turn-based agent adapters of RFC 005 among them. Env tools bridged to an agent over MCP
-(``HarnessMCPBridge``, ``build_bridge_server``, ``resolve_tool_conflicts``) and
+turn-based agent adapters of RFC 005 among them. Env tools reach an agent over MCP through
+``openenv.harness.HarnessMCPBridge``, which serves a ``ToolSource`` rather than upstream's
+FastMCP server: upstream's ``HarnessMCPBridge`` and ``build_bridge_server`` (FastMCP) and
 ``HarnessProcess`` are not provided."""
 
 from ..._lazy import lazy_exports
@@ -12,14 +13,14 @@ HarnessNotRunningError HarnessResponse HarnessRolloutResult HarnessRunLimits Har
 HarnessTransport HarnessTurnTimeoutError LoopOwningSession MCPHarnessAdapter Message ModelStep
 ModelStepResult ResourceSession ResourceSessionFactory RolloutEvent SessionMCPBridge StepEnvSessionAdapter
 ToolResult ToolTraceEntry TraceEntry VerifyResult build_harness_rollout_func events_to_metadata
-resolve_env_reward""".split()  # noqa: SIM905
-_GONE = "env tools are not bridged to agents over MCP here"
+resolve_env_reward resolve_tool_conflicts""".split()  # noqa: SIM905
+_GONE = "FastMCP servers are not bridged here: openenv.harness.HarnessMCPBridge serves a ToolSource"
 __getattr__, __dir__ = lazy_exports(
     __name__,
     dict.fromkeys(__all__, "openenv.harness"),
     __all__,
     missing={
-        **dict.fromkeys(["HarnessMCPBridge", "build_bridge_server", "resolve_tool_conflicts"], _GONE),
+        **dict.fromkeys(["HarnessMCPBridge", "build_bridge_server"], _GONE),
         "HarnessProcess": "agents run through openenv.harness.run_agent in a sandbox",
     },
 )
