@@ -1,0 +1,48 @@
+"""A verifiers 0.4 taskset made for the tests (runs in the verifiers venv): three
+questions from an in-memory ``datasets.Dataset``, each task scored by its own rubric:
+weighted ``@vf.reward`` methods (one with a negative weight) and metrics."""
+
+import datasets
+import verifiers.v1 as vf
+
+
+class QAData(vf.TaskData):
+    answer: str
+
+
+class QATask(vf.Task[QAData]):
+    @vf.reward(weight=1.0)
+    async def exact(self, trace) -> float:
+        return float(trace.last_reply == self.data.answer)
+
+    @vf.reward(weight=0.5)
+    async def mentions(self, trace) -> float:
+        return float(self.data.answer in trace.last_reply)
+
+    @vf.reward(weight=-0.25)
+    async def verbose(self, trace) -> float:
+        return float(len(trace.last_reply) > 10)
+
+    @vf.metric
+    async def turns(self, trace) -> float:
+        return float(trace.num_turns)
+
+
+ROWS = datasets.Dataset.from_list([
+    {"id": "add", "question": "What is 2 + 3?", "answer": "5"},
+    {"id": "cap", "question": "What is the capital of France?", "answer": "Paris"},
+    {"id": "sq", "question": "What is 7 squared?", "answer": "49"},
+])
+
+
+class QATaskset(vf.Taskset[QATask]):
+    def load(self):
+        for row in ROWS:
+            yield QATask(
+                QAData(id=row["id"], prompt=row["question"], answer=row["answer"],
+                       system_prompt="Reply with the answer only."),
+                self.config.task,
+            )
+
+
+__all__ = ["QATaskset"]
