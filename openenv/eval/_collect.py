@@ -272,6 +272,21 @@ def _fix_run_file(out: Path, ids: list[str], samples: int) -> None:
     path.write_text(json.dumps(record, indent=2))
 
 
+def _check_resumable(out: Path, policy: Policy, cfg: CollectConfig) -> None:
+    """A resume goes on with the teacher and turn limit the folder was collected with
+    (checked before anything is written; the runner would refuse it later)."""
+    path = out / RUN_FILE
+    if not path.is_file():
+        return
+    old = json.loads(path.read_text())
+    for key, now in (("policy", policy.name), ("max_turns", cfg.max_turns)):
+        if old.get(key) != now:
+            raise EvalError(
+                f"{out} holds episodes collected with {key}={old.get(key)!r}, not {now!r}: "
+                "pass --no-resume (the old files are moved aside) or another --output-dir"
+            )
+
+
 def collect(cfg: CollectConfig, *, echo: Callable[[str], None] | None = None) -> CollectResult:
     """Collect ``cfg.num_episodes`` episodes into ``cfg.output_dir`` (see the module
     docstring); ``echo`` gets a line for each failed episode and for each file
@@ -281,7 +296,9 @@ def collect(cfg: CollectConfig, *, echo: Callable[[str], None] | None = None) ->
         raise EvalError(f"--num-episodes must be at least 1, not {cfg.num_episodes}")
     tasks, policy = tasks_of(cfg), teacher(cfg)
     out = Path(cfg.output_dir)
-    if not cfg.resume:
+    if cfg.resume:
+        _check_resumable(out, policy, cfg)
+    else:
         for old, new in _move_aside(out):
             say(f"resume=False moved {old} to {new}")
     serializer = RolloutSerializer(out)

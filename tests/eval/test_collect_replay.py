@@ -150,3 +150,20 @@ def test_no_resume_keeps_every_earlier_backup(
     assert counts == [1, 2]  # both earlier runs kept
     assert len(_records(out)) == 3
     assert len(list(out.glob("trajectories.*.bak.jsonl"))) == 2
+
+
+def test_a_resume_with_another_turn_limit_is_refused_before_anything_is_written(
+    game_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "c"
+    argv = ["collect", "openspiel:one_move", "--base-url", game_url, "-o", str(out)]
+    assert main([*argv, "-n", "1"]) == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    capsys.readouterr()
+    assert main([*argv, "-n", "2", "--max-turns", "3"]) == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert line == (
+        f"openenv collect: {out} holds episodes collected with max_turns=9, not 3: "
+        "pass --no-resume (the old files are moved aside) or another --output-dir"
+    )
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # metadata.json too
