@@ -57,7 +57,8 @@ class TrainConfig:
     micro_batch: int = 64
     logprob_chunk: int = 1024
     max_staleness: int = 0
-    """Episodes sampled more than this many policy versions ago are dropped."""
+    """Rollouts run up to this many steps ahead of training (0: each step waits for its
+    own); episodes sampled more than this many policy versions ago are dropped."""
     observation_adapter: Callable[[Mapping[str, Any]], str] | None = None
     """For envs that are not text envs (RFC 0002): observation dict -> prompt text."""
     action_adapter: Callable[[str], dict[str, Any]] | None = None
@@ -87,6 +88,8 @@ class TrainConfig:
             raise ValueError(f"sampler must be 'auto', 'hf' or 'vllm', not {self.sampler!r}")
         if self.workers < 0:
             raise ValueError("workers must be 0 (in-process) or more")
+        if self.max_staleness < 0:
+            raise ValueError("max_staleness must be 0 (on-policy) or more")
         if self.env_replicas < 0:
             raise ValueError("env_replicas must be 0 (use the --env URLs) or more")
         if self.env_replicas and len(self.env) != 1:

@@ -33,6 +33,7 @@ __all__ = [  # the learner's functions stay importable from here
     "pick_device",
     "rollout_settings",
     "save_checkpoint",
+    "split_stale",
     "task_seed",
     "train",
     "update",
@@ -163,7 +164,7 @@ def _step(
     episodes, sync_s = rollouts.get(step)
     t1, t2 = t0 + sync_s, time.perf_counter()
     row = _score(cfg, step, episodes)
-    fresh = [e for e in episodes if e.reward is not None and _staleness(e, step) <= cfg.max_staleness]
+    fresh, stale = split_stale(episodes, step, cfg.max_staleness)
     adv, group_stats = advantages(cfg, episodes)
     row.update(group_stats)
     if fresh and sum(sum(e.mask) for e in fresh) > 0:
@@ -179,29 +180,45 @@ def _step(
         train_tokens_per_s=sum(len(e.tokens) for e in fresh) / max(t3 - t2, 1e-9),
         episodes_per_s=row["episodes"] / max(t2 - t1, 1e-9),
         staleness_max=max((_staleness(e, step) for e in fresh), default=0),
+        staleness_mean=statistics.fmean(_staleness(e, step) for e in fresh) if fresh else 0.0,
+        stale_dropped=len(stale),
     )
     return row
 
 
-class _Rollouts:
-    """Rollouts step by step; with ``max_staleness >= 1`` one step ahead.
+def split_stale(
+    episodes: list[Episode], step: int, max_staleness: int
+) -> tuple[list[Episode], list[Episode]]:
+    """The scored episodes trained on at ``step`` (sampled at most ``max_staleness``
+    versions ago) and the scored ones dropped for being older."""
+    scored = [e for e in episodes if e.reward is not None]
+    fresh = [e for e in scored if _staleness(e, step) <= max_staleness]
+    return fresh, [e for e in scored if _staleness(e, step) > max_staleness]
 
-    Pipelined, the rollout of step ``s + 1`` is started (with the weights of version
-    ``s``) before the update of step ``s``, so Monarch workers sample while the trainer
-    trains; step ``s + 1`` then trains on episodes one version old, with the ratio taken
-    against the sampler's logprobs. An in-process pool has nothing to overlap with and
-    runs each rollout when it is started.
+
+class _Rollouts:
+    """Rollouts step by step; with ``max_staleness = N >= 1`` up to N steps ahead.
+
+    Pipelined, once the episodes of step ``s`` are in (before its update) the rollouts
+    of steps ``s + 1 .. s + N`` not yet running are started with the weights of version
+    ``s``, so Monarch workers sample while the trainer trains; step ``s + N`` then
+    trains on episodes N versions old, with the ratio taken against the sampler's
+    logprobs (the first N steps on fresher ones). An in-process pool has nothing to
+    overlap with and runs each rollout when it is started.
     """
 
     def __init__(self, runner: asyncio.Runner, pool: Pool, cfg: TrainConfig, replicas: Any = None) -> None:
         self.runner, self.pool, self.cfg = runner, pool, cfg
-        self.pending: tuple[int, Any] | None = None
+        self.pending: dict[int, Any] = {}  # step -> its episodes, or the task making them
+        self.pushed: int | None = None  # the version the workers hold
         self.replicas = replicas  # a MonarchReplicaPool: each group leases a replica
         self.leased: list[str] = []
 
     def _start(self, step: int, version: int) -> float:
         t0 = time.perf_counter()
-        self.runner.run(self.pool.push(version))
+        if self.pushed != version:
+            self.runner.run(self.pool.push(version))
+            self.pushed = version
         sync_s = time.perf_counter() - t0
         groups: list[Any] = [(g, task_seed(self.cfg, step, g)) for g in range(self.cfg.prompts_per_step)]
         if self.replicas is not None:  # the least-loaded live replica per group (lost ones replaced)
@@ -209,11 +226,11 @@ class _Rollouts:
             self.leased += urls
             groups = [(g, seed, url) for (g, seed), url in zip(groups, urls, strict=True)]
         if isinstance(self.pool, LocalPool):
-            self.pending = (step, self.runner.run(self.pool.rollout(step, groups)))
+            self.pending[step] = self.runner.run(self.pool.rollout(step, groups))
         else:
             task = self.runner.get_loop().create_task(self.pool.rollout(step, groups))
             self.runner.run(asyncio.sleep(0))  # let it send its calls to the workers
-            self.pending = (step, task)
+            self.pending[step] = task
         return sync_s
 
     async def _wait(self, task: asyncio.Task[list[Episode]]) -> list[Episode]:
@@ -221,10 +238,8 @@ class _Rollouts:
 
     def get(self, step: int) -> tuple[list[Episode], float]:
         """The episodes of ``step`` and the seconds spent sending weights."""
-        sync_s = self._start(step, step) if self.pending is None or self.pending[0] != step else 0.0
-        assert self.pending is not None
-        result = self.pending[1]
-        self.pending = None
+        sync_s = self._start(step, step) if step not in self.pending else 0.0
+        result = self.pending.pop(step)
         episodes = result if isinstance(result, list) else self.runner.run(self._wait(result))
         if self.replicas is not None:  # the step's groups are done with their replicas
             done, self.leased = (
@@ -233,8 +248,9 @@ class _Rollouts:
             )
             for url in done:
                 self.replicas.release(url)
-        if self.cfg.max_staleness >= 1 and step + 1 < self.cfg.steps:
-            sync_s += self._start(step + 1, step)
+        for ahead in range(step + 1, min(step + self.cfg.max_staleness, self.cfg.steps - 1) + 1):
+            if ahead not in self.pending:  # started in order, so leases are released in order
+                sync_s += self._start(ahead, step)
         return episodes, sync_s
 
 
