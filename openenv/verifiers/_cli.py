@@ -38,7 +38,7 @@ def _splits(items: list[str] | None) -> dict[str, dict[str, Any]] | None:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from .._exceptions import EnvKwargsError, EnvNotFound, InitError, MissingExtra
+    from .._exceptions import EnvNotFound, InitError, MissingExtra, ServeFailed
 
     if args.limit is not None and args.limit < 1:
         return _fail(f"--limit {args.limit} is not a positive number of tasks")
@@ -54,7 +54,7 @@ def _import(args: argparse.Namespace) -> int:
 
     try:
         folder = write_env_package(args.module, args.dest, config=config, splits=splits, limit=args.limit)
-    except (EnvNotFound, EnvKwargsError, InitError, MissingExtra) as exc:
+    except (EnvNotFound, ServeFailed, InitError, MissingExtra) as exc:  # EnvKwargsError is a ServeFailed
         return _fail(str(exc))
     print(f"openenv import: wrote {folder} (verifiers taskset {args.module}); "
           f"next: openenv validate {folder}")

@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from .._exceptions import EnvKwargsError, EnvNotFound
+from .._exceptions import EnvKwargsError, EnvNotFound, ServeFailed
 from .._extras import require
 
 #: The verifiers releases this adapter is written and tested against.
@@ -94,7 +94,11 @@ def load_tasks(taskset_id: str, config: Mapping[str, Any], limit: int | None = N
         taskset = taskset.take(limit)
     elif not taskset.bounded:
         raise EnvKwargsError(f"taskset {taskset_id!r} is infinite: give a limit (the first N tasks served)")
-    tasks = list(taskset)
+    try:
+        tasks = list(taskset)
+    except Exception as exc:  # the taskset's own load(): one line, not a traceback
+        why = f"{type(exc).__name__}: {exc}"
+        raise ServeFailed(f"taskset {taskset_id!r} failed to load its tasks: {why}") from None
     if type(taskset).toolsets(taskset.config):
         raise EnvNotFound(f"taskset {taskset_id!r} gives the model tools (toolsets): not a text env")
     checked: set[type] = set()

@@ -65,7 +65,12 @@ class {cls}(VerifiersEnv):
     """One task of the verifiers taskset {taskset!r} per episode, scored by its own rubric."""
 
     env_name = {name!r}
-    task_set = VerifiersTaskSet({taskset!r}, config={config!r}, splits={splits!r}, limit={limit!r})
+    task_set = VerifiersTaskSet(
+        {taskset!r},
+        config={config!r},
+        splits={splits!r},
+        limit={limit!r},
+    )
 '''
 
 _INIT = '''\

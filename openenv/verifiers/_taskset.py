@@ -2,9 +2,10 @@
 
 Each split is the taskset loaded with its own config (a taskset that reads a dataset
 split from a config field gets ``splits={"train": {"split": "train"}, "test": {...}}``);
-by default there is one split, ``train``. A task's id is its verifiers ``id``, else
-``<split>-<idx>``. The Task API shows a task's id, name, description and prompt text,
-never its other fields (a reference answer stays on the server).
+by default there is one split, ``train``. A task's id is its verifiers ``id`` when every
+task of the split has one and no two are equal, else ``<split>-<index>``. The Task API
+shows a task's id, name, description and prompt text, never its other fields (a
+reference answer stays on the server).
 """
 
 from __future__ import annotations
@@ -49,7 +50,11 @@ class VerifiersTaskSet(TaskSet):
         for split, config in self.split_configs.items():
             tasks = load_tasks(self.taskset, config, self.limit)
             self._tasks[split] = tasks
-            rows[split] = Rows([_row(split, i, task) for i, task in enumerate(tasks)])
+            ids = [task.data.id for task in tasks]
+            own = None not in ids and len({str(i) for i in ids}) == len(ids)
+            rows[split] = Rows(
+                [_row(task, str(task.data.id) if own else f"{split}-{i}") for i, task in enumerate(tasks)]
+            )
         return rows
 
     def verifiers_task(self, split: str, index: int) -> Any:
@@ -58,10 +63,10 @@ class VerifiersTaskSet(TaskSet):
         return self._tasks[split][index]
 
 
-def _row(split: str, index: int, task: Any) -> dict[str, Any]:
+def _row(task: Any, task_id: str) -> dict[str, Any]:
     data = task.data
     return {
-        "id": str(data.id) if data.id is not None else f"{split}-{index}",
+        "id": task_id,
         "name": data.name,
         "description": data.description,
         "prompt": data.prompt_text,
