@@ -12,7 +12,7 @@ MODULES = [
     "openenv", "openenv.client", "openenv.server", "echo_env", "openenv.tasks", "openenv.rewards",
     "openenv.gym", "openenv.sandbox", "openenv.mcp", "openenv.authoring", "openenv.hub", "openenv.train",
     "openenv.containers", "openenv.k8s", "openenv.core", "openenv.core.env_server", "openenv.auto",
-    "openenv.eval", "openenv.policy", "openenv.catalog", "openenv.discovery",
+    "openenv.eval", "openenv.policy", "openenv.catalog", "openenv.discovery", "openenv.verifiers",
 ]
 
 
