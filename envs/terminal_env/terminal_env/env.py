@@ -138,6 +138,14 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
             resources.images.close()
 
     @classmethod
+    def harness_env(cls, options: dict[str, str], env_kwargs: dict[str, Any]) -> Any:
+        """``/harness`` on this env's server: an agent CLI on a task (``openenv.harness._served``)."""
+        from openenv.harness._served import terminal_harness
+
+        shared = {"resources": cls._active} if cls._active is not None else {}
+        return terminal_harness(options, {**env_kwargs, **shared})
+
+    @classmethod
     def metadata(cls) -> TerminalMetadata:
         base = super().metadata()
         return TerminalMetadata(**base.model_dump(), sandbox=cls.sandbox_report())
