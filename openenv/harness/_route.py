@@ -12,25 +12,38 @@ internals: adapter errors can hold subprocess output). The env is closed on ever
 code ``CAPACITY_REACHED``). Upstream's frames and messages.
 
     app = harness_app(lambda: terminal_task_env("claude-code", "count-errors", proxy))
+
+``openenv serve`` mounts it for an env with a harness config (``_endpoint.py``). A
+``HarnessStartupError`` making the env is said in the ``error`` frame.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import uuid
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 from pydantic import ValidationError
 from starlette.applications import Starlette
-from starlette.routing import WebSocketRoute
+from starlette.routing import BaseRoute, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from ._agentic import HarnessClientMessage, HarnessEvent, HarnessEventType, HarnessProtocolError
+from ._agentic import (
+    HarnessClientMessage,
+    HarnessEvent,
+    HarnessEventType,
+    HarnessProtocolError,
+    HarnessStartupError,
+)
 from ._harness_env import HarnessEnvironment
 
-__all__ = ["harness_app", "harness_route"]
+__all__ = ["HarnessEndpoint", "harness_app", "harness_route"]
+
+#: ``make_env(options)``: a fresh env for one connection, ``options`` its query parameters.
+MakeEnv = Callable[[dict[str, str]], HarnessEnvironment]
 
 
 def _error(message: str, code: str) -> str:
@@ -39,6 +52,10 @@ def _error(message: str, code: str) -> str:
 
 def harness_route(make_env: Callable[[], HarnessEnvironment], *, max_sessions: int = 8) -> WebSocketRoute:
     """The ``/harness`` route (see the module doc)."""
+    return _route(lambda options: make_env(), max_sessions)
+
+
+def _route(make_env: MakeEnv, max_sessions: int) -> WebSocketRoute:
     slots = asyncio.Semaphore(max_sessions)
 
     async def endpoint(ws: WebSocket) -> None:
@@ -50,7 +67,7 @@ def harness_route(make_env: Callable[[], HarnessEnvironment], *, max_sessions: i
         async with slots:
             env: HarnessEnvironment | None = None
             try:
-                env = make_env()
+                env = make_env(dict(ws.query_params))
                 await env.reset()
                 started = {"session_id": uuid.uuid4().hex, "harness": env.adapter.config.name}
                 await ws.send_text(json.dumps({"type": "session_started", "data": started}))
@@ -58,6 +75,8 @@ def harness_route(make_env: Callable[[], HarnessEnvironment], *, max_sessions: i
                     pass
             except WebSocketDisconnect:
                 pass
+            except HarnessStartupError as exc:  # ours: what to change (no subprocess output)
+                await _say(ws, _error(f"harness session failed: {exc}", "SESSION_ERROR"))
             except Exception:
                 await _say(ws, _error("harness session failed", "SESSION_ERROR"))
             finally:
@@ -132,3 +151,27 @@ class _quiet:
 def harness_app(make_env: Callable[[], HarnessEnvironment], *, max_sessions: int = 8) -> Starlette:
     """A Starlette app serving only ``/harness`` (serve it with uvicorn, or mount the route)."""
     return Starlette(routes=[harness_route(make_env, max_sessions=max_sessions)])
+
+
+class HarnessEndpoint:
+    """``/harness`` as a protocol endpoint of an env app (``openenv.server``'s seam);
+    ``on_close`` runs when the app stops (what the env's harness config started)."""
+
+    def __init__(self, make_env: MakeEnv, *, max_sessions: int, on_close: Callable[[], Any] | None = None):
+        self._route = _route(make_env, max_sessions)
+        self._on_close = on_close
+
+    @property
+    def routes(self) -> Sequence[BaseRoute]:
+        return [self._route]
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            if self._on_close is not None:
+                await asyncio.to_thread(self._on_close)
+
+    async def ws_message(self, request: Any, session: Any) -> dict[str, Any] | None:
+        return None  # /ws frames are the env's
