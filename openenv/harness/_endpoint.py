@@ -32,8 +32,9 @@ def harness_endpoint(env_class: Any, manager: Any, settings: Any) -> Any:
 
     kwargs = dict(getattr(settings, "env_kwargs", None) or {})
     limit = max(1, int(getattr(settings, "max_sessions", 8)))
-    if subclass:
+    if subclass or config is None:
         return HarnessEndpoint(lambda options: env_class(**kwargs), max_sessions=limit)
+    make = config
     return HarnessEndpoint(
-        lambda options: config(options, dict(kwargs)), max_sessions=limit, on_close=_served.close
+        lambda options: make(options, dict(kwargs)), max_sessions=limit, on_close=_served.close
     )
