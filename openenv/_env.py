@@ -79,7 +79,7 @@ class _EnvBase(Generic[ActT, ObsT, StateT]):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        for base in getattr(cls, "__orig_bases__", ()):
+        for base in cls.__dict__.get("__orig_bases__", ()):  # its own: a subclass keeps what its parent set
             origin = get_origin(base)
             if not (isinstance(origin, type) and origin.__dict__.get("_is_env_root")):
                 continue

@@ -10,8 +10,9 @@ the terminal env's (``terminal_env._rollout``, ``_datasets``) or ``openenv.eval`
         result = env.run_rollout(split="train", task_index=0, harness="oracle")
         print(result.reward, result.rewards)
 
-``HarborEnvironment`` (the server side: the terminal env with ``configure(datasets=)``
-and the Task API), ``HarborEnv`` (the client: Task API reads and ``run_rollout``),
+``HarborEnvironment`` (the server side: the terminal env with ``configure(datasets=)``,
+the Task API, and upstream's ``run_rollout`` / ``list_tasks`` tools answered as
+``call_tool`` steps), ``HarborEnv`` (the client: Task API reads and ``run_rollout``),
 ``HarborRolloutResult`` / ``HarborTaskRef`` / ``HarborTurn`` (upstream's wire types),
 ``to_training_trace`` (a train rollout as the capture proxy's ``TrainingTrace``),
 ``load_atif`` / ``write_atif`` / ``merge_into_atif`` (ATIF read, written, and given the

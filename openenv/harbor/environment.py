@@ -3,8 +3,10 @@
 ``configure(datasets=[...])`` sets what every session serves: a folder of task folders,
 a Harbor dataset folder (``dataset.toml``), a local registry file or ``name@version``
 from ``OPENENV_HARBOR_REGISTRY`` (the first given; see docs/harbor.md, "Datasets"). The
-Task API (``/{name}/splits``, ``tasks``, ``task``, ...) is the terminal env's; a
-rollout is driven from the client (``HarborEnv.run_rollout``), not by a server tool.
+Task API (``/{name}/splits``, ``tasks``, ``task``, ...) is the terminal env's; upstream's
+MCP tools ``run_rollout`` and ``list_tasks`` are answered as ``call_tool`` steps
+(``terminal_env._harbor_tools``): a rollout is one ``openenv eval`` episode the server
+plays against itself, so upstream's ``HarborEnv`` client drives it unchanged.
 """
 
 from __future__ import annotations
@@ -12,12 +14,12 @@ from __future__ import annotations
 import importlib
 from typing import Any, ClassVar
 
-TerminalEnv: Any = importlib.import_module("terminal_env").TerminalEnv
+HarborToolEnv: Any = importlib.import_module("terminal_env._harbor_tools").HarborToolEnv
 HarborTaskSet: Any = importlib.import_module("terminal_env._tasks").HarborTaskSet
 
 
-class HarborEnvironment(TerminalEnv):  # type: ignore[misc]
-    """The terminal env, its tasks set by ``configure``."""
+class HarborEnvironment(HarborToolEnv):  # type: ignore[misc]
+    """The terminal env, its tasks set by ``configure``, answering upstream's Harbor tools."""
 
     _datasets: ClassVar[list[str]] = []
 

@@ -37,6 +37,11 @@ Message = dict[str, Any]
 
 #: The peer address (host) of the request or WebSocket connection being served.
 peer: contextvars.ContextVar[str | None] = contextvars.ContextVar("openenv_peer", default=None)
+#: The server's own ``(host, port)`` that request or connection reached (an env that calls
+#: its own server, as ``openenv.harbor``'s ``run_rollout`` tool does, dials it).
+served_at: contextvars.ContextVar[tuple[str, int] | None] = contextvars.ContextVar(
+    "openenv_served_at", default=None
+)
 
 #: Paths served without a token: liveness probes (Docker's HEALTHCHECK) carry none, and
 #: a browser cannot send one when it opens the playground: its page and assets (the same
@@ -109,6 +114,8 @@ class Admission:
         refused = origins.refusal(host, origin, fetch_site, fetch_mode) if origins is not None else None
         client = scope.get("client")
         token = peer.set(client[0] if client else None)
+        server = scope.get("server")  # None on a unix socket
+        here = served_at.set((str(server[0]), int(server[1])) if server and server[1] is not None else None)
         try:
             if refused is not None:
                 await self._refuse(scope, receive, send, Forbidden(refused))
@@ -124,6 +131,7 @@ class Admission:
             else:
                 await self._counted(scope, receive, send)
         finally:
+            served_at.reset(here)
             peer.reset(token)
 
     async def _counted(self, scope: Scope, receive: Any, send: Any) -> None:

@@ -35,6 +35,14 @@ from ._runner import EnvHandle, EnvRunner
 
 log = logging.getLogger("openenv.server")
 
+#: Upstream's MCP tool steps: they need no episode and end none, as on upstream's server
+#: (its ``HarborEnv`` calls ``run_rollout`` with no reset before).
+TOOL_STEPS = frozenset({"call_tool", "list_tools"})
+
+
+def is_tool_step(action: Any) -> bool:
+    return getattr(action, "type", None) in TOOL_STEPS
+
 
 class SessionState(Enum):
     """``READY`` until the first reset, then ``ACTIVE``; ``CLOSED`` is final."""
@@ -154,7 +162,10 @@ class Session:
         return obs  # type: ignore[no-any-return]
 
     async def step(self, action: Any, timeout_s: float | None = None) -> Observation:
-        if self.state is not SessionState.ACTIVE or self.episode_over:
+        tool = is_tool_step(action)
+        if tool:
+            self._check(need_reset=False)
+        elif self.state is not SessionState.ACTIVE or self.episode_over:
             self._check(need_reset=True)
             if self.episode_over:
                 raise ResetRequired(
@@ -164,7 +175,7 @@ class Session:
                 )
         obs = await self._run("step", timeout_s, action)
         self._expect(obs, "step")
-        self.episode_over = obs.done
+        self.episode_over = self.episode_over if tool else obs.done
         return obs  # type: ignore[no-any-return]
 
     async def get_state(self, timeout_s: float | None = None) -> State:

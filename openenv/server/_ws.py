@@ -41,7 +41,7 @@ from .._protocol import (
 from .._types import SUBPROTOCOL
 from ._jsonrpc import mcp_not_supported
 from ._mounts import Mounts
-from ._sessions import Session, SessionManager, SessionState
+from ._sessions import Session, SessionManager, SessionState, is_tool_step
 
 if TYPE_CHECKING:
     from ._direct import DirectChannel
@@ -248,6 +248,8 @@ class Connection:
         key = msg.session
         try:
             if isinstance(msg, StepMessage):
+                if key not in self.sessions and is_tool_step(msg.data):  # needs no reset first
+                    await self._open(key)
                 obs = await self._session(key).step(msg.data, msg.timeout_s)
                 reply: dict[str, Any] = {
                     "type": "observation",
