@@ -15,7 +15,7 @@ import importlib
 from typing import Any, ClassVar
 
 HarborToolEnv: Any = importlib.import_module("terminal_env._harbor_tools").HarborToolEnv
-HarborTaskSet: Any = importlib.import_module("terminal_env._tasks").HarborTaskSet
+HarborTaskSet: Any = importlib.import_module("terminal_env._harbor_tools").HarborToolTaskSet
 
 
 class HarborEnvironment(HarborToolEnv):  # type: ignore[misc]

@@ -11,6 +11,8 @@ deadline, ``call_timeout_s`` 1800 s; the episode to ``agent_timeout_sec``, defau
 ``HarborRolloutResult`` as JSON; a rollout that could not run (an unknown policy, a task
 index past the split's end) is a result with ``ok = false`` and the error, as upstream's
 tool gives it. ``list_tasks`` is a window of a split's tasks (``HarborTaskRef`` rows).
+The env is named ``harbor_env`` and its Task API rows carry ``HarborTaskRef``'s keys, so
+upstream's client reads ``splits``, ``num_tasks``, ``get_task`` and ``get_task_range`` too.
 
 Upstream's engine and sandbox arguments (``sandbox``, ``llm_url``, ``model``,
 ``sampling``, ...) are taken and not used: the env's own container or sandbox runs the
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from pydantic import model_validator
@@ -37,8 +40,10 @@ from openenv.server._upstream_models import (
     ToolError,
     ToolErrorType,
 )
+from openenv.tasks import Task
 
 from . import _rollout
+from ._tasks import HarborTaskSet
 from .env import TerminalEnv
 from .models import TerminalAction, TerminalObservation
 
@@ -174,9 +179,30 @@ async def tool_step(action: CallToolAction | ListToolsAction) -> Observation:
     return CallToolObservation(tool_name=name, result=result)
 
 
-class HarborToolEnv(TerminalEnv):
-    """The terminal env that also answers upstream's Harbor tool calls (module docstring)."""
+@dataclass(frozen=True, slots=True)
+class HarborTaskRow(Task):
+    """A Task API row with upstream's ``HarborTaskRef`` keys beside ours (its client
+    validates ``task_id``, ``task_name``, ``dataset``, ``instruction``)."""
 
+    def to_json(self) -> dict[str, Any]:
+        extra = {"task_id": self.id, "task_name": self.id, "dataset": self.split}
+        return {**Task.to_json(self), **extra, "instruction": str(self.data.get("instruction", ""))}
+
+
+class HarborToolTaskSet(HarborTaskSet):
+    """The terminal env's task folders, listed with upstream's ``HarborTaskRef`` keys."""
+
+    def _task(self, split: str, index: int, row: dict[str, Any]) -> Task:
+        task = super()._task(split, index, row)
+        return HarborTaskRow(task.id, task.split, task.index, task.data)
+
+
+class HarborToolEnv(TerminalEnv):
+    """The terminal env that also answers upstream's Harbor tool calls (module docstring),
+    named as upstream's server is, so its client finds the Task API at ``/harbor_env/``."""
+
+    env_name = "harbor_env"
+    task_set: ClassVar[HarborTaskSet] = HarborToolTaskSet(TerminalEnv.task_set.root)
     action_model = HarborAction
     call_timeout_s: ClassVar[float | None] = 1800.0  # a rollout is minutes, as upstream's
 

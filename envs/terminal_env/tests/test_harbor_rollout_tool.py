@@ -1,6 +1,7 @@
 """Upstream's server-side ``run_rollout`` tool: a served ``HarborEnvironment`` answers
-``call_tool`` steps. Upstream OpenEnv 0.10's own ``HarborEnv`` client (its venv) plays
-a task with the oracle and with a policy that does nothing and gets the env's scores;
+``call_tool`` steps. Upstream OpenEnv 0.10's own ``HarborEnv`` client (its venv) reads
+the Task API and plays a task with the oracle and with a policy that does nothing and
+gets the env's scores;
 upstream's client port here (in simulation mode: tools as steps) lists the tools, reads
 ``list_tasks`` and gets a failed
 rollout (an unknown policy) as a result with ``ok = false``, a bad argument as a tool
@@ -35,9 +36,11 @@ UPSTREAM_SIDE = """
 import json, sys
 from openenv.harbor.client import HarborEnv
 with HarborEnv(base_url=sys.argv[1]) as env:
+    api = [env.splits(), env.num_tasks("test"), env.get_task("test", 1).model_dump(),
+           [t.task_id for t in env.get_task_range("test", 0, 5)]]
     solved = env.run_rollout(split="test", task_index=1, harness="oracle")
     idle = env.run_rollout(split="test", task_index=1, harness="null")
-print(json.dumps([solved.model_dump(mode="json"), idle.model_dump(mode="json")]))
+print(json.dumps([api, solved.model_dump(mode="json"), idle.model_dump(mode="json")]))
 """
 
 
@@ -76,7 +79,17 @@ def test_upstreams_own_client_runs_a_rollout_on_the_server(server: str) -> None:
         env=env,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    solved, idle = (HarborRolloutResult.model_validate(r) for r in json.loads(done.stdout.splitlines()[-1]))
+    api, *rollouts = json.loads(done.stdout.splitlines()[-1])
+    splits, count, task, ids = api  # its Task API reads, at /harbor_env/ as on upstream's server
+    assert (splits, count, ids) == ([{"name": "test", "type": "test"}], 2, ["create-hello", "top-ips"])
+    assert task == {
+        "index": 1,
+        "task_id": "top-ips",
+        "task_name": "top-ips",
+        "dataset": "test",
+        "instruction": (TASKS_DIR / "top-ips" / "instruction.md").read_text().strip(),
+    }
+    solved, idle = (HarborRolloutResult.model_validate(r) for r in rollouts)
     assert (solved.task_id, solved.ok, solved.reward) == ("top-ips", True, 1.0)
     assert solved.rewards == {"reward": 1.0}
     assert (solved.harness, solved.dataset) == ("oracle", "test")
