@@ -53,7 +53,9 @@ _LAZY = {
     ),
     **dict.fromkeys(["CLIAgentAdapter", "TerminalTaskHarness", "terminal_task_env"], "._cli_agent"),
     "ScriptedModel": "._scripted",
-    **dict.fromkeys(["HarnessMCPBridge", "ToolSource", "resolve_tool_conflicts"], "._tool_bridge"),
+    **dict.fromkeys(
+        ["FastMCPTools", "HarnessMCPBridge", "ToolSource", "resolve_tool_conflicts"], "._tool_bridge"
+    ),
     "harness_app": "._route",
     "harness_route": "._route",
 }  # fmt: skip

@@ -6,12 +6,12 @@ metadata holds the ``response``, the turn's events and its number (upstream's ke
 A ``rubric`` (``rubric(action, observation) -> reward``, sync or async) scores each
 turn. A failed or overlong turn ends the episode with an ``error`` event and
 ``error_type`` (``turn_timeout``, ``harness_crashed``), as upstream's does.
-``tools`` (a ``ToolSource``: a ``ResourceSession``, say) are the env's tools offered to
-the agent: on ``reset`` they are renamed where they clash with the agent's own
-(``resolve_tool_conflicts``), served by a ``HarnessMCPBridge`` on loopback and handed to
-the adapter (``inject_tools(tools, bridge_url)``) before it starts; each turn's calls of
-them are in its observation's ``metadata["env_tool_calls"]``. The bridge stops with the
-episode.
+``tools`` (a ``ToolSource``: a ``ResourceSession``, say; or ``mcp``, a FastMCP server, as
+upstream's) are the env's tools offered to the agent: on ``reset`` they are renamed
+where they clash with the agent's own (``resolve_tool_conflicts``), served by a
+``HarnessMCPBridge`` on loopback and handed to the adapter (``inject_tools(tools,
+bridge_url)``) before it starts; each turn's calls of them are in its observation's
+``metadata["env_tool_calls"]``. The bridge stops with the episode.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from ._agentic import (
     HarnessTurnTimeoutError,
     events_to_metadata,
 )
-from ._tool_bridge import HarnessMCPBridge, ToolSource, resolve_tool_conflicts
+from ._tool_bridge import FastMCPTools, HarnessMCPBridge, ToolSource, list_tools, resolve_tool_conflicts
 
 __all__ = ["HarnessAction", "HarnessEnvironment"]
 
@@ -53,9 +53,17 @@ class HarnessEnvironment(AsyncEnvironment[HarnessAction, Observation, State]):
     env_name = "harness"
 
     def __init__(
-        self, adapter: AgenticHarnessAdapter, rubric: Rubric | None = None, *, tools: ToolSource | None = None
+        self,
+        adapter: AgenticHarnessAdapter,
+        rubric: Rubric | None = None,
+        *,
+        tools: ToolSource | None = None,
+        mcp: Any = None,
     ) -> None:
-        self.adapter, self.rubric, self.tools = adapter, rubric, tools
+        if tools is not None and mcp is not None:
+            raise ValueError("give the env's tools as tools= or as mcp= (a FastMCP server), not both")
+        self.adapter, self.rubric = adapter, rubric
+        self.tools: ToolSource | None = FastMCPTools(mcp) if mcp is not None else tools
         self.bridge: HarnessMCPBridge | None = None
         self._state = State()
         self._trajectory: list[HarnessEvent] = []
@@ -89,7 +97,7 @@ class HarnessEnvironment(AsyncEnvironment[HarnessAction, Observation, State]):
         if self.tools is None:
             await self.adapter.inject_tools([], None)
             return []
-        tools = await asyncio.to_thread(self.tools.list_tools)
+        tools = await list_tools(self.tools)
         resolved = resolve_tool_conflicts(tools, self.adapter.BUILTIN_TOOL_NAMES)
         renames = {
             new.name: old.name for new, old in zip(resolved, tools, strict=True) if new.name != old.name

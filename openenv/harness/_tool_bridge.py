@@ -1,7 +1,8 @@
 """Env tools to an agent over MCP (RFC 005): ``HarnessMCPBridge``, ``resolve_tool_conflicts``.
 
 A ``ToolSource`` is anything with ``list_tools() -> list[Tool]`` and ``call_tool(name,
-arguments) -> ToolResult`` (sync, or ``async def``): a ``ResourceSession`` is one. The
+arguments) -> ToolResult`` (each sync, or ``async def``): a ``ResourceSession`` is one;
+``FastMCPTools`` makes one of a FastMCP server (upstream's envs keep their tools there). The
 bridge serves its tools, and nothing else, as an MCP server over streamable HTTP on
 ``http://127.0.0.1:PORT/mcp`` (a port of its own, on a thread of its own): the agent
 lists and calls the env's tools there, never ``reset``/``step``/``state``, which live on
@@ -32,7 +33,14 @@ from ..server._jsonrpc import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND,
 from ._agentic import HarnessError
 from ._types import RESERVED_TOOL_NAMES, Tool, ToolResult, ToolTraceEntry, message_content
 
-__all__ = ["HarnessMCPBridge", "ToolSource", "call_tool_result", "resolve_tool_conflicts"]
+__all__ = [
+    "FastMCPTools",
+    "HarnessMCPBridge",
+    "ToolSource",
+    "call_tool_result",
+    "list_tools",
+    "resolve_tool_conflicts",
+]
 
 _VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 
@@ -40,9 +48,47 @@ _VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 class ToolSource(Protocol):
     """What a bridge serves: a list of tools and a way to call one."""
 
-    def list_tools(self) -> list[Tool]: ...
+    def list_tools(self) -> Any: ...  # list[Tool], or an awaitable of one
 
-    def call_tool(self, name: str, arguments: dict[str, Any]) -> Any: ...
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> Any: ...  # ToolResult (or awaitable)
+
+
+class FastMCPTools:
+    """A FastMCP server's tools as a ``ToolSource`` (each request through an in-memory client)."""
+
+    def __init__(self, server: Any) -> None:
+        self.server = server
+
+    async def list_tools(self) -> list[Tool]:
+        from fastmcp import Client
+
+        async with Client(self.server) as client:
+            tools = await client.list_tools()
+        return [
+            Tool(name=t.name, description=t.description or "", input_schema=dict(_schema(t))) for t in tools
+        ]
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolResult:
+        from fastmcp import Client
+
+        async with Client(self.server) as client:
+            result = await client.call_tool(name, arguments, raise_on_error=False)
+        text = "".join(str(getattr(c, "text", "")) for c in result.content)
+        data = result.structured_content if result.structured_content is not None else text
+        return ToolResult(data=data, error=text or "the tool failed" if result.is_error else None)
+
+
+def _schema(tool: Any) -> Any:
+    schema = getattr(tool, "input_schema", None)
+    return schema if schema is not None else getattr(tool, "inputSchema", {})
+
+
+async def list_tools(source: ToolSource) -> list[Tool]:
+    """``source.list_tools()``, sync (on a worker thread) or ``async def``."""
+    if inspect.iscoroutinefunction(source.list_tools):
+        tools: list[Tool] = await source.list_tools()
+        return tools
+    return await asyncio.to_thread(source.list_tools)
 
 
 def resolve_tool_conflicts(
@@ -111,13 +157,18 @@ class _Rpc:
         self.trace: list[ToolTraceEntry] = []
         self._tools: list[Tool] | None = None
 
-    def tools(self) -> list[Tool]:
+    async def tools(self) -> list[Tool]:
         if self._tools is None:
             served = {source: name for name, source in self.renames.items()}
-            self._tools = [
-                t.model_copy(update={"name": served.get(t.name, t.name)}) for t in self.source.list_tools()
-            ]
+            listed = await self._on_source_loop(list_tools(self.source))
+            self._tools = [t.model_copy(update={"name": served.get(t.name, t.name)}) for t in listed]
         return self._tools
+
+    async def _on_source_loop(self, coro: Any) -> Any:
+        """Await ``coro`` on the source's event loop (an async env lives there), else here."""
+        if self.loop is None or self.loop is asyncio.get_running_loop():
+            return await coro
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, self.loop))
 
     async def handle(self, request: Any) -> dict[str, Any] | None:
         if not isinstance(request, dict) or request.get("jsonrpc") != "2.0":
@@ -138,7 +189,7 @@ class _Rpc:
         elif method == "ping":
             result = {}
         elif method == "tools/list":
-            tools = await asyncio.to_thread(self.tools)
+            tools = await self.tools()
             result = {
                 "tools": [
                     {"name": t.name, "description": t.description, "inputSchema": t.input_schema}
@@ -155,7 +206,7 @@ class _Rpc:
         name, arguments = params.get("name"), params.get("arguments") or {}
         if not isinstance(name, str) or not isinstance(arguments, dict):
             return rpc_error(rid, INVALID_PARAMS, "tools/call needs a tool name and an arguments object")
-        if name not in {t.name for t in await asyncio.to_thread(self.tools)}:
+        if name not in {t.name for t in await self.tools()}:
             return rpc_error(rid, INVALID_PARAMS, f"Unknown tool: {name}")
         source_name = self.renames.get(name, name)
         try:
@@ -172,10 +223,7 @@ class _Rpc:
         call = self.source.call_tool
         if not inspect.iscoroutinefunction(call):
             return await asyncio.to_thread(call, name, arguments)
-        if self.loop is None or self.loop is asyncio.get_running_loop():
-            return await call(name, arguments)
-        # the source's own event loop (an async env lives there), not the bridge's
-        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(call(name, arguments), self.loop))
+        return await self._on_source_loop(call(name, arguments))
 
 
 def _app(rpc: _Rpc) -> Any:

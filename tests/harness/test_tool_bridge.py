@@ -34,6 +34,7 @@ from openenv.server import create_app, serve_in_background
 from tests._envs import MODELS, TAction, make_env
 
 from .conftest import AGENTS_DIR, BWRAP_WHY
+from .test_harness_env import _Echo
 
 SAY = Tool(
     name="say",
@@ -200,3 +201,39 @@ async def test_claude_code_calls_an_env_tool_from_its_sandbox(
             await env.close()
             box.close()
             session.close()
+
+
+class _Recording(_Echo):
+    """The in-process harness, keeping what it was handed."""
+
+    async def inject_tools(self, tools: list[Any], bridge_url: str | None = None) -> None:
+        self.injected = ([t.name for t in tools], bridge_url)
+
+
+async def test_a_fastmcp_servers_tools_as_upstream_hands_them() -> None:
+    """``HarnessEnvironment(adapter, mcp=server)``: a FastMCP server's tools (upstream's
+    envs keep theirs there) behind the bridge; a tool's failure is a tool error."""
+    from fastmcp import FastMCP
+
+    server = FastMCP("env-tools")
+
+    @server.tool()
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+
+    adapter = _Recording(HarnessConfig(name="echo", command=["echo"]))
+    env = HarnessEnvironment(adapter, mcp=server)
+    try:
+        obs = await env.reset()
+        assert obs.metadata["injected_tools"] == ["add"]
+        names, url = adapter.injected
+        assert url is not None
+        async with Client(url) as client:
+            assert [t.name for t in (await client.list_tools()).tools] == names
+            assert (await client.call_tool("add", {"a": 2, "b": 3})).structured_content == {"result": 5}
+            bad = await client.call_tool("add", {"a": "x"})
+            assert bad.is_error
+            assert "valid integer" in bad.content[0].text  # type: ignore[union-attr]
+    finally:
+        await env.close()
