@@ -71,17 +71,31 @@ def run(args: argparse.Namespace) -> int:
         for line in summary_lines(result):
             print(line)
         if args.push_to_hub:
-            from ..harness.collect import push_to_hf_hub
-
-            print(f"Pushing to Hub: {args.push_to_hub}")
-            url = push_to_hf_hub(
-                args.output_dir, args.push_to_hub, private=args.private, commit_message=args.commit_message
-            )
-            print(f"Dataset at: {url}")
+            return _push(args)
     except (EvalError, EnvNotFound, PolicyError, MissingExtra) as exc:
         print(f"openenv collect: {exc}", file=sys.stderr)
         return 2
     except OpenEnvError as exc:
         print(f"openenv collect: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
+    return 0
+
+
+def _push(args: argparse.Namespace) -> int:
+    """Upload the folder; a failure (no network, a refused token) is one line and exit
+    status 1: the episodes are collected and on disk all the same."""
+    from ..harness.collect import push_to_hf_hub
+
+    print(f"Pushing to Hub: {args.push_to_hub}")
+    try:
+        url = push_to_hf_hub(
+            args.output_dir, args.push_to_hub, private=args.private, commit_message=args.commit_message
+        )
+    except MissingExtra:
+        raise
+    except Exception as exc:  # the Hub client's own errors are many: each is one line here
+        said = " ".join(str(exc).split())  # one line, whatever the client wrote
+        print(f"openenv collect: pushing to the Hub failed: {type(exc).__name__}: {said}", file=sys.stderr)
+        return 1
+    print(f"Dataset at: {url}")
     return 0
