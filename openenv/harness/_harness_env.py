@@ -55,10 +55,10 @@ class HarnessEnvironment(AsyncEnvironment[HarnessAction, Observation, State]):
     def __init__(
         self,
         adapter: AgenticHarnessAdapter,
+        mcp: Any = None,
         rubric: Rubric | None = None,
         *,
         tools: ToolSource | None = None,
-        mcp: Any = None,
     ) -> None:
         if tools is not None and mcp is not None:
             raise ValueError("give the env's tools as tools= or as mcp= (a FastMCP server), not both")
