@@ -132,6 +132,7 @@ def test_the_teacher_takes_upstreams_endpoint_and_system_prompt(monkeypatch: pyt
         (["--provider", "openai"], "--model is required"),
         (["--dataset-config", "{"], "--dataset-config must be valid JSON"),
         (["-n", "0"], "--num-episodes must be at least 1"),
+        (["-n", "1"], "no env server answers at http://127.0.0.1:9"),  # upstream: a failed episode each
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(
