@@ -8,6 +8,7 @@ open on a reaped session: it asks the owner to close the socket.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 import uuid
@@ -40,8 +41,15 @@ log = logging.getLogger("openenv.server")
 TOOL_STEPS = frozenset({"call_tool", "list_tools"})
 
 
+@functools.cache
+def _tool_model(cls: type) -> bool:
+    field = (getattr(cls, "model_fields", None) or {}).get("type")
+    return field is not None and field.default in TOOL_STEPS
+
+
 def is_tool_step(action: Any) -> bool:
-    return getattr(action, "type", None) in TOOL_STEPS
+    """Whether ``action`` is a ``call_tool`` / ``list_tools`` action (one lookup per step)."""
+    return _tool_model(type(action))  # type: ignore[arg-type]  # a class is hashable
 
 
 class SessionState(Enum):
