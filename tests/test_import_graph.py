@@ -38,7 +38,7 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "k8s": frozenset({"base", "containers", "client"}),
     "server": frozenset({"base", "tasks", "gym", "sandbox", "verifiers"}),
     "mcp": frozenset({"base", "containers", "server"}),
-    "harness": frozenset({"base", "server"}),
+    "harness": frozenset({"base", "server", "capture"}),
     "train": frozenset({"base", "client", "containers", "mcp"}),
     "policy": frozenset({"base", "train"}),
     "eval": frozenset({"base", "client", "containers", "hub", "server", "policy", "rewards", "harness"}),
