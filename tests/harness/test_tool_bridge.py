@@ -7,6 +7,7 @@ backend (``ScriptedModel``: a call of the env tool, then an answer) behind the c
 from __future__ import annotations
 
 import json
+import textwrap
 from collections.abc import Iterator
 from typing import Any
 
@@ -29,6 +30,7 @@ from openenv.harness import (
     Tool,
     resolve_tool_conflicts,
 )
+from openenv.harness._agents import TOOLS_PORT, run_with_endpoint
 from openenv.sandbox import Sandbox, SandboxConfig
 from openenv.server import create_app, serve_in_background
 from tests._envs import MODELS, TAction, make_env
@@ -237,3 +239,54 @@ async def test_a_fastmcp_servers_tools_as_upstream_hands_them() -> None:
             assert "valid integer" in bad.content[0].text  # type: ignore[union-attr]
     finally:
         await env.close()
+
+
+_TOOLS_PROBE = textwrap.dedent(
+    """
+    import json, socket, sys, urllib.request, urllib.error
+    def post(path, body):
+        req = urllib.request.Request("http://127.0.0.1:TOOLS_PORT" + path, data=json.dumps(body).encode(),
+                                     headers={"content-type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=10) as r:
+                return r.status, json.loads(r.read())
+        except urllib.error.HTTPError as e:
+            return e.code, None
+    listed = post("/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"})[1]
+    out = {"tools": [t["name"] for t in listed["result"]["tools"]], "reset": post("/reset", {})[0]}
+    try:
+        socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=3).close()
+        out["bridge_port"] = "connected"
+    except OSError as exc:
+        out["bridge_port"] = type(exc).__name__
+    print(json.dumps(out))
+    """
+).replace("TOOLS_PORT", str(TOOLS_PORT))
+
+
+async def test_in_the_sandbox_the_tools_port_reaches_the_bridge_only(
+    env_server: Any, capture: CaptureServer
+) -> None:
+    """A process in the sandbox lists the env's tools on ``127.0.0.1:TOOLS_PORT``; the
+    bridge answers nothing but ``/mcp``, and its host port is not reachable from there."""
+    if BWRAP_WHY:
+        pytest.skip(f"agents run under bubblewrap only: {BWRAP_WHY}")
+    session = _session(env_server.url, [SAY])
+    bridge = HarnessMCPBridge(session)
+    box = Sandbox(SandboxConfig(level="strict"))
+    try:
+        url = bridge.start()
+        port = str(httpx.URL(url).port)
+        argv = ["/usr/bin/python3", "-I", "-c", _TOOLS_PROBE, port]
+        mine = capture.registry.create()
+        run = await run_with_endpoint(box, argv, capture, mine.session_id, timeout_s=60, tools_url=url)
+        assert run.exit_code == 0, run.stderr
+        assert json.loads(run.stdout) == {
+            "tools": ["say"],
+            "reset": 404,
+            "bridge_port": "ConnectionRefusedError",
+        }
+    finally:
+        box.close()
+        bridge.stop()
+        session.close()
