@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -108,10 +109,17 @@ def _arguments(name: str, given: dict[str, Any]) -> dict[str, Any]:
     return {k: type(v)(given.get(k, v)) for k, v in known.items()}
 
 
+#: Rollouts run on threads of their own, never the loop's default executor: the episode
+#: each plays needs that executor (its reset starts a container there), so rollouts
+#: holding all of its few threads would wait on themselves.
+_ROLLOUTS = ThreadPoolExecutor(max_workers=256, thread_name_prefix="openenv-harbor-rollout")
+
+
 async def _run_rollout(args: dict[str, Any]) -> str:
     url = _server_url()
     try:  # off the loop: the eval's own calls come back to this server
-        result = await asyncio.to_thread(
+        result = await asyncio.get_running_loop().run_in_executor(
+            _ROLLOUTS,
             asyncio.run,
             _rollout.run_rollout(
                 url,
@@ -135,7 +143,9 @@ async def _run_rollout(args: dict[str, Any]) -> str:
 
 async def _list_tasks(args: dict[str, Any]) -> str:
     url = _server_url()
-    rows = await asyncio.to_thread(_rollout.task_refs, url, args["split"], args["start"], args["stop"])
+    rows = await asyncio.get_running_loop().run_in_executor(
+        _ROLLOUTS, _rollout.task_refs, url, args["split"], args["start"], args["stop"]
+    )
     return json.dumps(rows)
 
 

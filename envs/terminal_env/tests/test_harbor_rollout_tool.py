@@ -118,6 +118,25 @@ async def test_tools_listed_tasks_read_and_failures_answered(server: str) -> Non
             await env.call_tool("nope")
 
 
+async def test_more_rollouts_at_once_than_the_loop_has_threads(server: str) -> None:
+    """Each rollout's episode needs the server loop's default executor (its reset makes a
+    sandbox there): rollouts held on those threads waited on themselves (seen: every
+    step past its deadline with 10 at once, on a 6-thread executor)."""
+    import asyncio
+
+    from openenv.core.mcp_client import MCPToolClient
+
+    async def one() -> float | None:
+        async with MCPToolClient(base_url=server) as env:
+            env.use_production_mode = False
+            raw = await env.call_tool("run_rollout", split="test", task_index=1, harness="oracle")
+            return HarborRolloutResult.model_validate_json(raw).reward
+
+    many = min(32, (os.cpu_count() or 1) + 4) + 2  # asyncio's default executor size, and more
+    rewards = await asyncio.wait_for(asyncio.gather(*(one() for _ in range(many))), 120)
+    assert rewards == [1.0] * many
+
+
 async def test_the_terminal_actions_still_work_beside_the_tools(server: str) -> None:
     from terminal_env import MODELS, RunAction, SubmitAction
 
