@@ -50,6 +50,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="do not write TensorBoard events to DIR/tb/",
     )
+    p.add_argument(
+        "--agent",
+        choices=("simple",),
+        help="train on runs of this loop-owning agent in the env at --env, captured (docs/agents.md)",
+    )
+    p.add_argument("--task", action="append", metavar="ID", help="with --agent: a task of the env (repeat)")
     p.add_argument("--config", metavar="FILE", help="a .toml or .json file with any TrainConfig field")
     p.add_argument("--resume", action="store_true", default=None, help="continue from DIR/checkpoint.pt")
     return p
@@ -97,7 +103,12 @@ def main(argv: Sequence[str]) -> int:
     from ._trainer import train
 
     try:
-        rows = train(cfg)
+        if args.agent:
+            from ._agent_runs import train_agent
+
+            rows = train_agent(cfg, args.task or [], args.agent)
+        else:
+            rows = train(cfg)
     except TrainingFailed as exc:  # the run itself failed: exit 1, as a failed command
         print(f"openenv train: {exc}", file=sys.stderr)
         return 1
