@@ -13,7 +13,9 @@ The server answers JSON (no event stream): ``initialize`` (the handshake version
 2024-11-05 to 2025-11-25), ``ping``, ``tools/list``, ``tools/call``; notifications get
 202, ``GET``/``DELETE`` 405, anything else a JSON-RPC error. A tool that raises answers a
 result with ``isError`` (the agent sees why); an unknown tool or bad arguments are
-JSON-RPC errors. Every call is kept in ``trace`` (``ToolTraceEntry``s, in order).
+JSON-RPC errors. Calls run one at a time (an agent's parallel calls wait their turn: an
+env session steps once at a time); every call is kept in ``trace`` (``ToolTraceEntry``s,
+in order).
 """
 
 from __future__ import annotations
@@ -156,6 +158,7 @@ class _Rpc:
         self.source, self.renames, self.loop = source, renames, loop
         self.trace: list[ToolTraceEntry] = []
         self._tools: list[Tool] | None = None
+        self._one_at_a_time = asyncio.Lock()  # an env session steps once at a time
 
     async def tools(self) -> list[Tool]:
         if self._tools is None:
@@ -210,7 +213,8 @@ class _Rpc:
             return rpc_error(rid, INVALID_PARAMS, f"Unknown tool: {name}")
         source_name = self.renames.get(name, name)
         try:
-            result = await self._run(source_name, dict(arguments))
+            async with self._one_at_a_time:
+                result = await self._run(source_name, dict(arguments))
         except Exception as exc:  # the env's failure: the agent reads why, as a tool error
             result = ToolResult(error=f"{type(exc).__name__}: {exc}")
         if not isinstance(result, ToolResult):
