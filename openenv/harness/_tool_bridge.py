@@ -9,8 +9,9 @@ lists and calls the env's tools there, never ``reset``/``step``/``state``, which
 another server. A sandboxed agent reaches it through a unix socket relayed into its
 sandbox (``run_agent(tools_url=...)``), as it reaches its model.
 
-The server answers JSON (no event stream): ``initialize`` (the handshake versions
-2024-11-05 to 2025-11-25), ``ping``, ``tools/list``, ``tools/call``; notifications get
+It answers only requests whose ``Host`` (and ``Origin``) name loopback, 403 otherwise
+(a web page's DNS rebinding), and in JSON (no event stream): ``initialize`` (the
+handshake versions 2024-11-05 to 2025-11-25), ``ping``, ``tools/list``, ``tools/call``; notifications get
 202, ``GET``/``DELETE`` 405, anything else a JSON-RPC error. A tool that raises answers a
 result with ``isError`` (the agent sees why); an unknown tool or bad arguments are
 JSON-RPC errors. Calls run one at a time (an agent's parallel calls wait their turn: an
@@ -230,6 +231,22 @@ class _Rpc:
         return await self._on_source_loop(call(name, arguments))
 
 
+_LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]"})
+
+
+def _local(scope: Any) -> bool:
+    """Whether the ``Host`` (and ``Origin``, if any) name loopback (a request without a
+    ``Host`` is a client that names no host at all: allowed)."""
+    for key, value in scope.get("headers", ()):
+        if key in (b"host", b"origin"):
+            text = value.decode("latin-1").lower()
+            hostport = text.split("://", 1)[-1] if text != "null" else "localhost"
+            host = hostport if hostport.endswith("]") else hostport.rsplit(":", 1)[0]
+            if host not in _LOCAL_HOSTS:
+                return False
+    return True
+
+
 def _app(rpc: _Rpc) -> Any:
     """The ASGI app: ``/mcp`` only (see the module doc)."""
 
@@ -242,6 +259,9 @@ def _app(rpc: _Rpc) -> Any:
 
     async def app(scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
+            return
+        if not _local(scope):  # DNS rebinding: a page that names another host reaches no tool
+            await reply(send, 403, orjson.dumps({"error": "the tools answer loopback hosts only"}))
             return
         if scope.get("path", "").rstrip("/") != "/mcp":
             await reply(send, 404, orjson.dumps({"error": "not found: the tools are at /mcp"}))

@@ -109,6 +109,10 @@ async def test_the_official_mcp_client_lists_and_calls_the_env_tools(env_server:
         async with httpx.AsyncClient() as http:
             assert (await http.get(url)).status_code == 405
             assert (await http.post(url.replace("/mcp", "/reset"), json={})).status_code == 404
+            listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+            assert (await http.post(url, json=listing)).status_code == 200
+            for header in ({"host": "rebound.example"}, {"origin": "http://rebound.example"}):
+                assert (await http.post(url, json=listing, headers=header)).status_code == 403
     finally:
         bridge.stop()
         session.close()
