@@ -25,8 +25,9 @@ from pathlib import Path
 import torch
 from terminal_env import TerminalEnv
 
+from openenv.agentrl import command_prior, name_file_tasks, train_agent
 from openenv.server import create_app, serve_in_background
-from openenv.train import TrainConfig, command_prior, name_file_tasks, plot_rewards, train_agent
+from openenv.train import TrainConfig, plot_rewards
 
 #: The prior's verbs: only ``touch`` makes a file (``rm`` of a missing file fails).
 VERBS = ("touch", "mkdir", "rm")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from ._extras import MissingExtra
 
@@ -15,7 +16,14 @@ def _train(argv: list[str]) -> int:
     except MissingExtra as exc:
         print(f"openenv train: {exc}", file=sys.stderr)
         return 2
-    return train_main(argv)
+    return train_main(argv, agent_runs=_agent_runs)
+
+
+def _agent_runs(cfg: Any, tasks: Sequence[str], agent: str) -> list[dict[str, Any]]:
+    """``openenv train --agent``: training on captured agent runs (openenv.agentrl)."""
+    from .agentrl import train_agent  # needs the 'capture' extra too
+
+    return train_agent(cfg, tasks, agent)
 
 
 def build_parser() -> argparse.ArgumentParser:

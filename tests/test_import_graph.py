@@ -42,10 +42,11 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "train": frozenset({"base", "client", "containers", "mcp"}),
     "policy": frozenset({"base", "train"}),
     "eval": frozenset({"base", "client", "containers", "hub", "server", "policy", "rewards", "harness"}),
+    "agentrl": frozenset({"base", "client", "capture", "server", "train", "policy"}),
     "authoring": frozenset({"base", "eval"}),
     "cli": frozenset(
         {"base", "authoring", "capture", "containers", "eval", "hub", "k8s", "mcp", "policy", "sandbox"}
-        | {"server", "train", "catalog", "verifiers"}
+        | {"server", "train", "catalog", "verifiers", "agentrl"}
     ),
     "openenv": frozenset({"base", "client"}),
 }

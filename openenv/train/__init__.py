@@ -10,9 +10,6 @@ from .._extras import require as _require
 
 _require("torch", extra="train", feature="openenv.train")
 
-from ._agent_runs import AGENTS, AgentRunTrainer, CapturedRun, trace_episodes, train_agent  # noqa: E402
-from ._agent_simple import AgentRun, SimpleShellAgent  # noqa: E402
-from ._agent_tasks import command_prior, name_file_tasks  # noqa: E402
 from ._algos import (  # noqa: E402
     ADVANTAGES,
     LOSSES,
@@ -33,7 +30,6 @@ from ._plot import plot_rewards  # noqa: E402
 from ._preflight import TrainingFailed  # noqa: E402
 from ._render import CharRenderer, HFRenderer  # noqa: E402
 from ._rollout import Episode, RolloutSettings, run_wave  # noqa: E402
-from ._served_policy import ServedPolicy  # noqa: E402
 from ._text import NotATextEnv, TextEnv, action_field, observation_text, text_env  # noqa: E402
 from ._trainer import advantages, train  # noqa: E402
 from ._trl_env import trl_environment  # noqa: E402
@@ -42,11 +38,7 @@ from ._workers import RolloutWorker  # noqa: E402
 
 __all__ = [
     "ADVANTAGES",
-    "AGENTS",
     "LOSSES",
-    "AgentRun",
-    "AgentRunTrainer",
-    "CapturedRun",
     "CharRenderer",
     "Episode",
     "HFRenderer",
@@ -55,8 +47,6 @@ __all__ = [
     "Policy",
     "RolloutSettings",
     "RolloutWorker",
-    "ServedPolicy",
-    "SimpleShellAgent",
     "TextEnv",
     "TinyConfig",
     "TinyLM",
@@ -66,13 +56,11 @@ __all__ = [
     "action_field",
     "advantages",
     "clipped_token_loss",
-    "command_prior",
     "dr_grpo_advantages",
     "grpo_advantages",
     "gspo_loss",
     "k3_kl",
     "load_policy",
-    "name_file_tasks",
     "observation_text",
     "plot_rewards",
     "random_hf_model",
@@ -81,8 +69,6 @@ __all__ = [
     "run_wave",
     "text_env",
     "token_logprobs",
-    "trace_episodes",
     "train",
-    "train_agent",
     "trl_environment",
 ]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from .._exceptions import OpenEnvError
 from ._algos import ADVANTAGES, LOSSES
@@ -83,7 +84,9 @@ _FLAGS = (
 )
 
 
-def main(argv: Sequence[str]) -> int:
+def main(argv: Sequence[str], agent_runs: Callable[..., list[dict[str, Any]]] | None = None) -> int:
+    """``openenv train``; ``agent_runs(cfg, tasks, agent)`` runs ``--agent`` (the command
+    line passes ``openenv.agentrl.train_agent``, a part above this one)."""
     argv = list(argv)
     if argv[:1] == ["plot"]:
         return _plot(argv[1:])
@@ -104,9 +107,9 @@ def main(argv: Sequence[str]) -> int:
 
     try:
         if args.agent:
-            from ._agent_runs import train_agent
-
-            rows = train_agent(cfg, args.task or [], args.agent)
+            if agent_runs is None:
+                raise ValueError("--agent runs from the openenv command line (openenv.agentrl.train_agent)")
+            rows = agent_runs(cfg, args.task or [], args.agent)
         else:
             rows = train(cfg)
     except TrainingFailed as exc:  # the run itself failed: exit 1, as a failed command

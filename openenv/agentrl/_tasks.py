@@ -85,8 +85,8 @@ def command_prior(
     import torch
     import transformers
 
-    from ._agent_simple import first_messages
-    from ._hf import random_hf_model
+    from ..train import random_hf_model
+    from ._simple import first_messages
 
     path = random_hf_model(dest, seed=seed)
     tok: Any = transformers.AutoTokenizer.from_pretrained(path)

@@ -40,13 +40,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import torch
 
-from ._agent_simple import AgentRun, SimpleShellAgent
-from ._config import TrainConfig
-from ._learner import Learner
-from ._metrics import MetricsLog, keep_before
-from ._preflight import TrainingFailed
-from ._rollout import Episode
-from ._served_policy import ServedPolicy
+from ..train import Episode, TrainConfig, TrainingFailed
+from ..train._learner import Learner
+from ..train._metrics import MetricsLog, keep_before
+from ._served import ServedPolicy
+from ._simple import AgentRun, SimpleShellAgent
 
 if TYPE_CHECKING:
     from ..capture import TrainingTrace
