@@ -92,6 +92,9 @@ def main(argv: Sequence[str], agent_runs: Callable[..., list[dict[str, Any]]] | 
         return _plot(argv[1:])
     args = build_parser().parse_args(argv)
     given = {k: getattr(args, k) for k in _FLAGS if getattr(args, k) is not None}
+    if args.task and not args.agent:
+        print("openenv train: --task names a task for --agent runs; give --agent too", file=sys.stderr)
+        return 2
     if not args.config and "env" not in given:
         print("openenv train: --env URL is required (a running env server, e.g. `openenv serve "
               "envs/arith_env --port 8000` then --env http://127.0.0.1:8000), or --config FILE",
