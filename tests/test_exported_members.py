@@ -13,6 +13,7 @@ MODULES = [
     "openenv.gym", "openenv.sandbox", "openenv.mcp", "openenv.authoring", "openenv.hub", "openenv.train",
     "openenv.containers", "openenv.k8s", "openenv.core", "openenv.core.env_server", "openenv.auto",
     "openenv.eval", "openenv.policy", "openenv.catalog", "openenv.discovery", "openenv.verifiers",
+    "openenv.agentrl",
 ]
 
 
