@@ -1,9 +1,11 @@
-"""The official ``anthropic`` SDK, async and streaming, text and tool use, against
-``openenv policy serve`` over a real local checkpoint. Policy serve speaks the OpenAI
+"""The official ``anthropic`` SDK, async, streaming, with tool use, against ``openenv
+policy serve`` over a real local checkpoint. Policy serve speaks the OpenAI
 API; the Messages API in front of it is the capture proxy's (``openenv.capture``), as an
 agent harness sees it. The checkpoint is the one tests/policy and tests/eval share
-(``tool_caller``: it answers ``REPLY`` to ``hello``), so every reply is known. The SDK's
-sync client against the same pair: tests/capture/test_policy_backend.py."""
+(``tool_caller``: it answers a call of ``echo_action`` to ``hello``), so the reply is known. One request
+(each is ~72 sampled tokens on CPU): the SDK's sync client against the same pair is in
+tests/capture/test_policy_backend.py; its text streams, against a scripted backend, in
+tests/capture/test_sdks.py."""
 
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ from openenv.capture import CaptureServer  # noqa: E402
 from openenv.policy import LocalModel, serve_app  # noqa: E402
 from openenv.server import serve_in_background  # noqa: E402
 
-from ..policy._models import REPLY, tool_caller  # noqa: E402
+from ..policy._models import tool_caller  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(400)]  # loads torch and a checkpoint
 
@@ -57,22 +59,19 @@ def _key(proxy: CaptureServer) -> str:
     return str(made.json()["session_id"])
 
 
-def test_async_streaming_text_and_tool_use(proxy: CaptureServer) -> None:
+def test_async_streaming_tool_use(proxy: CaptureServer) -> None:
     key = _key(proxy)
 
-    async def ask() -> tuple[str, Any, Any]:
-        async with anthropic.AsyncAnthropic(base_url=proxy.url, api_key=key, max_retries=0) as client:
-            async with client.messages.stream(**ASK) as stream:
-                text = "".join([piece async for piece in stream.text_stream])
-                said = await stream.get_final_message()
-            async with client.messages.stream(**ASK, tools=TOOLS) as stream:
-                used = await stream.get_final_message()
-        return text, said, used
+    async def ask() -> tuple[list[str], Any]:
+        client = anthropic.AsyncAnthropic(base_url=proxy.url, api_key=key, max_retries=0)
+        async with client, client.messages.stream(**ASK, tools=TOOLS) as stream:
+            kinds = [event.type async for event in stream]
+            return kinds, await stream.get_final_message()
 
-    text, said, used = asyncio.run(ask())
-    assert text == REPLY  # streamed piece by piece, as the model sampled it
-    assert said.stop_reason == "end_turn"
-    assert [b.text for b in said.content if b.type == "text"] == [REPLY]
-    assert used.stop_reason == "tool_use"
-    [use] = [b for b in used.content if b.type == "tool_use"]
+    kinds, reply = asyncio.run(ask())
+    assert kinds[0] == "message_start"  # a real event stream, not one reply
+    assert "content_block_start" in kinds
+    assert kinds[-1] == "message_stop"
+    assert reply.stop_reason == "tool_use"
+    [use] = [b for b in reply.content if b.type == "tool_use"]
     assert (use.name, use.input) == ("echo_action", {"message": "hi"})
