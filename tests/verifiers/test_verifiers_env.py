@@ -115,6 +115,8 @@ def test_import_writes_a_package_that_validate_accepts(run: dict[str, Any]) -> N
     assert "next: openenv validate" in run["import"]["out"]
     assert run["validate"]["ok"], run["validate"]["text"]
     assert "PASS  tasks" in run["validate"]["text"]  # the Task API over the taskset's tasks
+    # --split NAME=CONFIG: each split is the taskset loaded with that config
+    assert run["imported_splits"] == {"train": ["add", "cap", "sq"], "test": ["cube"]}
 
 
 @pytest.mark.timeout(1800)
@@ -122,8 +124,11 @@ def test_import_writes_a_package_that_validate_accepts(run: dict[str, Any]) -> N
     ("import_unknown", "no module named 'no_such_taskset_module'"),
     ("import_old_style", "exports no vf.Taskset subclass in __all__ (it has load_environment()"),
     ("import_taken", "exists and is not an empty folder"),
+    ("import_bad_field", "taskset 'qa_taskset' config nope: Extra inputs are not permitted"),
+    ("import_failing_load", "taskset 'qa_taskset' failed to load its tasks: KeyError: 'dev'"),
     ("serve_unknown", "no module named 'no_such_taskset_module'"),
     ("serve_old_style", "exports no vf.Taskset subclass"),
+    ("serve_needs_runtime", "task RuntimeTask scores with reward tests_pass(), which needs a runtime"),
 ])
 def test_bad_input_is_one_line_and_exit_2(run: dict[str, Any], case: str, words: str) -> None:
     got = run["bad"][case]

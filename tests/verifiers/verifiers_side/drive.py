@@ -26,7 +26,7 @@ import verifiers.v1 as vf
 from verifiers.v1.graph import prepare_turn
 
 from openenv import EnvClient
-from openenv.authoring._validate import validate_path
+from openenv.authoring import validate_path
 from openenv.cli import main as openenv_main
 from openenv.verifiers import MODELS, VerifiersAction
 
@@ -109,15 +109,24 @@ def cli(*argv: str) -> dict[str, Any]:
 
 def main(url: str, dest: str) -> dict[str, Any]:
     result: dict[str, Any] = {"verifiers": asyncio.run(verifiers_scores()), **served(url)}
-    result["import"] = cli("import", "qa_taskset", dest)
+    splits = ("--split", "train={}", "--split", 'test={"split": "test"}')
+    result["import"] = cli("import", "qa_taskset", dest, *splits)
     report = validate_path(dest)
     result["validate"] = {"ok": report.ok, "text": report.render()}
+    sys.path.insert(0, dest)  # the written package, as `openenv serve DEST` imports it
+    from qa_taskset_env import QaTasksetEnv
+
+    tasks = QaTasksetEnv.task_set
+    result["imported_splits"] = {split: [t.id for t in tasks.range(split)] for split in tasks.splits}
     result["bad"] = {
         "import_unknown": cli("import", "no_such_taskset_module", f"{dest}-unknown"),
         "import_old_style": cli("import", "old_style_env", f"{dest}-old"),
         "import_taken": cli("import", "qa_taskset", dest),
+        "import_bad_field": cli("import", "qa_taskset", f"{dest}-field", "--config", '{"nope": 1}'),
+        "import_failing_load": cli("import", "qa_taskset", f"{dest}-load", "--config", '{"split": "dev"}'),
         "serve_unknown": cli("serve", "verifiers:no_such_taskset_module", "--port", "0"),
         "serve_old_style": cli("serve", "verifiers:old_style_env", "--port", "0"),
+        "serve_needs_runtime": cli("serve", "verifiers:runtime_taskset", "--port", "0"),
     }
     return result
 

@@ -1,6 +1,6 @@
-"""A verifiers 0.4 taskset made for the tests (runs in the verifiers venv): three
-questions from an in-memory ``datasets.Dataset``, each task scored by its own rubric:
-weighted ``@vf.reward`` methods (one with a negative weight) and metrics."""
+"""A verifiers 0.4 taskset made for the tests (runs in the verifiers venv): questions from
+in-memory ``datasets.Dataset`` splits (its config's ``split`` picks one), each task scored
+by its own rubric: weighted ``@vf.reward`` methods (one with a negative weight), a metric."""
 
 import datasets
 import verifiers.v1 as vf
@@ -28,16 +28,23 @@ class QATask(vf.Task[QAData]):
         return float(trace.num_turns)
 
 
-ROWS = datasets.Dataset.from_list([
-    {"id": "add", "question": "What is 2 + 3?", "answer": "5"},
-    {"id": "cap", "question": "What is the capital of France?", "answer": "Paris"},
-    {"id": "sq", "question": "What is 7 squared?", "answer": "49"},
-])
+SPLITS = {
+    "train": datasets.Dataset.from_list([
+        {"id": "add", "question": "What is 2 + 3?", "answer": "5"},
+        {"id": "cap", "question": "What is the capital of France?", "answer": "Paris"},
+        {"id": "sq", "question": "What is 7 squared?", "answer": "49"},
+    ]),
+    "test": datasets.Dataset.from_list([{"id": "cube", "question": "What is 2 cubed?", "answer": "8"}]),
+}
 
 
-class QATaskset(vf.Taskset[QATask]):
+class QAConfig(vf.TasksetConfig):
+    split: str = "train"
+
+
+class QATaskset(vf.Taskset[QATask, QAConfig]):
     def load(self):
-        for row in ROWS:
+        for row in SPLITS[self.config.split]:
             yield QATask(
                 QAData(id=row["id"], prompt=row["question"], answer=row["answer"],
                        system_prompt="Reply with the answer only."),
