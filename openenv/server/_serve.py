@@ -37,6 +37,7 @@ from .._heap import bound_heap
 from .._keepalive import SERVER_KEEP_ALIVE_S
 from ._guard import raise_open_files_limit
 from ._kwargs import check_env_kwargs
+from ._priority import favour_loop_thread
 from ._settings import ServerSettings
 
 ENTRY_POINT_GROUP = "openenv.envs"
@@ -223,6 +224,7 @@ def serve(target: str | EnvClass, settings: ServerSettings | None = None) -> Non
             check_port(settings.host, settings.port)
         raise_open_files_limit()
         bound_heap()
+        favour_loop_thread()  # this thread runs the event loop
 
         app = create_app(env_class, settings=settings)
         server = uvicorn.Server(uvicorn.Config(app, **uvicorn_options(settings)))
@@ -295,6 +297,7 @@ def _worker_main(spec: str, path: str | None, settings: ServerSettings) -> None:
     sock = _listen(settings.host, settings.port)
     raise_open_files_limit()
     bound_heap()
+    favour_loop_thread()
     app = create_app(load_env_class(spec, path), settings=settings)
     uvicorn.Server(uvicorn.Config(app, **uvicorn_options(settings))).run(sockets=[sock])
 
