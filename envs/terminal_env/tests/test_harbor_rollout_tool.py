@@ -34,6 +34,7 @@ UPSTREAM_PY = Path(__file__).resolve().parents[3] / ".venv-upstream" / "bin" / "
 #: ``openenv`` is upstream's package).
 UPSTREAM_SIDE = """
 import json, sys
+sys.modules["gradio"] = None  # as an install without its web UI: upstream imports it only if present
 from openenv.harbor.client import HarborEnv
 with HarborEnv(base_url=sys.argv[1]) as env:
     api = [env.splits(), env.num_tasks("test"), env.get_task("test", 1).model_dump(),
