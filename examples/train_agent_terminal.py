@@ -1,6 +1,6 @@
 """Train a small model on the runs of a loop-owning agent in the terminal env (CPU).
 
-    python examples/train_agent_terminal.py --steps 40 --out runs/agent
+    python examples/train_agent_terminal.py --steps 60 --out runs/agent
 
 What runs, all in this process: the terminal env server on a family of tasks
 (``name_file_tasks``: "create an empty file named X", scored by the task's verifier);
@@ -9,9 +9,10 @@ capture proxy in front of it; and, each step, ``--group-size`` runs of
 ``SimpleShellAgent`` per task, each through its own capture session. ``train_agent``
 trains on the captured token ids and logprobs and pushes the new weights to the served
 model after each step. The model is a small random Llama first fine-tuned to answer
-``touch`` with a letter drawn blindly (``command_prior``: the form of a command, not
-which task wants which letter), so it starts at about ``1/len(letters)``; reading the
-letter off the instruction is what the training teaches. ``DIR/reward.png`` is the curve.
+one of ``touch``, ``mkdir``, ``rm`` and a letter, both drawn blindly (``command_prior``:
+the form of a command, nothing about the task). The task's two checks give ``touch X``
+1, ``touch`` with another letter 0.5, the other verbs 0; the curve and what was and was
+not learned are in docs/train.md. ``DIR/train/reward.png`` is the curve.
 """
 
 from __future__ import annotations
@@ -35,12 +36,11 @@ VERBS = ("touch", "mkdir", "rm")
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--steps", type=int, default=40)
+    p.add_argument("--steps", type=int, default=60)
     p.add_argument("--letters", default="abcd", help="one task per letter")
     p.add_argument("--group-size", type=int, default=8)
-    p.add_argument("--lr", type=float, default=3e-4)
+    p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--advantage", default="grpo", choices=("grpo", "dr_grpo", "rloo"))
-    p.add_argument("--match", type=float, default=0.0, help="the prior's lean to the right letter (0: blind)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=1, help="torch threads (1 is fastest on a busy machine)")
     p.add_argument("--out", default="runs/agent")
@@ -55,7 +55,6 @@ def main() -> None:
         [f"create an empty file named {c}." for c in args.letters],
         [f"{verb} {c}" for verb in VERBS for c in args.letters],
         seed=args.seed,
-        match=args.match,
     )
     print(f"prior: {time.perf_counter() - t0:.1f} s")
     env_app = create_app(TerminalEnv, env_kwargs={"tasks_dir": str(out / "tasks"), "pool_size": 32})
