@@ -1,6 +1,13 @@
 """One episode: reset, then the policy and the env take turns until the episode ends,
 the policy stops, or the turn limit is reached (then it is ``truncated``).
 
+A reply that does not parse is kept on its turn (``parse_error``). The env judges what
+it can take: a text env got the raw text (the policy made it the action). A turn with
+no action the env can take (no valid tool call on an env without a text field), or
+with an action the env refuses as invalid (``VALIDATION_ERROR``: the env's state is
+unchanged), is a no-op: no reward, the same observation again, the agent told why
+(``Agent.rejected``); it counts towards the turn limit.
+
 Time is split into the policy's (its ``act`` calls) and the env's (reset and steps).
 The return is the sum of the step rewards (RFC 0002); the breakdown and any success
 flag come from the last observation's ``metadata``.
@@ -13,8 +20,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from .._exceptions import ValidationFailed
 from ..client import AsyncEnvClient
-from ..policy import Episode, Policy
+from ..policy import Decision, Episode, Policy
 from ._trajectory import Trajectory, Turn
 
 
@@ -40,6 +48,15 @@ class Clock:
     def __init__(self) -> None:
         self.policy_s = 0.0
         self.env_s = 0.0
+
+
+def _refused(exc: ValidationFailed, decision: Decision) -> dict[str, Any]:
+    """The parse failure of an action the env refused (``VALIDATION_ERROR``)."""
+    said = decision.messages[-1].get("content") if decision.messages else None
+    failure: dict[str, Any] = {"reason": f"the env refused the action: {exc}", "action": decision.action}
+    if decision.parse_error is None and isinstance(said, str):
+        failure["reply"] = said
+    return {**(decision.parse_error or {}), **failure}
 
 
 def _signals(result: Any) -> tuple[float | None, bool, bool]:
@@ -83,12 +100,25 @@ async def play(
             token_ids=decision.token_ids,
             logprobs=decision.logprobs,
             policy_s=policy_s,
+            parse_error=decision.parse_error,
         )
         turns.append(turn)
         if decision.action is None:
-            break  # the policy stopped: truncated
+            if decision.parse_error is None:
+                break  # the policy stopped: truncated
+            agent.rejected(str(decision.parse_error.get("reason", "")))
+            reward = None
+            continue  # nothing the env can take: a no-op turn, the same observation again
         t0 = time.perf_counter()
-        result = await client.step(decision.action)
+        try:
+            result = await client.step(decision.action)
+        except ValidationFailed as exc:  # the env refused the action: it changed nothing
+            turn.env_s = time.perf_counter() - t0
+            clock.env_s += turn.env_s
+            turn.parse_error = _refused(exc, decision)
+            agent.rejected(turn.parse_error["reason"])
+            reward = None
+            continue
         turn.env_s = time.perf_counter() - t0
         clock.env_s += turn.env_s
         reward, terminated, truncated = _signals(result)
@@ -118,6 +148,7 @@ async def play(
         final_observation=observation,
         prompt_tokens=prompt_tokens,
         completion_tokens=completion_tokens,
+        parse_failures=sum(t.parse_error is not None for t in turns),
         policy_s=clock.policy_s,
         env_s=clock.env_s,
         started_at=started,

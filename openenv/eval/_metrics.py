@@ -87,6 +87,7 @@ def _task_rows(trajectories: Iterable[Trajectory]) -> list[dict[str, Any]]:
                 "samples": n,
                 "passed": c,
                 "errors": len(items) - n,
+                "parse_failures": sum(map(_parse_failures, items)),
                 "mean_reward": _mean(t.reward for t in ok),
                 "rewards": [t.reward for t in ok],
                 "pass_at_k": {str(k): pass_at_k(n, c, k) for k in range(1, n + 1)},
@@ -140,6 +141,8 @@ def summarize(trajectories: Sequence[Trajectory], *, seed: int = 0) -> dict[str,
             "error_kinds": _error_kinds(errors),
             "retries": sum(t.retries for t in trajectories),
             "timeouts": sum(t.status == "timeout" for t in trajectories),
+            "parse_failures": sum(map(_parse_failures, trajectories)),
+            "episodes_with_parse_failures": sum(_parse_failures(t) > 0 for t in trajectories),
             "k": k_max,
             **overall,
             "passed_episodes": sum(t.passed for t in trajectories),
@@ -154,6 +157,11 @@ def summarize(trajectories: Sequence[Trajectory], *, seed: int = 0) -> dict[str,
         }
     )
     return summary
+
+
+def _parse_failures(t: Trajectory) -> int:
+    """Turns whose reply did not parse or whose action the env refused."""
+    return sum(turn.parse_error is not None for turn in t.turns)
 
 
 def finite(value: Any) -> Any:

@@ -39,6 +39,9 @@ class Turn(BaseModel):
     truncated: bool = False
     policy_s: float = 0.0
     env_s: float = 0.0
+    parse_error: dict[str, Any] | None = None
+    """A reply that did not parse, or an action the env refused: ``{"reason", "reply"}``
+    (and ``"call"``, the tool call as written; ``"action"``, the action refused)."""
 
 
 class Trajectory(BaseModel):
@@ -64,6 +67,7 @@ class Trajectory(BaseModel):
     final_observation: dict[str, Any] | None = None
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    parse_failures: int = 0
     policy_s: float = 0.0
     env_s: float = 0.0
     wall_s: float = 0.0

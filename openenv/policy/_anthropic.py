@@ -15,6 +15,7 @@ from .._exceptions import PolicyError
 from .._extras import require
 from ._base import Agent, Decision, Episode, Policy
 from ._chat import system_prompt
+from ._parse import decide, rejected
 from ._space import observation_text
 
 
@@ -72,11 +73,14 @@ class _AnthropicAgent(Agent):
         self.system = system_prompt(episode.actions) if policy.system is None else policy.system
         self.messages: list[dict[str, Any]] = []
         self.pending_call: str | None = None
+        self.note: str | None = None  # why the last turn did nothing, for the next message
         text_env = episode.actions.text_field is not None
         self.tools = [] if text_env else [t.anthropic() for t in episode.actions.tools]
 
     async def act(self, observation: Mapping[str, Any], reward: float | None) -> Decision:
         text = observation_text(observation)
+        if self.note:  # the last turn did nothing: say why before the observation
+            text, self.note = f"{self.note}\n\n{text}", None
         content: Any = (
             [{"type": "tool_result", "tool_use_id": self.pending_call, "content": text}]
             if self.pending_call
@@ -97,13 +101,13 @@ class _AnthropicAgent(Agent):
         blocks = [block.model_dump() for block in reply.content]
         said = "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
         calls = [b for b in blocks if b.get("type") == "tool_use"]
-        if calls:
-            self.pending_call = str(calls[0]["id"])
-            action: dict[str, Any] | None
-            action = self.episode.actions.action_from_call(calls[0]["name"], calls[0].get("input") or {})
-        else:
-            self.pending_call = None
-            action = self.episode.actions.action_from_text(said) if not self.tools else None
+        self.pending_call = str(calls[0]["id"]) if calls else None
+        action, parse_error = decide(
+            self.episode.actions,
+            [{"name": c["name"], "arguments": c.get("input") or {}} for c in calls],
+            said,
+            tools=bool(self.tools),
+        )
         assistant = {"role": "assistant", "content": blocks}
         self.messages.append(assistant)
         return Decision(
@@ -112,4 +116,8 @@ class _AnthropicAgent(Agent):
             tool_calls=[{"name": c["name"], "arguments": c.get("input") or {}} for c in calls],
             prompt_tokens=reply.usage.input_tokens,
             completion_tokens=reply.usage.output_tokens,
+            parse_error=parse_error,
         )
+
+    def rejected(self, reason: str) -> None:
+        self.note = rejected(reason)

@@ -33,8 +33,10 @@ class Episode:
 class Decision:
     """A policy's answer to one observation.
 
-    ``action`` None ends the episode (the policy stops). ``messages``: what this turn
-    added to the conversation (the user message it was shown, the assistant reply).
+    ``action`` None ends the episode (the policy stops), unless ``parse_error`` is set:
+    then the model's reply did not parse (``{"reason", "reply"}``, see ``_parse``) and
+    the turn is a no-op. ``messages``: what this turn added to the conversation (the
+    user message it was shown, the assistant reply).
     """
 
     action: dict[str, Any] | None
@@ -44,6 +46,7 @@ class Decision:
     logprobs: list[float] | None = None
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    parse_error: dict[str, Any] | None = None
 
 
 class Agent(abc.ABC):
@@ -52,6 +55,10 @@ class Agent(abc.ABC):
     @abc.abstractmethod
     async def act(self, observation: Mapping[str, Any], reward: float | None) -> Decision:
         """The decision for ``observation`` (``reward``: the last step's, None at reset)."""
+
+    def rejected(self, reason: str) -> None:  # noqa: B027  (optional hook)
+        """The last decision did nothing (its reply did not parse, or the env refused
+        its action as invalid): ``reason`` says why. A chat agent tells the model."""
 
 
 class Policy(abc.ABC):

@@ -3,7 +3,8 @@
 Each episode's context is only ever extended, as the trainer does (RFC 0002): the
 opening prompt, then each reply's sampled ids and the next observation's ids, so the
 trajectory's token ids are exactly what was sampled. Text envs get the reply text;
-other envs get tool calls parsed from ``<tool_call>{...}</tool_call>``.
+other envs get tool calls parsed from ``<tool_call>{...}</tool_call>`` (a reply
+without a valid one is a parse failure: see ``_parse``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 from ._base import Agent, Decision, Episode, Policy
 from ._chat import parse_tool_calls
 from ._local import LocalModel
+from ._parse import decide
 from ._space import observation_text
 
 
@@ -55,11 +57,9 @@ class _LocalAgent(Agent):
         self.context += ids
         reply = model.decode(ids)
         actions = self.episode.actions
-        calls = [] if actions.text_field is not None else parse_tool_calls(reply)
-        if calls:
-            action: dict[str, Any] | None = actions.action_from_call(calls[0]["name"], calls[0]["arguments"])
-        else:
-            action = actions.action_from_text(reply) if actions.text_field is not None else None
+        tools = actions.text_field is None
+        calls = parse_tool_calls(reply) if tools else []
+        action, parse_error = decide(actions, calls, reply, tools=tools)
         return Decision(
             action,
             messages=[{"role": "user", "content": text}, {"role": "assistant", "content": reply}],
@@ -68,4 +68,5 @@ class _LocalAgent(Agent):
             logprobs=list(logps),
             prompt_tokens=prompt_tokens,
             completion_tokens=len(ids),
+            parse_error=parse_error,
         )

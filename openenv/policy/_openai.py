@@ -1,7 +1,8 @@
 """An OpenAI-compatible chat endpoint as a policy, through the official ``openai`` SDK.
 
 Text envs (RFC 0002) get the reply's text as the action; other envs get the env's
-actions as tools and the first tool call as the action. The observation after a tool
+actions as tools and the first tool call as the action (a reply without a valid call
+is a parse failure: see ``_parse``). The observation after a tool
 call goes back as that call's ``tool`` message. With ``token_ids=True`` the request
 asks for sampled token ids (``return_token_ids``, as vLLM and ``openenv policy serve``
 answer) and with ``logprobs=True`` for their logprobs.
@@ -18,6 +19,7 @@ from .._exceptions import PolicyError
 from .._extras import require
 from ._base import Agent, Decision, Episode, Policy
 from ._chat import parse_tool_calls, system_prompt
+from ._parse import decide, rejected
 from ._space import observation_text
 
 
@@ -105,6 +107,7 @@ class _OpenAIAgent(Agent):
         self.policy, self.episode = policy, episode
         self.messages: list[dict[str, Any]] = [{"role": "system", "content": system_prompt(episode.actions)}]
         self.pending_call: str | None = None  # the tool call the next observation answers
+        self.note: str | None = None  # why the last turn did nothing, for the next message
         text_env = episode.actions.text_field is not None and not policy.use_tools
         self.tools = None if text_env else [t.openai() for t in episode.actions.tools]
         if not text_env:
@@ -114,6 +117,8 @@ class _OpenAIAgent(Agent):
 
     async def act(self, observation: Mapping[str, Any], reward: float | None) -> Decision:
         text = observation_text(observation)
+        if self.note:  # the last turn did nothing: say why before the observation
+            text, self.note = f"{self.note}\n\n{text}", None
         shown: dict[str, Any] = (
             {"role": "tool", "tool_call_id": self.pending_call, "content": text}
             if self.pending_call
@@ -131,15 +136,13 @@ class _OpenAIAgent(Agent):
         if not calls and self.tools:
             calls = [{"id": f"call_{i}", **c} for i, c in enumerate(parse_tool_calls(content))]
         assistant: dict[str, Any] = {"role": "assistant", "content": content}
+        action, parse_error = decide(self.episode.actions, calls, content, tools=self.tools is not None)
         if calls:
             call = calls[0]  # one action per step: the first call is played
-            action: dict[str, Any] | None
             assistant["tool_calls"] = [_wire_call(call)]
             self.pending_call = call["id"]
-            action = self.episode.actions.action_from_call(call["name"], call["arguments"])
         else:
             self.pending_call = None
-            action = self.episode.actions.action_from_text(content) if self.tools is None else None
         self.messages.append(assistant)
         usage = reply.usage
         return Decision(
@@ -150,7 +153,11 @@ class _OpenAIAgent(Agent):
             logprobs=_logprobs(choice),
             prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
             completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
+            parse_error=parse_error,
         )
+
+    def rejected(self, reason: str) -> None:
+        self.note = rejected(reason)
 
 
 def _wire_call(call: Mapping[str, Any]) -> dict[str, Any]:
