@@ -15,7 +15,7 @@ from typing import Any
 from ._base import Agent, Decision, Episode, Policy
 from ._chat import parse_tool_calls
 from ._local import LocalModel
-from ._parse import decide
+from ._parse import decide, rejected
 from ._space import observation_text
 
 
@@ -44,10 +44,13 @@ class _LocalAgent(Agent):
     def __init__(self, policy: LocalPolicy, episode: Episode) -> None:
         self.policy, self.episode = policy, episode
         self.context: list[int] = []
+        self.note: str | None = None  # why the last turn did nothing, for the next message
 
     async def act(self, observation: Mapping[str, Any], reward: float | None) -> Decision:
         model = self.policy.model
         text = observation_text(observation)
+        if self.note:  # the last turn did nothing: say why before the observation
+            text, self.note = f"{self.note}\n\n{text}", None
         shown = model.renderer.next(text) if self.context else model.renderer.first(text)
         prompt_tokens = len(self.context) + len(shown)
         self.context += shown
@@ -70,3 +73,6 @@ class _LocalAgent(Agent):
             completion_tokens=len(ids),
             parse_error=parse_error,
         )
+
+    def rejected(self, reason: str) -> None:
+        self.note = rejected(reason)

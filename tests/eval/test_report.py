@@ -83,6 +83,7 @@ def test_report_opens_offline_without_errors_and_shows_the_results(run_dir: Path
         }
         assert cards["tasks"] == results["tasks"] == 6
         assert cards["episodes"] == results["episodes"] == 18
+        assert cards["parse failures"] == results["parse_failures"] == 0
         assert cards["mean reward"] == pytest.approx(results["mean_reward"])
         assert cards["CI95 low"] == pytest.approx(results["reward_ci95"][0])
         assert cards["CI95 high"] == pytest.approx(results["reward_ci95"][1])
