@@ -1,8 +1,7 @@
-"""``openenv.core.harness``: upstream's harness names over ours (``openenv.harness``), the
-turn-based agent adapters of RFC 005 among them. Env tools reach an agent over MCP through
-``openenv.harness.HarnessMCPBridge``, which serves a ``ToolSource`` rather than upstream's
-FastMCP server: upstream's ``HarnessMCPBridge`` and ``build_bridge_server`` (FastMCP) and
-``HarnessProcess`` are not provided."""
+"""``openenv.core.harness``: upstream's harness names over ours (``openenv.harness``), RFC 005's
+adapters among them. Env tools reach an agent over MCP through ``openenv.harness.HarnessMCPBridge``
+(a ``ToolSource``, not upstream's FastMCP server): upstream's ``HarnessMCPBridge``,
+``build_bridge_server`` (FastMCP) and ``HarnessProcess`` are not provided."""
 
 from ..._lazy import lazy_exports
 from ...harness import resolve_env_reward as _resolve_env_reward  # noqa: F401 (upstream's private name)
