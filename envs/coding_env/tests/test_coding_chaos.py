@@ -239,10 +239,11 @@ def test_chaos_victim_health_leftovers_and_sigterm(record_property: Any) -> None
             # 22-28 this test passed its gate in 4 of 4 runs with it (worst /health 18,
             # 29, 67, 228 ms) and in 0 of 3 without (skipped: no-attack /health up to
             # 58-205 ms). What is left are rarer stalls in which the loop thread is not
-            # runnable at all but waits for the interpreter lock: the one probed (202 ms)
-            # overlapped a 364 ms spawn of a sandbox's uid killer (on Python 3.11 a
-            # thread holds the lock while its vfork child runs up to exec). Shown as
-            # XFAIL with the figures.
+            # runnable at all (its schedstat shows no CPU wait), most likely waiting for
+            # the interpreter lock; their cause is not found. One (202 ms) overlapped a
+            # 364 ms sandbox spawn, but spawns do not hold the lock throughout: in one
+            # run 376 spawns took 5-90 ms each (7.1 s in all) with no loop stall over
+            # 41 ms. Shown as XFAIL with the figures.
             pytest.xfail(
                 f"issue 27's /health bound not met here: max {worst_health * 1e3:.1f} ms (bound "
                 f"{HEALTH_S * 1e3:g}; victim p99 {p99 * 1e3:.1f} ms); load {os.getloadavg()}"
