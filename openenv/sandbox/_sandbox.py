@@ -174,7 +174,7 @@ class Sandbox:
         """
         if not argv:
             raise SandboxError("empty command")
-        prefix: list[str] = []
+        prefix: list[str] = _default_signals()
         bwrap = self.isolation is Isolation.BWRAP
         seccomp_file = self._seccomp_file if bwrap else None
         if self._cgroup or seccomp_file:
@@ -576,6 +576,17 @@ def _rmtree(path: Path) -> None:
 
     if path.exists():
         shutil.rmtree(path, onerror=fix)
+
+
+def _default_signals() -> list[str]:
+    """An ignored signal stays ignored across exec, and a shell started so can never take it
+    back: a host started as ``openenv serve ... &`` from a script (a background job ignores
+    SIGINT and SIGQUIT) would leave Ctrl-C dead in every session. When the host ignores
+    them, the command starts through ``env --default-signal``, which puts them back to
+    their defaults first; otherwise nothing is added."""
+    names = [name for sig, name in ((signal.SIGINT, "INT"), (signal.SIGQUIT, "QUIT"))
+             if signal.getsignal(sig) == signal.SIG_IGN]
+    return [_which("env"), f"--default-signal={','.join(names)}", "--"] if names else []
 
 
 @contextlib.contextmanager

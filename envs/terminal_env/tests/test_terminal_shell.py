@@ -192,16 +192,26 @@ def test_text_helpers() -> None:
     assert quote("it's\n") == "$'it\\x27s\\x0a'"
 
 
-def test_ctrl_c_reaches_the_command_when_the_host_blocks_sigint() -> None:
-    """A host process that starts with SIGINT blocked (a library, a supervisor) must not
-    keep Ctrl-C from the command: the interrupt test above, run in a pytest that starts so,
-    failed 4 of 4 before the sandbox cleared the mask around its spawns."""
+@pytest.mark.parametrize(
+    "how",
+    [
+        "signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})",  # a library blocking it
+        "signal.signal(signal.SIGINT, signal.SIG_IGN)",  # a background job of a script: `cmd &`
+    ],
+    ids=["blocked", "ignored"],
+)
+def test_ctrl_c_reaches_the_command_when_the_host_blocks_or_ignores_sigint(how: str) -> None:
+    """A host process that starts with SIGINT blocked (a library, a supervisor) or ignored
+    (started as a background job by a script) must not keep Ctrl-C from the command: the
+    interrupt test above, run in a pytest started so, failed 4 of 4 before the sandbox
+    cleared the mask around its spawns (blocked) and reset ignored signals in the child
+    (ignored: every local CI run, started in the background, failed it)."""
     import subprocess
     import sys
     from pathlib import Path
 
     launcher = (
-        "import os, signal, sys; signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}); "
+        f"import os, signal, sys; {how}; "
         "os.execv(sys.executable, [sys.executable, '-m', 'pytest', *sys.argv[1:]])"
     )
     here = Path(__file__)
