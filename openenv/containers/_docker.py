@@ -142,6 +142,8 @@ class DockerReplica(ReplicaBase):
             self.container.stop(timeout=5)
         with contextlib.suppress(Exception):  # auto-remove normally does this; make sure
             self.container.remove(force=True)
+        with contextlib.suppress(Exception):  # auto-removal runs after stop returns: wait it out
+            self.container.wait(condition="removed", timeout=10)  # (gone already: 404, ignored)
         on_stop, self._on_stop = self._on_stop, None
         if on_stop is not None:
             on_stop()
