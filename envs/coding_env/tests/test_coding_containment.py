@@ -177,5 +177,5 @@ def test_worker_exit_is_seen_while_a_child_holds_its_pipes(pair):
     obs = run(attacker, code)
     assert obs.state_lost is True
     assert obs.timed_out is False  # seen as an exit, not waited out as a hang
-    assert obs.duration_s < 1.0  # under cell_timeout_s
+    assert obs.duration_s < attacker.settings.cell_timeout_s / 2  # not waited out (1.98 s seen at load 20)
     bystander_ok(bystander)
