@@ -392,7 +392,7 @@ def _build(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
 
 def test_build_of_a_missing_folder_says_so(tmp_path):
     proc = _build(str(tmp_path / "nope"))
-    assert (proc.returncode, proc.stdout) == (1, "")
+    assert (proc.returncode, proc.stdout) == (2, "")  # bad input: exit 2, as every command
     assert proc.stderr.strip() == f"openenv build: no env folder '{tmp_path / 'nope'}'"
 
 

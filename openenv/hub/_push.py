@@ -52,14 +52,16 @@ def _api(endpoint: str | None, token: str | None) -> Any:
 
 def _hub_call(what: str, fn: Any, *args: Any, endpoint: str | None = None, **kwargs: Any) -> Any:
     """Call the Hub; every way it can fail (refused, unreachable) is one-line ``HubError``."""
-    hub = hf()
-    errors = hub.errors
+    import importlib
+
+    hf()  # the hub extra, or one line naming it
+    errors = importlib.import_module("huggingface_hub.errors")  # a submodule: not an attribute until imported
     try:
         return fn(*args, **kwargs) if endpoint is None else fn(*args, endpoint=endpoint, **kwargs)
     except errors.RevisionNotFoundError:  # an OSError too: before the unreachable ones
         raise HubError(f"{what} failed: the Space has no such revision") from None
     except _unreachable(errors) as exc:
-        where = endpoint or hub.constants.ENDPOINT
+        where = endpoint or importlib.import_module("huggingface_hub.constants").ENDPOINT
         raise HubError(f"{what} failed: cannot reach the Hub at {where} ({_first_line(exc)})") from None
     except (errors.HfHubHTTPError, errors.RepositoryNotFoundError) as exc:
         raise HubError(f"{what} failed: {_first_line(exc)}") from None

@@ -60,7 +60,12 @@ def test_auto_env_lists_them(hub: FakeHub, capsys: pytest.CaptureFixture[str]) -
     assert "Total: 2 env Spaces" in printed
 
 
-def test_an_unreachable_hub_is_one_line(tmp_path: Path) -> None:
+def test_an_unreachable_hub_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """huggingface_hub retries a refused listing 5 times with back-off (23 s): its sleeps are
+    skipped here, the retries and the error that ends them are its own."""
+    import huggingface_hub.utils._http as hf_http
+
+    monkeypatch.setattr(hf_http.time, "sleep", lambda _s: None)
     with pytest.raises(
         HubError, match=r"^listing Spaces tagged 'openenv' failed: cannot reach the Hub at"
     ) as caught:
