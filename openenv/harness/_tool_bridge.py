@@ -32,7 +32,14 @@ from typing import Any, Protocol
 
 import orjson
 
-from ..server._jsonrpc import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, rpc_error
+from ..server._jsonrpc import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    read_body,
+    rpc_error,
+)
 from ._agentic import HarnessError
 from ._types import RESERVED_TOOL_NAMES, Tool, ToolResult, ToolTraceEntry, message_content
 
@@ -269,12 +276,7 @@ def _app(rpc: _Rpc) -> Any:
         if scope.get("method") != "POST":  # no server-initiated stream
             await reply(send, 405, allow=True)
             return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        body = await read_body(receive)
         try:
             request = orjson.loads(body)
         except orjson.JSONDecodeError:

@@ -27,7 +27,7 @@ from starlette.routing import BaseRoute
 from starlette.types import Receive, Scope, Send
 
 from .._env import EnvClass
-from ..server._jsonrpc import PARSE_ERROR, rpc_error
+from ..server._jsonrpc import PARSE_ERROR, read_body, rpc_error
 from ..server._openapi import ProtocolRoute
 from ..server._sessions import Session, SessionManager
 from ..server._settings import ServerSettings
@@ -119,12 +119,7 @@ class McpEndpoint:
 
     @staticmethod
     async def _compat(compat: CompatRpc, receive: Receive, send: Send) -> None:
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        body = await read_body(receive)
         try:
             reply = await compat.handle(orjson.loads(body))
         except orjson.JSONDecodeError:

@@ -16,7 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ..server._jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JsonRpcErrorCode, envelope_error, rpc_error
+from ..server._jsonrpc import (
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    JsonRpcErrorCode,
+    envelope_error,
+    read_body,
+    rpc_error,
+)
 from ..server._openapi import ProtocolRoute
 from ..server._upstream_models import CallToolAction, ListToolsAction
 
@@ -75,12 +82,7 @@ class UpstreamMcpEndpoint:
         if scope.get("method") != "POST":
             await self._pass(scope, receive, send, b"")
             return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        body = await read_body(receive)
         try:
             request = orjson.loads(body)
         except orjson.JSONDecodeError:

@@ -26,6 +26,16 @@ INTERNAL_ERROR = -32603
 _TOOL_METHODS = frozenset({"tools/list", "tools/call"})
 
 
+async def read_body(receive: Any) -> bytes:
+    """The whole body of an ASGI HTTP request (a JSON-RPC POST), however it was chunked."""
+    body = b""
+    while True:
+        message = await receive()
+        body += bytes(message.get("body", b""))
+        if not message.get("more_body"):
+            return body
+
+
 def rpc_error(rid: Any, code: int, message: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message, "data": None}}
 
