@@ -30,10 +30,12 @@ from openenv.sandbox._procs import kill_group
 from openenv.sandbox._run import run_process
 
 from ._harbor import ImageSettings
+from ._owner import OWNER_LABEL
 from ._services import SessionServices
 
+__all__ = ["LABEL", "OWNER_LABEL", "ContainerBox", "ContainerLimits"]
+
 LABEL = "openenv.terminal.session"
-OWNER_LABEL = "openenv.terminal.owner"  # the TaskImages that made it (removed at its close)
 _MiB = 1 << 20
 _disk_refused: dict[str, str] = {}  # engine id -> why a disk size is not enforced
 _disk_guard = threading.Lock()
@@ -92,7 +94,7 @@ class ContainerBox:
         limits: ContainerLimits,
         task_id: str,
         *,
-        owner: str = "",
+        owner: str | Mapping[str, str] = "",
         service_tags: dict[str, str] | None = None,
     ) -> None:
         self.client = client
@@ -103,7 +105,8 @@ class ContainerBox:
         self._groups: set[int] = set()
         self._docker = _docker_cli()
         self.disk_note = ""
-        labels = {LABEL: task_id, OWNER_LABEL: owner}
+        # the owner's labels (``_owner.py``; a bare string: the owner label alone)
+        labels = {LABEL: task_id, **({OWNER_LABEL: owner} if isinstance(owner, str) else owner)}
         compose = settings.compose
         kw = {
             "command": ["sleep", "infinity"],

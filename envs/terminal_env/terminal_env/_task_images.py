@@ -6,18 +6,19 @@ engine. Up to ``pool_size`` started containers, each with its shell, wait per im
 (and limits): a reset takes one and another is made in the background, so only the
 first session of a task waits for a container to start. At most ``max(pool_size, 4)``
 wait in all: those of the images used least recently go first. A container is never handed
-out twice. Every container this process made carries its owner label (host, pid) and is
-removed at shutdown, pooled or not; those of a process on this host that died without
-shutting down are removed when the next one first asks the engine.
+out twice. Every container this process made carries its owner labels (``_owner.py``)
+and is removed at shutdown, pooled or not; those of a process that died without shutting
+down are removed when the next one first asks the engine, and only those: another live
+server's containers (another test run, another server on the engine) are never touched,
+and one that server removes while the sweep looks is skipped.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
+import logging
 import secrets
-import socket
 import threading
 from collections import deque
 from typing import Any
@@ -25,11 +26,14 @@ from typing import Any
 from openenv._exceptions import ExecutionError, ProviderError
 from openenv.sandbox import SessionLimits
 
-from ._container import OWNER_LABEL, ContainerBox, ContainerLimits
+from ._container import ContainerBox, ContainerLimits
 from ._image import base_map, ensure_image, map_from, prebuilt_image
+from ._owner import OWNER_LABEL, owner_gone, owner_labels
 from ._services import remove_networks
 from ._shell import PtyShell, ShellDied
 from ._tasks import TerminalTask
+
+log = logging.getLogger("terminal_env")
 
 
 class TaskImages:
@@ -43,7 +47,8 @@ class TaskImages:
         self.pool_size = pool_size
         self.max_pooled = max(pool_size, 4)
         self._discarding: set[asyncio.Task[None]] = set()
-        self.owner = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+        self.owner_labels = owner_labels(secrets.token_hex(4))
+        self.owner = self.owner_labels[OWNER_LABEL]
         self._client: Any = None
         self._guard = threading.Lock()
         self._ready: dict[tuple[Any, ...], deque[PtyShell]] = {}
@@ -59,7 +64,10 @@ class TaskImages:
                     self._client = docker_client()
                 except ProviderError as exc:
                     raise ExecutionError(f"tasks with an image of their own need Docker: {exc}") from None
-                sweep_orphans(self._client)
+                try:
+                    sweep_orphans(self._client)
+                except Exception:  # leftovers stay for the next sweep; this server still serves
+                    log.exception("terminal env: sweeping the containers of dead servers failed")
             return self._client
 
     def image(self, task: TerminalTask) -> str:
@@ -100,7 +108,7 @@ class TaskImages:
         limits = ContainerLimits.of(task.image, self.limits)
         services = self.service_tags(task)
         return ContainerBox(
-            self.client(), tag, task.image, limits, task.id, owner=self.owner, service_tags=services
+            self.client(), tag, task.image, limits, task.id, owner=self.owner_labels, service_tags=services
         )
 
     async def _start(self, task: TerminalTask, tag: str) -> PtyShell:
@@ -194,7 +202,9 @@ class TaskImages:
         if client is None:
             return
         try:
-            found = client.containers.list(all=True, filters={"label": f"{OWNER_LABEL}={self.owner}"})
+            found = client.containers.list(
+                all=True, filters={"label": f"{OWNER_LABEL}={self.owner}"}, ignore_removed=True
+            )
             for container in found:
                 with contextlib.suppress(Exception):
                     container.remove(force=True)
@@ -205,35 +215,23 @@ class TaskImages:
 
 
 def sweep_orphans(client: Any) -> list[str]:
-    """Remove session containers whose owner, a process on this host, is gone (a server
-    that died without closing); the ids removed."""
-    host = socket.gethostname()
+    """Remove the session containers and networks whose owner is gone for certain
+    (``_owner.owner_gone``: a server that died without closing); the container ids removed.
+    A container or network removed by its own live server meanwhile is skipped."""
+    import docker.errors
+
     removed = []
-    for container in client.containers.list(all=True, filters={"label": OWNER_LABEL}):
-        owner_host, _, rest = str(container.labels.get(OWNER_LABEL, "")).partition(":")
-        pid = rest.partition(":")[0]
-        if owner_host != host or not pid.isdigit() or _alive(int(pid)):
+    for container in client.containers.list(all=True, filters={"label": OWNER_LABEL}, ignore_removed=True):
+        if not owner_gone(container.labels):
             continue
-        with contextlib.suppress(Exception):
+        with contextlib.suppress(docker.errors.APIError):
             container.remove(force=True)
             removed.append(container.id)
     for network in client.networks.list(filters={"label": OWNER_LABEL}):
-        owner_host, _, rest = str(network.attrs.get("Labels", {}).get(OWNER_LABEL, "")).partition(":")
-        pid = rest.partition(":")[0]
-        if owner_host == host and pid.isdigit() and not _alive(int(pid)):
-            with contextlib.suppress(Exception):
+        if owner_gone(network.attrs.get("Labels") or {}):
+            with contextlib.suppress(docker.errors.APIError):
                 network.remove()
     return removed
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 async def _discard(shell: PtyShell) -> None:

@@ -19,7 +19,9 @@ def containers_of(pid: int) -> list[str]:
     """Session containers whose owner is the process ``pid``."""
     client = docker_client()
     try:
-        found = client.containers.list(all=True, filters={"label": "openenv.terminal.owner"})
+        # ignore_removed: another server on the engine may remove its own meanwhile
+        label = {"label": "openenv.terminal.owner"}
+        found = client.containers.list(all=True, filters=label, ignore_removed=True)
         return [c.id for c in found if f":{pid}:" in c.labels.get("openenv.terminal.owner", "")]
     finally:
         client.close()
