@@ -234,7 +234,9 @@ def test_harbor_ran_every_task_without_an_error(job: Job) -> None:
     try:
         left = [
             c.name
-            for c in client.containers.list(all=True, filters={"label": "com.docker.compose.project"})
+            for c in client.containers.list(  # another run's, removed meanwhile: skipped
+                all=True, filters={"label": "com.docker.compose.project"}, ignore_removed=True
+            )
             if str(job.dataset) in c.labels.get("com.docker.compose.project.working_dir", "")
         ]
         images = [tag for image in client.images.list() for tag in image.tags]
