@@ -8,7 +8,8 @@ message, ``<start> role <sep> content [<tool_call>{json}</tool_call>...] <end>``
 multi-turn conversation links by prefix). Replies are scripted, not sampled:
 
 * with tools offered and the last user message containing "use the tool": a call of
-  the first tool with ``{"q": <that message>}``;
+  the first tool with ``{"q": <that message>}`` (``{"input": ...}`` when the tool's
+  parameters have ``input``: a Responses custom tool as the proxy forwards it);
 * otherwise ``"reply to: " + <the last message's content>``.
 
 With ``stream: true`` it streams as vLLM does: ``prompt_token_ids`` on the first chunk,
@@ -80,7 +81,9 @@ def script(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -
     if isinstance(content, list):
         content = "".join(p.get("text", "") for p in content)
     if tools and last["role"] == "user" and "use the tool" in content:
-        call = {"name": tools[0]["function"]["name"], "arguments": {"q": content}}
+        fn = tools[0]["function"]
+        key = "input" if "input" in ((fn.get("parameters") or {}).get("properties") or {}) else "q"
+        call = {"name": fn["name"], "arguments": {key: content}}
         return "<tool_call>" + json.dumps(call) + "</tool_call>"
     return "reply to: " + content
 

@@ -164,16 +164,17 @@ def tool_model() -> Iterator[ScriptedModel]:
         yield scripted
 
 
-async def test_claude_code_calls_an_env_tool_from_its_sandbox(
-    env_server: Any, tool_model: ScriptedModel
+@pytest.mark.parametrize("agent", ["claude-code", "codex"])
+async def test_an_agent_cli_calls_an_env_tool_from_its_sandbox(
+    agent: str, env_server: Any, tool_model: ScriptedModel
 ) -> None:
     """The agent, in a sandbox with no network, is configured with MCP server ``env`` at
     a loopback port relayed to the bridge: the scripted model calls the env's ``say`` (as
-    the agent names it), the env steps, and the step's reply goes back to the model."""
+    the agent names it: Claude Code's ``mcp__env__say``; Codex offers it in a Responses
+    ``namespace`` tool, which the proxy forwards as chat function ``mcp__env__say``), the
+    env steps, and the step's reply goes back to the model."""
     if BWRAP_WHY:
         pytest.skip(f"agents run under bubblewrap only: {BWRAP_WHY}")
-    agent = "claude-code"  # Codex lists the tools too, but offers them as a Responses "namespace",
-    # which the capture proxy does not forward to a chat backend (docs/agents.md)
     why = AGENTS[agent].missing(AGENTS_DIR)
     if why:
         pytest.skip(f"{why}: run scripts/setup.d/57-agents.sh once")
@@ -200,7 +201,7 @@ async def test_claude_code_calls_an_env_tool_from_its_sandbox(
             made = tool_model.calls[before:]
             offered = [t["function"]["name"] for t in made[0].get("tools") or []]
             assert calls[0]["data"]["tool_name"] in offered
-            assert calls[0]["data"]["tool_name"].endswith("say")
+            assert calls[0]["data"]["tool_name"] == "mcp__env__say"
             replies = [m for c in made for m in c["messages"] if m.get("role") == "tool"]
             assert any("from the agent" in json.dumps(m.get("content")) for m in replies)
         finally:

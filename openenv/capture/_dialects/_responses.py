@@ -1,9 +1,11 @@
 """OpenAI Responses (``POST /v1/responses``), read into chat completions and written back.
 
 Input items: messages (text content or ``input_text`` / ``output_text`` parts),
-``function_call`` and ``function_call_output``; ``instructions`` is the system message;
-function ``tools`` become chat tools. The reply is one ``message`` output item and one
-``function_call`` item per tool call; a stream is the Responses event sequence.
+``function_call`` / ``custom_tool_call`` and their outputs; ``reasoning`` items (opaque to
+a chat backend) are left out; ``instructions`` is the system message. Function, namespace
+and custom ``tools`` become chat tools (``_responses_tools``). The reply is one ``message``
+output item and one ``function_call`` (or ``custom_tool_call``) item per tool call, named
+as the agent named the tool; a stream is the Responses event sequence.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 
 from .._errors import BadRequest
 from ._base import ChatReply, need, pieces, sse
+from ._responses_tools import ToolMap, chat_name, custom_arguments
 from ._writers import ResponsesWriter
 
 
@@ -38,17 +41,22 @@ def _messages(body: dict[str, Any]) -> list[dict[str, Any]]:
         if kind == "message":
             role = "system" if item.get("role") == "developer" else item.get("role", "user")
             out.append({"role": role, "content": _text(item.get("content", ""))})
-        elif kind == "function_call":
+        elif kind in ("function_call", "custom_tool_call"):
+            custom = kind == "custom_tool_call"
+            name = chat_name(item.get("namespace"), str(item.get("name") or ""))
+            arguments = custom_arguments(item.get("input", "")) if custom else item.get("arguments") or "{}"
             call = {
                 "id": item.get("call_id"),
                 "type": "function",
-                "function": {"name": item.get("name"), "arguments": item.get("arguments") or "{}"},
+                "function": {"name": name, "arguments": arguments},
             }
             if out and out[-1]["role"] == "assistant" and "tool_call_id" not in out[-1]:
                 out[-1].setdefault("tool_calls", []).append(call)
             else:
                 out.append({"role": "assistant", "content": None, "tool_calls": [call]})
-        elif kind == "function_call_output":
+        elif kind == "reasoning":
+            continue
+        elif kind in ("function_call_output", "custom_tool_call_output"):
             out.append(
                 {
                     "role": "tool",
@@ -66,14 +74,7 @@ class OpenAIResponses:
 
     def to_chat(self, body: dict[str, Any], path: str) -> dict[str, Any]:
         chat: dict[str, Any] = {"model": body.get("model", ""), "messages": _messages(body)}
-        tools = [
-            {
-                "type": "function",
-                "function": {k: t[k] for k in ("name", "description", "parameters") if k in t},
-            }
-            for t in body.get("tools") or []
-            if t.get("type") == "function"
-        ]
+        tools = self.tools(body).chat
         if tools:
             chat["tools"] = tools
         for src, dst in (
@@ -88,7 +89,11 @@ class OpenAIResponses:
     def wants_stream(self, body: dict[str, Any], path: str, query: Mapping[str, str]) -> bool:
         return bool(body.get("stream"))
 
-    def _items(self, chat: ChatReply) -> list[dict[str, Any]]:
+    def tools(self, body: dict[str, Any]) -> ToolMap:
+        """The request's tools as chat tools, and how a call of each comes back."""
+        return ToolMap(body.get("tools"))
+
+    def _items(self, chat: ChatReply, body: dict[str, Any]) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = []
         if chat.text or not chat.tool_calls:
             part = {"type": "output_text", "text": chat.text, "annotations": [], "logprobs": []}
@@ -101,17 +106,9 @@ class OpenAIResponses:
                     "content": [part],
                 }
             )
-        for call in chat.tool_calls:
-            items.append(
-                {
-                    "type": "function_call",
-                    "id": f"fc_{call.id}",
-                    "call_id": call.id,
-                    "name": call.name,
-                    "arguments": call.arguments,
-                    "status": "completed",
-                }
-            )
+        if chat.tool_calls:
+            tools = self.tools(body)
+            items += [tools.item(call.id, call.name, call.arguments) for call in chat.tool_calls]
         return items
 
     def reply(self, chat: ChatReply, body: dict[str, Any], *, status: str = "completed") -> dict[str, Any]:
@@ -122,7 +119,7 @@ class OpenAIResponses:
             "created_at": chat.created,
             "status": status,
             "model": chat.model,
-            "output": self._items(chat) if done else [],
+            "output": self._items(chat, body) if done else [],
             "parallel_tool_calls": True,
             "tool_choice": body.get("tool_choice", "auto"),
             "tools": body.get("tools") or [],
@@ -149,7 +146,7 @@ class OpenAIResponses:
 
         yield ev("response.created", response=self.reply(chat, body, status="in_progress"))
         yield ev("response.in_progress", response=self.reply(chat, body, status="in_progress"))
-        for n, item in enumerate(self._items(chat)):
+        for n, item in enumerate(self._items(chat, body)):
             if item["type"] == "message":
                 yield ev(
                     "response.output_item.added",
@@ -188,6 +185,25 @@ class OpenAIResponses:
                     item_id=item["id"],
                     content_index=0,
                     part=part,
+                )
+            elif item["type"] == "custom_tool_call":
+                yield ev(
+                    "response.output_item.added",
+                    output_index=n,
+                    item={**item, "input": "", "status": "in_progress"},
+                )
+                for piece in pieces(item["input"]):
+                    yield ev(
+                        "response.custom_tool_call_input.delta",
+                        output_index=n,
+                        item_id=item["id"],
+                        delta=piece,
+                    )
+                yield ev(
+                    "response.custom_tool_call_input.done",
+                    output_index=n,
+                    item_id=item["id"],
+                    input=item["input"],
                 )
             else:
                 yield ev(

@@ -154,6 +154,7 @@ class ResponsesWriter:
 
     def __init__(self, dialect: Any, body: dict[str, Any]) -> None:
         self.dialect, self.body = dialect, body
+        self.tools: Any = None  # the request's ToolMap, read at its first call
         self.seq = 0
         self.started = False
         self.n = -1  # output index
@@ -204,7 +205,14 @@ class ResponsesWriter:
             ]
         _, index, item = opened
         args = "".join(state.calls[index]["arguments"]) or "{}"
-        done = {**item, "arguments": args, "status": "completed"}
+        done = self.tools.item(item["call_id"], state.call_head(index)[1], args)
+        if done["type"] == "custom_tool_call":  # its input is whole only once the arguments are
+            ids = {"output_index": self.n, "item_id": item["id"]}
+            return [
+                self._ev("response.custom_tool_call_input.delta", **ids, delta=done["input"]),
+                self._ev("response.custom_tool_call_input.done", **ids, input=done["input"]),
+                self._ev("response.output_item.done", output_index=self.n, item=done),
+            ]
         return [
             self._ev(
                 "response.function_call_arguments.done",
@@ -244,17 +252,17 @@ class ResponsesWriter:
                 out += self._close(state)
                 self.n += 1
                 call_id, name = state.call_head(d.index)
-                item = {
-                    "type": "function_call",
-                    "id": f"fc_{call_id}",
-                    "call_id": call_id,
-                    "name": name,
-                    "arguments": "",
-                    "status": "in_progress",
-                }
+                if self.tools is None:
+                    self.tools = self.dialect.tools(self.body)
+                item = self.tools.item(call_id, name, "", done=False)
                 self.open = ("call", d.index, item)
                 out.append(self._ev("response.output_item.added", output_index=self.n, item=item))
-            elif self.open is not None and self.open[0] == "call" and self.open[1] == d.index:
+            elif (
+                self.open is not None
+                and self.open[0] == "call"
+                and self.open[1] == d.index
+                and self.open[2]["type"] == "function_call"
+            ):
                 out.append(
                     self._ev(
                         "response.function_call_arguments.delta",
