@@ -2,8 +2,9 @@
 the env use (``spawn``, ``arun``, ``kill``, ``close``, ``describe``, ``repin``).
 
 The container runs ``sleep infinity`` under Docker's init, with the session's limits
-(memory with no swap on top, processes, CPUs; disk where the engine's storage driver
-allows a size), ``no-new-privileges``, and no network unless the task asks for one
+(memory with no swap on top, processes, CPUs; disk by the engine's storage driver where
+it sizes containers, else its writable layer on a filesystem of the limit's size,
+``_disk.py``), ``no-new-privileges``, and no network unless the task asks for one
 (then the ICC-off ``openenv-isolated`` bridge: no other container is reachable).
 The shell is ``docker exec -it ... bash``: the engine gives it a terminal of its own,
 so Ctrl-C typed into ours reaches the command in the container.
@@ -17,11 +18,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import secrets
 import shutil
 import subprocess
 import threading
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from openenv._exceptions import ExecutionError
@@ -29,6 +33,7 @@ from openenv.sandbox import Completed, SessionLimits
 from openenv.sandbox._procs import kill_group
 from openenv.sandbox._run import run_process
 
+from . import _disk
 from ._harbor import ImageSettings
 from ._owner import OWNER_LABEL
 from ._services import SessionServices
@@ -39,6 +44,36 @@ LABEL = "openenv.terminal.session"
 _MiB = 1 << 20
 _disk_refused: dict[str, str] = {}  # engine id -> why a disk size is not enforced
 _disk_guard = threading.Lock()
+_engine_ids: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+
+
+def _engine_id(client: Any) -> str:
+    """The engine's id (``docker info`` is slow: asked once per client)."""
+    found = _engine_ids.get(client)
+    if found is None:
+        found = _engine_ids[client] = str(client.info().get("ID", ""))
+    return found
+
+
+def _remove(container: Any, layer: Path | None = None, disk_file: Path | None = None) -> None:
+    """Remove the container; one whose writable layer has a filesystem of its own
+    (``_disk.py``) is stopped first and the filesystem unmounted and deleted (the engine
+    cannot remove a layer folder that is a mount point). ``layer`` and ``disk_file``
+    default to what the container's labels and the engine say (a dead server's)."""
+    import docker.errors
+
+    if disk_file is None and _disk.DISK_LABEL in (container.labels or {}):
+        disk_file = Path(container.labels[_disk.DISK_LABEL])
+    if disk_file is not None:
+        with contextlib.suppress(docker.errors.APIError):
+            container.kill()
+        with contextlib.suppress(Exception):
+            container.client.api.wait(container.id, condition="not-running", timeout=60)
+        if layer is None:
+            with contextlib.suppress(_disk.DiskRefused, KeyError):
+                layer = _disk.layer_dir(container)
+        _disk.detach(layer, disk_file)
+    container.remove(force=True)
 
 
 def _docker_cli() -> str:
@@ -105,6 +140,8 @@ class ContainerBox:
         self._groups: set[int] = set()
         self._docker = _docker_cli()
         self.disk_note = ""
+        self._layer: Path | None = None  # the layer folder its own filesystem is mounted on
+        self._disk_file: Path | None = None
         # the owner's labels (``_owner.py``; a bare string: the owner label alone)
         labels = {LABEL: task_id, **({OWNER_LABEL: owner} if isinstance(owner, str) else owner)}
         compose = settings.compose
@@ -142,15 +179,19 @@ class ContainerBox:
                 self.services.close()
             raise
         self.id: str = self.container.id
-        self.container.reload()
         self.inner_workdir: str = self.container.attrs["Config"].get("WorkingDir") or "/"
         self.closed = False
 
     def _run(self, kw: dict[str, Any]) -> Any:
+        """Create and start the container; with a disk limit, the engine's own size where
+        its storage driver has one, else the writable layer on a filesystem of its own
+        (``_disk.py``), else none, said in ``disk_note``."""
         import docker.errors
 
-        engine = str(self.client.info().get("ID", ""))
-        if self.limits.disk_mb is not None and engine not in _disk_refused:
+        if self.limits.disk_mb is None:
+            return self.client.containers.run(self.image, **kw)
+        engine = _engine_id(self.client)
+        if engine not in _disk_refused:
             try:
                 return self.client.containers.run(
                     self.image, storage_opt={"size": f"{self.limits.disk_mb}M"}, **kw
@@ -160,9 +201,29 @@ class ContainerBox:
                     raise
                 with _disk_guard:
                     _disk_refused[engine] = " ".join(str(exc.explanation or exc).split())[:200]
-        if self.limits.disk_mb is not None:
-            self.disk_note = f"not enforced by this engine ({_disk_refused.get(engine, '')})"
-        return self.client.containers.run(self.image, **kw)
+        why = _disk.usable()
+        if why:
+            self.disk_note = f"not enforced: {why} (the engine: {_disk_refused.get(engine, '')})"
+            return self.client.containers.run(self.image, **kw)
+        path = _disk.disk_file(secrets.token_hex(6))
+        container = self.client.containers.create(
+            self.image, **{**kw, "labels": {**kw["labels"], _disk.DISK_LABEL: str(path)}}
+        )
+        try:
+            try:
+                self._layer = _disk.attach(container, path, self.limits.disk_mb)
+                self._disk_file = path
+            except _disk.DiskRefused as exc:
+                self.disk_note = f"not enforced: {exc}"
+            container.start()
+            if self._layer is not None and not _disk.holds(self._layer):
+                _disk.detach(self._layer, self._disk_file)
+                self._layer = self._disk_file = None
+                self.disk_note = "not enforced: the engine does not see this machine's mounts"
+        except BaseException:
+            _remove(container, self._layer, self._disk_file)
+            raise
+        return container
 
     # ---- what the shell and the env read -----------------------------------------------
     def describe(self) -> dict[str, Any]:
@@ -257,6 +318,6 @@ class ContainerBox:
         for pgid in list(self._groups):
             kill_group(pgid)
         with contextlib.suppress(docker.errors.APIError):
-            self.container.remove(force=True)
+            _remove(self.container, self._layer, self._disk_file)
         if self.services is not None:
             self.services.close()

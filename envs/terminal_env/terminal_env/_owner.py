@@ -89,6 +89,12 @@ def owner_gone(labels: Mapping[str, str]) -> bool:
         return True
     if pidns and pidns != pid_namespace():
         return False
+    return process_gone(pid, start)
+
+
+def process_gone(pid: int, start: str) -> bool:
+    """No process ``pid`` in this PID namespace, or one that started at another time than
+    ``start`` (clock ticks; "": not compared)."""
     if not _alive(pid):
         return True
     return bool(start) and start_ticks(pid) not in ("", start)

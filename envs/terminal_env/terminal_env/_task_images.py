@@ -26,9 +26,10 @@ from typing import Any
 from openenv._exceptions import ExecutionError, ProviderError
 from openenv.sandbox import SessionLimits
 
-from ._container import ContainerBox, ContainerLimits
+from . import _disk
+from ._container import ContainerBox, ContainerLimits, _remove
 from ._image import base_map, ensure_image, map_from, prebuilt_image
-from ._owner import OWNER_LABEL, owner_gone, owner_labels
+from ._owner import OWNER_LABEL, owner_gone, owner_labels, process_gone
 from ._services import remove_networks
 from ._shell import PtyShell, ShellDied
 from ._tasks import TerminalTask
@@ -207,7 +208,7 @@ class TaskImages:
             )
             for container in found:
                 with contextlib.suppress(Exception):
-                    container.remove(force=True)
+                    _remove(container)
             remove_networks(client, f"{OWNER_LABEL}={self.owner}")
         finally:
             self._ready.clear()
@@ -225,12 +226,13 @@ def sweep_orphans(client: Any) -> list[str]:
         if not owner_gone(container.labels):
             continue
         with contextlib.suppress(docker.errors.APIError):
-            container.remove(force=True)
+            _remove(container)
             removed.append(container.id)
     for network in client.networks.list(filters={"label": OWNER_LABEL}):
         if owner_gone(network.attrs.get("Labels") or {}):
             with contextlib.suppress(docker.errors.APIError):
                 network.remove()
+    _disk.sweep_files(process_gone)  # a layer file made before its container was
     return removed
 
 

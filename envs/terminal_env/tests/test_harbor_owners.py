@@ -15,10 +15,12 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
 from _harbor_fixtures import TASKS, docker_base
+from terminal_env._disk import DISK_LABEL, usable
 from terminal_env._owner import OWNER_LABEL, PROC_LABEL, boot_id, owner_gone, owner_labels, pid_namespace
 
 HOST = socket.gethostname()
@@ -68,7 +70,7 @@ from terminal_env._tasks import TerminalTask
 from openenv.sandbox import SessionLimits
 
 task = TerminalTask.from_dir(Path(sys.argv[1]))
-images = TaskImages(SessionLimits.off(), sys.argv[2])
+images = TaskImages(SessionLimits.parse("disk=64M"), sys.argv[2])  # a layer filesystem each (_disk.py)
 boxes = {box.id: box for box in (images.box(task) for _ in range(int(sys.argv[3])))}
 print(" ".join(boxes), flush=True)
 for line in sys.stdin:
@@ -100,6 +102,10 @@ def server(base: str, sessions: int) -> Iterator[tuple[subprocess.Popen[str], li
             proc.wait()
 
 
+def _mounted(layer: Path) -> bool:
+    return f" {layer} " in Path("/proc/self/mountinfo").read_text()
+
+
 def _state(client: Any, container_id: str) -> str:
     import docker.errors
 
@@ -126,6 +132,9 @@ def test_a_restarting_server_reclaims_a_dead_servers_containers_not_a_live_ones(
             first.kill()  # the first server dies without closing anything
             first.wait()
             assert _state(client, left) == "running"
+            disk_file = client.containers.get(left).labels.get(DISK_LABEL)
+            layer = Path(client.api.inspect_container(left)["GraphDriver"]["Data"]["UpperDir"]).parent
+            assert not usable() or (disk_file and Path(disk_file).exists() and _mounted(layer))
 
             # The restarted server sweeps on its first use of the engine. The live server
             # ends a session meanwhile: between the sweep's listing and its look at it.
@@ -150,6 +159,8 @@ def test_a_restarting_server_reclaims_a_dead_servers_containers_not_a_live_ones(
             assert closing not in removed
             assert staying not in removed
             assert _state(client, left) == "gone"
+            assert not _mounted(layer)  # its layer filesystem unmounted and its file deleted
+            assert not (disk_file and Path(disk_file).exists())
             assert _state(client, closing) == "gone"  # its own server removed it
             assert _state(client, staying) == "running"
         assert _state(client, staying) == "gone"  # removed by its server's shutdown
