@@ -18,6 +18,7 @@ from .._exceptions import ProbeError
 from .._extras import require
 from .._manifest import Manifest
 from .._vmanifest import ValidationBlock
+from ._applicable import declared_not_applicable
 from ._checks import Context
 from ._hacking import action_kind, list_tasks, run_probes
 from ._policy import POLICY, POLICY_VERSION, CheckStatus, Level, ids_up_to, verdict
@@ -115,11 +116,18 @@ def run_validation(
             stat_tasks=stat_tasks,
             seeds=seeds,
         )
-    for check_id in ids_up_to(max_level):  # a check that could not run says so
-        if not results.has(check_id):
+    declared = declared_not_applicable(manifest, block) if folder is not None else {}
+    not_applicable = {}
+    for check_id in ids_up_to(max_level):
+        ran = [r for r in results.items if r.check_id == check_id]
+        if check_id in declared and not any(r.status in (CheckStatus.PASS, CheckStatus.FAIL) for r in ran):
+            not_applicable[check_id] = declared[check_id]  # the manifest says it cannot apply
+        elif not ran:  # a check that could not run says so
             results.add(check_id, CheckStatus.SKIP, "unmet dependency: runtime.startup")
     order = list(POLICY)
-    items = sorted(results.items, key=lambda r: order.index(r.check_id))
+    items = sorted(
+        (r for r in results.items if r.check_id not in not_applicable), key=lambda r: order.index(r.check_id)
+    )
     return ValidationReport(
         target=text,
         source_digest=digest,
@@ -128,6 +136,7 @@ def run_validation(
         levels_run=levels,
         results=items,
         verdict=verdict([(r.check_id, r.status, (r.evidence or [""])[0]) for r in items]),
+        not_applicable=not_applicable,
     )
 
 
@@ -175,9 +184,12 @@ def _live(
             elif kind is not None:
                 results.start()
                 probes = run_probes(ctx, kind, list_tasks(ctx, probe_tasks), ("read_answers",))
-            from ._semantic import oracle_containment
+            if kind is None:
+                _no_code_oracle(ctx, results)
+            else:
+                from ._semantic import oracle_containment
 
-            oracle_containment(probes, kind, results)
+                oracle_containment(probes, kind, results)
             if max_level >= Level.STATISTICAL and ctx.schema is not None:
                 from ._statistical import run_statistical
 
@@ -194,3 +206,15 @@ def _live(
 
 def _ok(results: Results, check_id: str) -> bool:
     return any(r.check_id == check_id and r.status is CheckStatus.PASS for r in results.items)
+
+
+def _no_code_oracle(ctx: Context, results: Results) -> None:
+    members = sorted((ctx.schema or {}).get("action", {}).get("properties", {}))
+    results.add(
+        "runtime.oracle_containment",
+        CheckStatus.PASS,
+        "the actions run no code or commands (action members: "
+        + (", ".join(members) or "none")
+        + "): the agent can send only data, which cannot read the oracle",
+        measured={"action_kind": None, "action_members": members},
+    )

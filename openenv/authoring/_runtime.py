@@ -30,10 +30,12 @@ from ._checks import (
     schema_errors,
 )
 from ._checks_extra import MCP_ACCEPT, _initialized_list, _rpc_body, check_http, check_mcp, check_tasks
+from ._contain import run_containment
 from ._policy import NOT_APPLICABLE, CheckStatus
 from ._probe import http
 from ._report import Check, Outcome
 from ._sample import sample_filled
+from ._trajectory import record_trajectory
 from ._vreport import Results
 
 _STATUS = {Outcome.PASS: CheckStatus.PASS, Outcome.FAIL: CheckStatus.FAIL, Outcome.SKIP: CheckStatus.SKIP}
@@ -113,7 +115,9 @@ def run_runtime(ctx: Context, block: ValidationBlock | None, results: Results, p
     _tasks(ctx, legacy.get("tasks"), block, results)
     _tools(ctx, legacy.get("mcp"), block, results)
     _resources(block, pid, results)
-    _unmeasured(block, results)
+    _rubric(block, results)
+    run_containment(ctx, block, pid, results)
+    record_trajectory(ctx, block, results)
     for result in results.items:  # each id's time includes the deep checks it was made from
         result.duration_s += sum(took.get(name, 0.0) for name in _FROM.get(result.check_id, ()))
 
@@ -289,9 +293,17 @@ def _tasks(ctx: Context, c: Check, block: ValidationBlock | None, results: Resul
     declared = dict(block.capabilities.declared_task_count) if block else {}
     claims_api = bool(block and block.capabilities.task_api) or bool(declared)
     if c.outcome is Outcome.SKIP and not claims_api:
-        results.add("runtime.task_declaration_accuracy", CheckStatus.SKIP, NOT_APPLICABLE + c.summary)
+        # the manifest says there is no Task API, and the server serves none: accurate
+        results.add(
+            "runtime.task_declaration_accuracy",
+            CheckStatus.PASS,
+            f"declares no Task API (task_api false, no declared_task_count), and serves none: {c.summary}",
+            measured={"task_api": False},
+        )
         return
     problems = [line for line in _lines(c)] if c.outcome is not Outcome.PASS else []
+    if c.outcome is Outcome.PASS and not claims_api:
+        problems.append(f"serves a Task API the manifest does not declare: {c.summary}")
     measured: dict[str, int] = {}
     name = ctx.metadata.get("name")
     for split, count in declared.items():
@@ -310,12 +322,13 @@ def _tasks(ctx: Context, c: Check, block: ValidationBlock | None, results: Resul
         "runtime.task_declaration_accuracy",
         CheckStatus.FAIL if problems else CheckStatus.PASS,
         problems or [c.summary + (f"; declared counts match {measured}" if measured else "")],
-        remediation="make capabilities.declared_task_count match what the Task API serves",
+        remediation="make capabilities.task_api and declared_task_count match what the Task API serves",
         measured={"num_tasks": measured},
     )
 
 
-def tool_names(ctx: Context) -> list[str] | None:
+def served_tools(ctx: Context) -> list[dict[str, Any]] | None:
+    """``/mcp`` tools/list's tools (name, inputSchema, ...), or None when it answers none."""
     rpc = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
     headers = {**ctx.headers, "accept": MCP_ACCEPT}
     reply = http("POST", ctx.url + "/mcp", rpc, timeout_s=ctx.timeout_s, headers=headers)
@@ -323,37 +336,76 @@ def tool_names(ctx: Context) -> list[str] | None:
     if not isinstance(body, dict) or "result" not in body:
         body = _initialized_list(ctx, headers)
     tools = (body.get("result") or {}).get("tools") if isinstance(body, dict) else None
-    return [str(t.get("name")) for t in tools] if isinstance(tools, list) else None
+    return [t for t in tools if isinstance(t, dict)] if isinstance(tools, list) else None
+
+
+def _action_members(schema: dict[str, Any]) -> set[str]:
+    """Every property name of the action schema, its union members' included."""
+    names: set[str] = set()
+    todo: list[Any] = [schema]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, dict):
+            if isinstance(node.get("properties"), dict):
+                names |= set(node["properties"])
+            todo.extend(v for k, v in node.items() if k != "properties")
+        elif isinstance(node, list):
+            todo.extend(node)
+    return names
+
+
+def _undeclared(ctx: Context, tools: list[dict[str, Any]]) -> list[str]:
+    """With no ``declared_tools``, the env claims only the tools ``openenv serve`` makes of
+    its action: each tool's arguments must be members of the action schema."""
+    members = _action_members(ctx.schema["action"]) if ctx.schema else set()
+    out = []
+    for tool in tools:
+        args = set((tool.get("inputSchema") or {}).get("properties") or {})
+        if args - members:
+            out.append(f"{tool.get('name')} (arguments {', '.join(sorted(args - members))})")
+    return out
 
 
 def _tools(ctx: Context, c: Check, block: ValidationBlock | None, results: Results) -> None:
+    """``declared_tools`` against ``/mcp`` tools/list. With none declared, the env claims
+    no tools beyond its action's own: a tool that is not the action fails."""
     declared = list(block.capabilities.declared_tools) if block else []
-    if not declared:
-        status = CheckStatus.FAIL if c.outcome is Outcome.FAIL else CheckStatus.SKIP
-        reason = (
-            _lines(c) if status is CheckStatus.FAIL else [NOT_APPLICABLE + "no declared_tools; " + c.summary]
-        )
-        results.add("runtime.tool_declaration_accuracy", status, reason, remediation="fix /mcp tools/list")
+    if c.outcome is Outcome.FAIL:
+        fix = "fix /mcp tools/list"
+        results.add("runtime.tool_declaration_accuracy", CheckStatus.FAIL, _lines(c), remediation=fix)
         return
-    try:
-        served = tool_names(ctx) or []
-    except (ProbeError, ValueError) as exc:
-        served, note = [], [str(exc)]
+    note: list[str] = []
+    tools: list[dict[str, Any]] = []
+    if c.outcome is Outcome.PASS:
+        try:
+            tools = served_tools(ctx) or []
+        except (ProbeError, ValueError) as exc:
+            note = [str(exc)]
+    served = [str(t.get("name")) for t in tools]
+    if declared:
+        missing = sorted(set(declared) - set(served))
+        extra = sorted(set(served) - set(declared))
+        problems = (
+            note
+            + ([f"declared but not served: {', '.join(missing)}"] if missing else [])
+            + ([f"served but not declared: {', '.join(extra)}"] if extra else [])
+        )
+        good = f"/mcp serves exactly the declared tools ({', '.join(declared)})"
     else:
-        note = []
-    missing = sorted(set(declared) - set(served))
-    extra = sorted(set(served) - set(declared))
-    problems = (
-        note
-        + ([f"declared but not served: {', '.join(missing)}"] if missing else [])
-        + ([f"served but not declared: {', '.join(extra)}"] if extra else [])
-    )
+        odd = _undeclared(ctx, tools)
+        beyond = f"no declared_tools, yet served beyond the action: {', '.join(odd)}"
+        problems = note + ([beyond] if odd else [])
+        good = (
+            "no declared_tools: /mcp serves only the action's own tool(s) "
+            f"({', '.join(served) or 'none'}), each taking action fields only"
+        )
     results.add(
         "runtime.tool_declaration_accuracy",
         CheckStatus.FAIL if problems else CheckStatus.PASS,
-        problems or [f"/mcp serves exactly the declared tools ({', '.join(declared)})"],
-        remediation="make capabilities.declared_tools the names /mcp tools/list answers",
-        measured={"served": served},
+        problems or [good],
+        remediation="make capabilities.declared_tools the names /mcp tools/list answers"
+        + (f" (declared_tools: [{', '.join(served)}])" if served else ""),
+        measured={"declared": declared, "served": served},
     )
 
 
@@ -404,34 +456,16 @@ def _resources(block: ValidationBlock | None, pid: int | None, results: Results)
     )
 
 
-def _unmeasured(block: ValidationBlock | None, results: Results) -> None:
-    mode = block.network.mode if block else "public"
-    if mode == "public":
-        results.add(
-            "runtime.network_policy",
-            CheckStatus.SKIP,
-            NOT_APPLICABLE + "network mode public: egress is allowed, nothing to enforce",
-        )
-    else:
-        results.add(
-            "runtime.network_policy",
-            CheckStatus.SKIP,
-            f"network mode {mode} needs a container provider to enforce and measure; "
-            "this run serves the env as a local process",
-        )
-    results.add(
-        "runtime.host_containment",
-        CheckStatus.SKIP,
-        "needs a container provider; this run serves the env as a local process "
-        "(the sandbox tests in envs/*/tests cover containment)",
-    )
-    results.add("runtime.trajectory_record", CheckStatus.SKIP, "not implemented in this build")
-    rubric = bool(block and block.capabilities.rubric_tree)
+def _rubric(block: ValidationBlock | None, results: Results) -> None:
+    """The rubric checks, where ``capabilities.rubric_tree`` is declared (else the
+    manifest declares them not applicable: ``_applicable``)."""
+    if block is None or not block.capabilities.rubric_tree:
+        return
     for check_id in ("runtime.rubric_introspectable", "runtime.reward_attribution"):
         results.add(
             check_id,
-            CheckStatus.SKIP,
-            "not implemented in this build"
-            if rubric
-            else NOT_APPLICABLE + "capabilities.rubric_tree is false",
+            CheckStatus.FAIL,
+            "capabilities.rubric_tree is declared, but the wire protocol publishes no rubric tree "
+            "to introspect or attribute rewards to",
+            remediation="declare rubric_tree: false (the reward is still checked by every other check)",
         )

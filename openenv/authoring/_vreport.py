@@ -42,6 +42,9 @@ class ValidationReport(BaseModel):
     levels_run: list[Level]
     results: list[CheckResult]
     verdict: Verdict
+    #: check id -> the manifest's statement that makes it not applicable (``_applicable``).
+    #: Left out of the JSON, as upstream's report leaves such ids out of its results.
+    not_applicable: dict[str, str] = Field(default_factory=dict, exclude=True)
 
     def get(self, check_id: str) -> CheckResult:
         for result in self.results:
@@ -66,6 +69,8 @@ class ValidationReport(BaseModel):
                 lines.extend(f"          {line}" for line in r.evidence[:12])
                 if r.remediation:
                     lines.append(f"          fix: {r.remediation}")
+        for check_id, why in self.not_applicable.items():
+            lines.append(f"  N/A   {check_id:<36} declared: {why}")
         lines.append(f"Verdict: {self.verdict.value.upper()}")
         return "\n".join(lines)
 

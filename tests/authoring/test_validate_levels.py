@@ -40,7 +40,7 @@ def _caught(report, check_id: str, evidence: str) -> None:
 def test_echo_passes_every_level_and_every_check_id_has_a_result():
     report = run_validation(ECHO, max_level=Level.STATISTICAL, stat_tasks=4, seeds=2)
     assert report.verdict is not Verdict.FAIL, report.render()
-    assert [r.check_id for r in report.results] == ids_up_to(Level.STATISTICAL)
+    _accounted(report, Level.STATISTICAL)
     for r in report.results:
         assert r.status in (CheckStatus.PASS, CheckStatus.SKIP), report.render()
         assert r.status is CheckStatus.PASS or r.evidence, f"{r.check_id} skipped without a reason"
@@ -61,6 +61,13 @@ def test_echo_passes_every_level_and_every_check_id_has_a_result():
     } <= passed
     assert report.manifest is not None
     assert report.manifest["reward"]["range"] == [0.0, 6553.6]
+
+
+def _accounted(report, level: Level) -> None:
+    """Every check id up to ``level``: a result, or N/A with the manifest's declaration."""
+    reported = [r.check_id for r in report.results]
+    assert reported == [c for c in ids_up_to(level) if c not in report.not_applicable]
+    assert all(report.not_applicable.values())
 
 
 def test_reward_outside_its_declared_range(tmp_path):
@@ -91,6 +98,12 @@ def test_a_grader_the_submitted_code_reaches(tmp_path):
     assert any(line.startswith("HACKED: reward_file on seed-0: reward 1") for line in result.evidence)
     held = {p["probe"] for p in result.measured["probes"]} - hacked
     assert "inject_verifier_output" in held  # printing "PASSED" does not fool an exit status
+    # its code runs unsandboxed: it reads and writes the validator's private folder
+    _caught(report, "runtime.host_containment", "read a file the validator keeps outside the session")
+    assert report.get("runtime.host_containment").measured["wrote"] is True
+    network = report.get("runtime.network_policy")  # public, and it has the network
+    assert network.status is CheckStatus.PASS, network.evidence
+    assert network.measured["tcp_to_host_loopback"] is True
 
 
 def test_a_reward_file_the_agents_commands_can_write(tmp_path):
@@ -102,6 +115,7 @@ def test_a_reward_file_the_agents_commands_can_write(tmp_path):
     hacked = {p["probe"] for p in result.measured["probes"] if p["reward"] > p["honest"]}
     assert "reward_file" in hacked, result.evidence
     assert "equal_anything" not in {p["probe"] for p in result.measured["probes"]}  # Python's only
+    _caught(report, "runtime.host_containment", "read a file the validator keeps outside the session")
     assert {"early_exit", "inject_verifier_output"}.isdisjoint(hacked), result.evidence
 
 
@@ -174,6 +188,15 @@ def test_our_code_running_envs_hold_against_every_probe(env):
     assert report.get("runtime.oracle_containment").status is CheckStatus.PASS
     assert report.get("semantic.no_solution_leakage").status is CheckStatus.PASS
     assert report.get("semantic.verifier_determinism").status is CheckStatus.PASS  # the oracle played
+    # the session's code could not touch the validator's files, nor reach its TCP listener
+    # (both declare no-network): measured, on this host, from inside a session
+    for check_id in ("runtime.host_containment", "runtime.network_policy"):
+        result = report.get(check_id)
+        assert result.status is CheckStatus.PASS, (check_id, result.evidence)
+    assert report.get("runtime.network_policy").measured == {
+        "declared": "no-network",
+        "tcp_to_host_loopback": False,
+    }
 
 
 @pytest.mark.parametrize("env", sorted(p.parent.name for p in (REPO / "envs").glob("*/openenv.yaml")))

@@ -13,7 +13,8 @@ from ._flawed import LEAKY, NOISY, make_env
 def test_a_leaky_task_is_caught_with_its_evidence_and_a_fix(tmp_path):
     folder = make_env(tmp_path, LEAKY)
     report = run_validation(folder, max_level=Level.STATISTICAL, stat_tasks=5, seeds=2)
-    assert [r.check_id for r in report.results] == ids_up_to(Level.STATISTICAL)
+    reported = [r.check_id for r in report.results]
+    assert sorted(reported + list(report.not_applicable)) == sorted(ids_up_to(Level.STATISTICAL))
     assert report.get("semantic.floor_gap").status is CheckStatus.PASS  # the first 3 tasks only
     leaky = report.get("statistical.leaky_tasks")
     assert leaky.status is CheckStatus.FAIL, report.render()
@@ -29,11 +30,13 @@ def test_a_leaky_task_is_caught_with_its_evidence_and_a_fix(tmp_path):
     assert headroom.measured["random"]["episodes"] == 10
     assert sum(headroom.measured["random"]["histogram"]) == 10
     assert report.get("statistical.variance_bound").status is CheckStatus.PASS
-    reach = report.get("statistical.reward_reachability")  # the oracle plays no text answers
-    assert (reach.status, reach.evidence) == (
-        CheckStatus.SKIP,
-        ["not applicable: no reference solution was played"],
-    )
+    # the oracle plays no text answers, and the manifest declares none: N/A, not a skip
+    assert "statistical.reward_reachability" not in reported
+    assert report.not_applicable["statistical.reward_reachability"].startswith("no capabilities.oracle")
+    # a Task API the manifest does not declare is a false declaration
+    tasks = report.get("runtime.task_declaration_accuracy")
+    assert tasks.status is CheckStatus.FAIL
+    assert tasks.evidence[0].startswith("serves a Task API the manifest does not declare")
 
 
 def test_a_reward_that_changes_with_the_seed_is_caught(tmp_path):
