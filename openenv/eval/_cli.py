@@ -151,6 +151,8 @@ def _run(args: argparse.Namespace) -> int:
     cfg.check()
     results = run_eval(cfg)
     _print_summary(results, str(args.out))
+    if results.get("warnings"):
+        print(f"openenv eval: warning: {_warned(results, str(args.out))}", file=sys.stderr)
     if results["errors"]:
         print(
             f"openenv eval: {results['errors']} episodes errored ({_kinds(results)}): each error is in "
@@ -159,6 +161,18 @@ def _run(args: argparse.Namespace) -> int:
         )
         return 1
     return 0
+
+
+def _warned(results: dict[str, Any], out: str) -> str:
+    """One line: how many turns warned, and the first warning (each is on its turn)."""
+    from pathlib import Path
+
+    from ._trajectory import FILE, iter_trajectories
+
+    first = next(
+        (w for t in iter_trajectories(Path(out) / FILE) for turn in t.turns for w in turn.warnings), ""
+    )
+    return f"{results['warnings']} turns have a warning in {out}/{FILE}, the first: {first}"
 
 
 def _kinds(results: dict[str, Any]) -> str:

@@ -101,6 +101,7 @@ async def play(
             logprobs=decision.logprobs,
             policy_s=policy_s,
             parse_error=decision.parse_error,
+            warnings=decision.warnings,
         )
         turns.append(turn)
         if decision.action is None:
@@ -149,6 +150,7 @@ async def play(
         prompt_tokens=prompt_tokens,
         completion_tokens=completion_tokens,
         parse_failures=sum(t.parse_error is not None for t in turns),
+        warnings=sum(bool(t.warnings) for t in turns),
         policy_s=clock.policy_s,
         env_s=clock.env_s,
         started_at=started,

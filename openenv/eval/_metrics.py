@@ -143,6 +143,7 @@ def summarize(trajectories: Sequence[Trajectory], *, seed: int = 0) -> dict[str,
             "timeouts": sum(t.status == "timeout" for t in trajectories),
             "parse_failures": sum(map(_parse_failures, trajectories)),
             "episodes_with_parse_failures": sum(_parse_failures(t) > 0 for t in trajectories),
+            "warnings": sum(_warnings(t) for t in trajectories),
             "k": k_max,
             **overall,
             "passed_episodes": sum(t.passed for t in trajectories),
@@ -162,6 +163,11 @@ def summarize(trajectories: Sequence[Trajectory], *, seed: int = 0) -> dict[str,
 def _parse_failures(t: Trajectory) -> int:
     """Turns whose reply did not parse or whose action the env refused."""
     return sum(turn.parse_error is not None for turn in t.turns)
+
+
+def _warnings(t: Trajectory) -> int:
+    """Turns with a warning (a prompt cut to the model's context)."""
+    return sum(bool(turn.warnings) for turn in t.turns)
 
 
 def finite(value: Any) -> Any:

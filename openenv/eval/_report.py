@@ -46,6 +46,8 @@ def _episode(t: Trajectory) -> dict[str, Any]:
                     "reward",
                     "policy_s",
                     "env_s",
+                    "parse_error",
+                    "warnings",
                 },
             )
         )

@@ -42,6 +42,8 @@ class Turn(BaseModel):
     parse_error: dict[str, Any] | None = None
     """A reply that did not parse, or an action the env refused: ``{"reason", "reply"}``
     (and ``"call"``, the tool call as written; ``"action"``, the action refused)."""
+    warnings: list[str] = Field(default_factory=list)
+    """What the policy had to change to answer (a prompt cut to the model's context)."""
 
 
 class Trajectory(BaseModel):
@@ -68,6 +70,8 @@ class Trajectory(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     parse_failures: int = 0
+    warnings: int = 0
+    """Turns with a warning (each turn's ``warnings`` says what)."""
     policy_s: float = 0.0
     env_s: float = 0.0
     wall_s: float = 0.0

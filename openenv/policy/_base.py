@@ -36,7 +36,8 @@ class Decision:
     ``action`` None ends the episode (the policy stops), unless ``parse_error`` is set:
     then the model's reply did not parse (``{"reason", "reply"}``, see ``_parse``) and
     the turn is a no-op. ``messages``: what this turn added to the conversation (the
-    user message it was shown, the assistant reply).
+    user message it was shown, the assistant reply). ``warnings``: what the policy had
+    to change to answer at all (a prompt cut to the model's context), one line each.
     """
 
     action: dict[str, Any] | None
@@ -47,6 +48,7 @@ class Decision:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     parse_error: dict[str, Any] | None = None
+    warnings: list[str] = field(default_factory=list)
 
 
 class Agent(abc.ABC):

@@ -32,6 +32,16 @@ def system_prompt(actions: ActionSpace, *, tools: bool = False) -> str:
     return SYSTEM.format(how=_HOW_TOOLS)
 
 
+def tools_text(tools: list[dict[str, Any]]) -> str:
+    """The tools (OpenAI shape) as text, with how to call one, for a model whose chat
+    template does not show tools (or that has none): the form ``parse_tool_calls`` reads."""
+    lines = ['Call a tool by writing <tool_call>{"name": NAME, "arguments": {...}}</tool_call>. The tools:']
+    for tool in tools:
+        fn = tool.get("function", tool)
+        lines.append(json.dumps({k: fn[k] for k in ("name", "description", "parameters") if fn.get(k)}))
+    return "\n".join(lines)
+
+
 def parse_tool_calls(text: str) -> list[dict[str, Any]]:
     """Tool calls written as ``<tool_call>{"name", "arguments"}</tool_call>`` in ``text``
     (how a local model without a tool parser says them); bad JSON is skipped."""

@@ -2,9 +2,13 @@
 
 Each episode's context is only ever extended, as the trainer does (RFC 0002): the
 opening prompt, then each reply's sampled ids and the next observation's ids, so the
-trajectory's token ids are exactly what was sampled. Text envs get the reply text;
-other envs get tool calls parsed from ``<tool_call>{...}</tool_call>`` (a reply
-without a valid one is a parse failure: see ``_parse``).
+trajectory's token ids are exactly what was sampled. A context longer than the model
+takes (with room for ``max_tokens``) is cut from the left for sampling, the model seeing
+its last tokens, and the turn says so in its ``warnings``. Text envs get the reply text;
+other envs are told their tools in the first prompt (by the chat template where it
+shows tools, else as text) and get tool calls parsed from
+``<tool_call>{...}</tool_call>`` (a reply without a valid one is a parse failure: see
+``_parse``).
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ._base import Agent, Decision, Episode, Policy
-from ._chat import parse_tool_calls
+from ._chat import parse_tool_calls, system_prompt, tools_text
 from ._local import LocalModel
 from ._parse import decide, rejected
 from ._space import observation_text
@@ -51,12 +55,13 @@ class _LocalAgent(Agent):
         text = observation_text(observation)
         if self.note:  # the last turn did nothing: say why before the observation
             text, self.note = f"{self.note}\n\n{text}", None
-        shown = model.renderer.next(text) if self.context else model.renderer.first(text)
-        prompt_tokens = len(self.context) + len(shown)
+        if self.context:
+            shown = model.renderer.next(text)
+        else:
+            text, shown = self.opening(text)
         self.context += shown
-        ids, logps = await model.generate(
-            self.context, max_new_tokens=self.policy.max_tokens, temperature=self.policy.temperature
-        )
+        window, max_new, warning = model.fit(self.context, self.policy.max_tokens)
+        ids, logps = await model.generate(window, max_new_tokens=max_new, temperature=self.policy.temperature)
         self.context += ids
         reply = model.decode(ids)
         actions = self.episode.actions
@@ -69,10 +74,26 @@ class _LocalAgent(Agent):
             tool_calls=calls,
             token_ids=list(ids),
             logprobs=list(logps),
-            prompt_tokens=prompt_tokens,
+            prompt_tokens=len(window),
             completion_tokens=len(ids),
             parse_error=parse_error,
+            warnings=[warning] if warning else [],
         )
+
+    def opening(self, text: str) -> tuple[str, list[int]]:
+        """The first user message and its ids. On a tool env the model is told the tools
+        (and the system prompt the chat policies send): by its chat template where the
+        template shows tools, else as text before the observation (``tools_text``)."""
+        model, actions = self.policy.model, self.episode.actions
+        if actions.text_field is not None or not actions.tools:
+            return text, model.renderer.first(text)
+        tools = [tool.openai() for tool in actions.tools]
+        system = system_prompt(actions)
+        if model.shows_tools(tools):
+            messages = [{"role": "system", "content": system}, {"role": "user", "content": text}]
+            return text, model.render(messages, tools)
+        text = f"{system}\n{tools_text(tools)}\n\n{text}"
+        return text, model.renderer.first(text)
 
     def rejected(self, reason: str) -> None:
         self.note = rejected(reason)

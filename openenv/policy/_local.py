@@ -68,6 +68,25 @@ class LocalModel:
         )
         return int(found) if isinstance(found, int) else None
 
+    def fit(self, context: Sequence[int], max_new_tokens: int) -> tuple[list[int], int, str | None]:
+        """What of ``context`` the model can take with room for ``max_new_tokens``: the
+        context itself when it fits, else its last tokens (cut from the left, as a
+        sliding window), ``max_new_tokens`` lowered only where it alone fills the
+        context; and the warning to record when anything was cut (None otherwise)."""
+        limit = self.context_len
+        if limit is None or len(context) + max_new_tokens <= limit:
+            return list(context), max_new_tokens, None
+        keep = min(len(context), max(1, limit - max_new_tokens))
+        new = min(max_new_tokens, limit - keep)
+        warning = (
+            f"the prompt ({len(context)} tokens) and max_tokens ({max_new_tokens}) exceed the model's "
+            f"context of {limit} tokens: the model saw the prompt's last {keep} tokens "
+            f"({len(context) - keep} cut from the left)"
+        )
+        if new < max_new_tokens:
+            warning += f" and sampled at most {new} tokens"
+        return list(context[len(context) - keep :]), new, warning
+
     def render(
         self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]] | None = None
     ) -> list[int]:
@@ -82,6 +101,18 @@ class LocalModel:
                 ids = ids["input_ids"]
             return [int(i) for i in ids]
         return render_turns(self.renderer, messages, self.turns)
+
+    def shows_tools(self, tools: Sequence[Mapping[str, Any]]) -> bool:
+        """Whether the tokenizer's chat template puts ``tools`` into the prompt (a
+        template that never reads ``tools`` renders the same ids without them)."""
+        tok = getattr(self.renderer, "tok", None)
+        if tok is None or not getattr(tok, "chat_template", None) or not tools:
+            return False
+        probe = [{"role": "user", "content": "x"}]
+        try:
+            return self.render(probe, tools) != self.render(probe)
+        except Exception:  # a template that fails on tools does not show them
+            return False
 
     def remember(self, prompt: Sequence[int], message: Mapping[str, Any], sampled: Sequence[int]) -> None:
         """Keep the ids sampled for the reply ``message`` to ``prompt``, so a later chat that
