@@ -17,7 +17,7 @@ cannot remove a layer folder that is a mount point). A server that died leaves t
 mounted: the orphan sweep unmounts a container's layer before removing it, and deletes
 the files of owners that are gone.
 
-It needs root, ``mke2fs`` and ``mount`` with loop support, an overlay2 engine on this
+It needs root, ``mke2fs``, loop devices (``_loop.py``), an overlay2 engine on this
 machine in this mount namespace (its layer folder is visible here); after the start the
 container's root is checked to be the engine's overlay on this filesystem. Where any of
 that fails the limit is not enforced and the session's ``sandbox`` says why.
@@ -32,12 +32,12 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from . import _loop
 from ._owner import start_ticks
 
 #: The file of a container's layer filesystem (a label, for the sweep of a dead server's).
 DISK_LABEL = "openenv.terminal.disk"
 DISK_DIR = Path(os.environ.get("OPENENV_TERMINAL_DISK_DIR", "/var/tmp/openenv-disks"))
-_MNT_DETACH = 2
 
 
 class DiskRefused(OSError):
@@ -55,9 +55,8 @@ def usable() -> str:
     """"" when bounded layers can be made by this process, else why not."""
     if os.geteuid() != 0:
         return "mounting a filesystem for the container's writes needs root"
-    for tool in ("mke2fs", "mount", "umount"):
-        if shutil.which(tool) is None:
-            return f"no {tool} on PATH"
+    if shutil.which("mke2fs") is None:
+        return "no mke2fs on PATH (e2fsprogs)"
     return ""
 
 
@@ -90,7 +89,10 @@ def attach(container: Any, path: Path, size_mb: int) -> Path:
             f.truncate(size_mb << 20)
         _run(["mke2fs", "-q", "-F", "-t", "ext4", "-m", "0", "-O", "^has_journal",
               "-E", "nodiscard,lazy_itable_init=1", "-d", str(layer), str(path)])  # fmt: skip
-        _run(["mount", "-o", "loop,noinit_itable,nosuid,nodev", str(path), str(layer)])
+        try:
+            _loop.mount_image(str(path), str(layer), options="noinit_itable")
+        except OSError:  # no LOOP_CONFIGURE (Linux < 5.8): mount(8) sets the device up
+            _run(["mount", "-o", "loop,noinit_itable,nosuid,nodev", str(path), str(layer)])
     except BaseException:
         path.unlink(missing_ok=True)
         raise
@@ -114,9 +116,7 @@ def detach(layer: Path | None, path: Path | None) -> None:
     """Unmount the layer filesystem (the container stopped first) and delete its file.
     Idempotent; lazy where it is still busy."""
     if layer is not None and os.path.ismount(layer):
-        done = subprocess.run(["umount", str(layer)], capture_output=True, timeout=60, check=False)
-        if done.returncode != 0:
-            subprocess.run(["umount", "-l", str(layer)], capture_output=True, timeout=60, check=False)
+        _loop.unmount(str(layer))
     if path is not None:
         path.unlink(missing_ok=True)
 
