@@ -142,13 +142,16 @@ class CodingRuntime:
             raise WorkerLost(_SHUT)
         limit = str(self.settings.output_limit)
         env = {"CODING_ENV_OUTPUT_LIMIT": limit, "CODING_ENV_RESULT_LIMIT": limit}
-        worker = Worker(self.config, python=self.python, env=env, max_reply=self.max_reply)
+        return Worker(self.config, python=self.python, env=env, max_reply=self.max_reply, track=self._track)
+
+    def _track(self, worker: Worker) -> None:
+        """Count ``worker`` live from its first moment, before its process is even
+        started: ``close`` kills one still starting too, so that a server stopping never
+        waits for a start (seconds on a loaded host) nor leaves its sandbox behind."""
         with self._lock:
-            if not self.closed:
-                self._live.add(worker)
-                return worker
-        worker.close()
-        raise WorkerLost(_SHUT)
+            if self.closed:
+                raise WorkerLost(_SHUT)
+            self._live.add(worker)
 
     def start(self) -> CodingRuntime:
         """Reclaim what a server killed with SIGKILL left, then fill the pool."""

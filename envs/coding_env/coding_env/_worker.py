@@ -8,11 +8,12 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from openenv.sandbox import Sandbox, SandboxConfig
+from openenv.sandbox import Sandbox, SandboxConfig, SandboxError
 
 from ._channel import Channel, ChannelBroken, encode
 
@@ -76,6 +77,7 @@ class Worker:
         env: dict[str, str] | None = None,
         start_timeout_s: float = 30.0,
         max_reply: int = 1 << 20,
+        track: Callable[[Worker], None] | None = None,
     ) -> None:
         self._life_lock = threading.Lock()  # kill() never reaches a sandbox close() gave back
         self.sandbox = Sandbox(config)
@@ -85,14 +87,21 @@ class Worker:
         intr_r, self._intr = os.pipe()
         try:
             try:
-                self.proc = self.sandbox.popen(
-                    [python, "-I", "-u", "-c", _WORKER_SOURCE],
-                    env={**(env or {}), "CODING_ENV_INTERRUPT_FD": str(intr_r)},
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.DEVNULL,
-                    pass_fds=(intr_r,),
-                )
+                if track is not None:
+                    track(self)  # from here on a kill() (the server stopping) ends the start too
+                with self._life_lock:  # a kill() meanwhile waits for the process, then kills it
+                    self.proc = self.sandbox.popen(
+                        [python, "-I", "-u", "-c", _WORKER_SOURCE],
+                        env={**(env or {}), "CODING_ENV_INTERRUPT_FD": str(intr_r)},
+                        stdin=subprocess.PIPE,
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.DEVNULL,
+                        pass_fds=(intr_r,),
+                    )
+            except SandboxError as exc:
+                if not self.sandbox.closed:
+                    raise
+                raise WorkerLost("the worker was stopped while it started") from exc
             finally:
                 os.close(intr_r)
             os.set_blocking(self._intr, False)
@@ -132,9 +141,11 @@ class Worker:
                 raise WorkerLost(broken.about("the worker"), timed_out=broken.timed_out) from None
             reply = self._recv(seq, start + timeout_s)
             timed_out = reply is None
-            if timed_out:
-                self.interrupt()
-                reply = self._recv(seq, time.monotonic() + grace_s)
+            if timed_out:  # again every 50 ms: one sent before the cell began is dropped
+                end = time.monotonic() + grace_s
+                while reply is None and time.monotonic() < end:
+                    self.interrupt()
+                    reply = self._recv(seq, min(end, time.monotonic() + 0.05))
             if reply is None:
                 self.close()
                 raise WorkerLost(

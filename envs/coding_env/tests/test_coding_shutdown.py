@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -161,3 +164,57 @@ def test_sigterm_with_running_cells_and_gradings_exits_promptly(
     for client in clients:
         with contextlib.suppress(Exception):
             client.close()
+
+
+def test_close_kills_a_worker_still_starting() -> None:
+    """A worker whose start is slow (a loaded host: seconds) when the runtime closes is
+    killed at once, not waited for: its thread gets ``WorkerLost`` and its sandbox is
+    given back. (Before, ``close`` knew only started workers: a SIGTERM under load waited
+    for every start in flight, 6-11 s against the 6 s bound of the chaos test.)"""
+    from coding_env._worker import default_python
+
+    where = Path(tempfile.mkdtemp(prefix="openenv-slow-start-"))  # the sandbox's uid runs it
+    where.chmod(0o755)
+    slow = where / "python"
+    slow.write_text(f"#!/bin/sh\nsleep 60\nexec {default_python()[0]} \"$@\"\n")
+    slow.chmod(0o755)
+    try:
+        _close_while_starting(slow)
+    finally:
+        shutil.rmtree(where)
+
+
+def _close_while_starting(slow: Path) -> None:
+    from coding_env._runtime import CodingRuntime, CodingSettings
+    from coding_env._worker import WorkerLost
+
+    settings = CodingSettings.from_kwargs(**{**FAST, "sandbox": "none", "pool_size": 0, "python": str(slow)})
+    rt = CodingRuntime(settings).start()
+    out: dict[str, Any] = {}
+
+    def start() -> None:
+        try:
+            out["worker"] = rt.new_worker()
+        except BaseException as exc:  # reported below
+            out["error"] = exc
+
+    thread = threading.Thread(target=start, daemon=True)
+    thread.start()
+    for _ in range(300):  # until its process runs (the sleep before the worker starts)
+        if any(p.info["cmdline"] == ["sleep", "60"] for p in psutil.process_iter(["cmdline"])):
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail("the slow worker did not start in 30 s")
+    live = list(rt._live)
+    assert len(live) == 1
+    sandbox = live[0].sandbox
+    start_s = time.monotonic()
+    rt.close()
+    thread.join(timeout=20)
+    took = time.monotonic() - start_s
+    assert not thread.is_alive(), "the start was waited for"
+    assert isinstance(out.get("error"), WorkerLost), out
+    assert took < 10.0, took  # the start would take 60 s
+    assert sandbox.closed
+    assert not sandbox.root.exists()
