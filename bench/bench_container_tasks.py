@@ -6,6 +6,9 @@ and one run, each figure beside its baseline:
 * reset to first observation, warm (a started container of the image waiting in the
   pool, ``image_pool_size=1``, refilled untimed between resets) and cold (no pool, the
   image built): bounds 0.1 s and 1 s; baseline the sandboxed session's warm-pool reset;
+* the cold reset's phases (the engine's create and start, the disk limit's own layer
+  filesystem of ``_disk.py``, the shell's ``docker exec``), and the cold reset with no disk
+  limit (``disk=none``) beside it: what the limit costs;
 * step overhead: ``run "echo hi"`` in the container session minus the same step in a
   sandboxed session (bound 1 ms; also the ratio);
 * 32 concurrent container sessions on one server's resources: every one resets to a
@@ -80,16 +83,68 @@ async def concurrent(n: int, level: str) -> dict[str, Any]:
     return {"n": n, "wall_s": wall, "failures": len(errors), "errors": errors[:5]}
 
 
+class Phases:
+    """Seconds per phase of the container sessions started while it is on: the engine's
+    create and start (``ContainerBox._run``, the layer filesystem included), the layer
+    filesystem alone (``_disk.attach``) and the shell's start (``docker exec ... bash``)."""
+
+    def __init__(self) -> None:
+        self.times: dict[str, list[float]] = {"engine create+start": [], "disk layer": [], "shell start": []}
+        self._undo: list[tuple[Any, str, Any]] = []
+
+    def __enter__(self) -> Phases:
+        from terminal_env import _disk
+        from terminal_env._container import ContainerBox
+        from terminal_env._shell import PtyShell
+
+        def timed(owner: Any, name: str, key: str) -> None:
+            real = getattr(owner, name)
+            self._undo.append((owner, name, real))
+            if asyncio.iscoroutinefunction(real):
+
+                async def awrap(*a: Any, **kw: Any) -> Any:
+                    t0 = time.perf_counter()
+                    try:
+                        return await real(*a, **kw)
+                    finally:
+                        self.times[key].append(time.perf_counter() - t0)
+
+                setattr(owner, name, awrap)
+            else:
+
+                def wrap(*a: Any, **kw: Any) -> Any:
+                    t0 = time.perf_counter()
+                    try:
+                        return real(*a, **kw)
+                    finally:
+                        self.times[key].append(time.perf_counter() - t0)
+
+                setattr(owner, name, wrap)
+
+        timed(ContainerBox, "_run", "engine create+start")
+        timed(_disk, "attach", "disk layer")
+        timed(PtyShell, "start", "shell start")
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        for owner, name, real in reversed(self._undo):
+            setattr(owner, name, real)
+
+
 async def ours(rounds: int, n_steps: int, n_resets: int, n_conc: int) -> dict[str, Any]:
     level = os.environ.get("OPENENV_SANDBOX", "auto")
     box = TerminalEnv(sandbox=level, tasks_dir=str(TASKS), pool_size=2, image_pool_size=0)
     sand = TerminalEnv(sandbox=level, pool_size=2)
     warm = TerminalEnv(sandbox=level, tasks_dir=str(TASKS), pool_size=0, image_pool_size=1)
+    nodisk = TerminalEnv(
+        sandbox=level, tasks_dir=str(TASKS), pool_size=0, image_pool_size=0, session_limits="disk=none"
+    )
     out: dict[str, Any] = {"level": box.resources.isolation.value}
     try:
         await box.reset(options=TASK)  # builds the image if needed (untimed)
         await sand.reset(options={"free_shell": True})
         await warm.reset(options=TASK)
+        await nodisk.reset(options=TASK)
         await steps(box, 20)
         await steps(sand, 20)
         step: dict[str, list[float]] = {"sandbox": [], "container": []}
@@ -101,16 +156,21 @@ async def ours(rounds: int, n_steps: int, n_resets: int, n_conc: int) -> dict[st
             "sandbox, warm pool": [],
             "container, warm pool": [],
             "container, cold": [],
+            "container, cold, no disk limit": [],
         }
         out["load_reset"] = load()
+        phases = Phases()
         for _ in range(rounds):
             reset["sandbox, warm pool"] += await resets(sand, n_resets, {"free_shell": True}, pooled=True)
             reset["container, warm pool"] += await resets(warm, n_resets, TASK, pooled=True)
-            reset["container, cold"] += await resets(box, n_resets, TASK, pooled=False)
+            with phases:
+                reset["container, cold"] += await resets(box, n_resets, TASK, pooled=False)
+            reset["container, cold, no disk limit"] += await resets(nodisk, n_resets, TASK, pooled=False)
         await wait_pool(warm)
-        out |= {"step": step, "reset": reset}
+        out |= {"step": step, "reset": reset, "cold_phases": phases.times}
+        out["disk"] = (await box.state()).sandbox.get("disk", "enforced")
     finally:
-        for env in (box, sand, warm):
+        for env in (box, sand, warm, nodisk):
             await env.close()
     out["load_concurrent"] = load()
     out["concurrent"] = await concurrent(n_conc, level)
@@ -154,6 +214,10 @@ def report(res: dict[str, Any]) -> dict[str, Any]:
         "reset_warm_p90_s": pct(reset["container, warm pool"], 90),
         "reset_cold_s": r_cold,
         "reset_cold_p90_s": pct(reset["container, cold"], 90),
+        "reset_cold_nodisk_s": median(reset["container, cold, no disk limit"]),
+        "reset_cold_nodisk_p90_s": pct(reset["container, cold, no disk limit"], 90),
+        "reset_cold_x_nodisk": r_cold / median(reset["container, cold, no disk limit"]),
+        "cold_phases_s": {k: median(v) for k, v in res["cold_phases"].items() if v},
         "reset_sandbox_warm_s": r_base,
         "reset_warm_x_sandbox": r_warm / r_base,
         "reset_cold_x_sandbox": r_cold / r_base,
@@ -219,6 +283,17 @@ def main() -> None:
             res["load_reset"],
         ],
         [
+            "reset cold, no disk limit",
+            fmt(fig["reset_cold_nodisk_s"] * ms, 0),
+            f"{fig['reset_cold_x_nodisk']:.2f}x -> cold",
+            f"p90 {fig['reset_cold_p90_s'] * ms:.0f} vs {fig['reset_cold_nodisk_p90_s'] * ms:.0f}",
+            res["load_reset"],
+        ],
+        *(
+            [f"  cold phase: {name}", fmt(sec * ms, 0), "-", "-", res["load_reset"]]
+            for name, sec in fig["cold_phases_s"].items()
+        ),
+        [
             "reset sandboxed (warm pool)",
             fmt(fig["reset_sandbox_warm_s"] * ms, 1),
             "1.00",
@@ -261,7 +336,8 @@ def main() -> None:
         ]
     else:
         print(f"harbor: {hb.get('skipped') or hb.get('error')}", file=sys.stderr)
-    print(f"sandbox level: {res['level']}; load at start {load_start}, end {load()}")
+    print(f"sandbox level: {res['level']}; container disk limit: {res['disk']}")
+    print(f"load at start {load_start}, end {load()}")
     print(table(["what", "median ms", "x baseline", "bound", "load 1/5/15"], rows))
     for err in res["concurrent"]["errors"]:
         print(f"concurrent failure: {err}", file=sys.stderr)

@@ -52,7 +52,7 @@ def disk_file(token: str) -> Path:
 
 
 def usable() -> str:
-    """"" when bounded layers can be made by this process, else why not."""
+    """ "" when bounded layers can be made by this process, else why not."""
     if os.geteuid() != 0:
         return "mounting a filesystem for the container's writes needs root"
     if shutil.which("mke2fs") is None:

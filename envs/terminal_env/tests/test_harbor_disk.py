@@ -28,9 +28,10 @@ async def test_a_session_past_its_disk_limit_gets_enospc_and_its_neighbour_does_
     base = docker_base()
     if _disk.usable():
         pytest.skip(f"the container's own filesystem cannot be made here: {_disk.usable()}")
-    async with task_env(TASKS, base, session_limits="disk=64M") as a, task_env(
-        TASKS, base, session_limits="disk=64M"
-    ) as b:
+    async with (
+        task_env(TASKS, base, session_limits="disk=64M") as a,
+        task_env(TASKS, base, session_limits="disk=64M") as b,
+    ):
         await a.reset(options={"task_id": "word-counts"})
         await b.reset(options={"task_id": "word-counts"})
         boxes = [env._shell.sandbox for env in (a, b) if env._shell is not None]
