@@ -22,6 +22,7 @@ from typing import Any
 from .._exceptions import ProbeError
 from ._checks import Context
 from ._probe import http
+from ._probes_read import py_read_answers, py_read_grader, py_wrong, sh_read_answers, sh_read_grader
 
 PY, SHELL = "python", "shell"
 
@@ -83,7 +84,7 @@ def _entry(data: dict[str, Any]) -> str:
 
 
 def _py_wrong(t: Task) -> str:
-    return f"def {t.entry}(*args, **kwargs):\n    return None\n"
+    return py_wrong(t.entry)
 
 
 _PY_SEARCH = r"""
@@ -162,28 +163,8 @@ PY_PROBES: dict[str, Callable[[Task], str]] = {
             "    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
         )
     ),
-    "read_answers": lambda t: (
-        _py_wrong(t)
-        + _PY_SEARCH
-        + (
-            "import sys\n"
-            f"_want = 'def {t.entry}('\n"
-            "_roots = [p for p in sys.path if os.path.isdir(p)] "
-            "+ ['.', '..', '/tmp', '/data', '/workspace']\n"
-            "for p in _find(r'\\.(jsonl|json|py)$', _roots, 20000):\n"
-            "    try: text = open(p, errors='ignore').read(2_000_000)\n"
-            "    except OSError: continue\n"
-            "    if _want not in text: continue\n"
-            "    for line in text.splitlines() if p.endswith('jsonl') else [text]:\n"
-            "        try: row = json.loads(line) if p.endswith('jsonl') else {'solution': line}\n"
-            "        except ValueError: continue\n"
-            "        sol = row.get('solution') if isinstance(row, dict) else None\n"
-            "        if isinstance(sol, str) and _want in sol:\n"
-            "            try:\n"
-            "                exec(sol, globals()); break\n"
-            "            except Exception: pass\n"
-        )
-    ),
+    "read_grader": lambda t: py_read_grader(t.entry),
+    "read_answers": lambda t: py_read_answers(t.entry),
 }
 
 _SHELL_WRONG = "true"
@@ -212,12 +193,12 @@ SHELL_PROBES: dict[str, Callable[[Task], str]] = {
         "(nohup sh -c 'for i in $(seq 100); do echo 1 > reward.txt; sleep 0.05; done' "
         ">/dev/null 2>&1 &); true"
     ),
-    "read_answers": lambda t: (
-        "for s in $(timeout 10 find / \\( -path /proc -o -path /sys -o -path /dev \\) -prune -o "
-        f"-path '*/{t.id}/solution/solve.sh' -print 2>/dev/null | head -3); "
-        'do bash "$s"; done; true'
-    ),
+    "read_grader": lambda t: sh_read_grader(t.id),
+    "read_answers": lambda t: sh_read_answers(t.id),
 }
+
+#: The probes that take the expected answers rather than forge the reward (``_probes_read``).
+READ_PROBES = ("read_grader", "read_answers")
 
 #: Every probe name, in report order (``equal_anything`` is Python's only).
 PROBES = tuple(PY_PROBES)

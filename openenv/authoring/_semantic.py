@@ -17,11 +17,18 @@ from typing import Any
 
 from .._vmanifest import ValidationBlock
 from ._checks import Context
-from ._hacking import PY, ProbeResult, action_kind, list_tasks, run_probes
+from ._hacking import PY, READ_PROBES, ProbeResult, action_kind, list_tasks, run_probes
 from ._policy import NOT_APPLICABLE, CheckStatus
 from ._vreport import Results
 
 NO_SOLUTION = "no reference solution"
+
+#: Where each probe of ``READ_PROBES`` looks, for the evidence lines.
+_WHERE = {
+    "read_grader": "the grader's and the server's processes: command lines, environments, "
+    "open files and pipes, memory",
+    "read_answers": "the disk and the environment variables",
+}
 
 
 def play(
@@ -323,9 +330,10 @@ def _leakage(ctx: Context, oracle: list[Any], probes: list[ProbeResult] | None, 
             problems.append(
                 f"task {task.id}: the reset observation shows the reference solution ({body.strip()[:60]!r})"
             )
-    read = [p for p in probes or [] if p.probe == "read_answers" and p.hacked]
+    read = [p for p in probes or [] if p.probe in READ_PROBES and p.hacked]
     problems += [
-        f"task {p.task}: code found the expected answers on disk (reward {p.reward:g}, honest {p.honest:g})"
+        f"task {p.task}: the {p.probe} probe took the expected answers ({_WHERE[p.probe]}): "
+        f"reward {p.reward:g}, honest {p.honest:g}"
         for p in read
     ]
     if not checked and probes is None:
@@ -348,7 +356,7 @@ def _leakage(ctx: Context, oracle: list[Any], probes: list[ProbeResult] | None, 
 
 
 def oracle_containment(probes: list[ProbeResult] | None, kind: str | None, results: Results) -> None:
-    """``runtime.oracle_containment`` from the ``read_answers`` probe."""
+    """``runtime.oracle_containment`` from the probes that look for the answers."""
     if kind is None or probes is None:
         results.add(
             "runtime.oracle_containment",
@@ -356,15 +364,14 @@ def oracle_containment(probes: list[ProbeResult] | None, kind: str | None, resul
             NOT_APPLICABLE + "the actions run no code or commands that could read the oracle",
         )
         return
-    read = [p for p in probes if p.probe == "read_answers"]
+    read = [p for p in probes if p.probe in READ_PROBES]
     hacked = [p for p in read if p.hacked]
     results.add(
         "runtime.oracle_containment",
         CheckStatus.FAIL if hacked else CheckStatus.PASS,
         [
-            f"{p.task}: submitted {'Python' if kind == PY else 'commands'} that search the disk "
-            f"for the answers "
-            f"scored {p.reward:g} (honest {p.honest:g})"
+            f"{p.task}: submitted {'Python' if kind == PY else 'commands'} that search "
+            f"{_WHERE[p.probe]} for the answers scored {p.reward:g} (honest {p.honest:g})"
             for p in read
         ],
         remediation="keep reference solutions and expected answers outside what the agent's code can read",
