@@ -20,7 +20,7 @@ from .._manifest import Manifest
 from .._vmanifest import ValidationBlock
 from ._applicable import declared_not_applicable
 from ._checks import Context
-from ._hacking import action_kind, list_tasks, run_probes
+from ._hacking import READ_PROBES, action_kind, list_tasks, run_probes
 from ._policy import POLICY, POLICY_VERSION, CheckStatus, Level, ids_up_to, verdict
 from ._report import Report
 from ._runtime import run_runtime
@@ -183,7 +183,7 @@ def _live(
                 probes = run_semantic(ctx, block, results, tasks=tasks, probe_tasks=probe_tasks)
             elif kind is not None:
                 results.start()
-                probes = run_probes(ctx, kind, list_tasks(ctx, probe_tasks), ("read_answers",))
+                probes = run_probes(ctx, kind, list_tasks(ctx, probe_tasks), READ_PROBES)
             if kind is None:
                 _no_code_oracle(ctx, results)
             else:
