@@ -16,6 +16,7 @@ from ._policy import (
     NOT_APPLICABLE,
     CheckStatus,
 )
+from ._recipe import run_recipe
 from ._report import Outcome, Report
 from ._vreport import Results
 
@@ -23,14 +24,6 @@ BLOCK_FIX = (
     "add a validation: block to openenv.yaml declaring reward (range, floor_margin), resources "
     "(cpu, memory_mb, disk_mb, episode_timeout_s), capabilities (verifier) and types (tags); "
     "see docs/validate.md"
-)
-#: Checks of a built image; ``--level`` runs the env from its folder and builds none.
-IMAGE_CHECKS = (
-    "static.reproducible_build",
-    "static.image_hygiene",
-    "static.sbom",
-    "static.oci_labels",
-    "static.dependency_pinning",
 )
 
 
@@ -78,12 +71,7 @@ def run_static(folder: Path, results: Results) -> tuple[Manifest | None, Validat
             measured={"episode_timeout_s": res.episode_timeout_s},
         )
         _task_pinning(block, results)
-    for check_id in IMAGE_CHECKS:
-        results.add(
-            check_id,
-            CheckStatus.SKIP,
-            "needs a built image; this run serves the env from its folder (openenv build makes the image)",
-        )
+    run_recipe(folder, results)  # the image's ids, judged from its build recipe
     return manifest, block
 
 

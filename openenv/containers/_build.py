@@ -35,6 +35,7 @@ from ._build_upstream import (
     write_upstream_context,
 )
 from ._docker import using_client
+from ._labels import oci_labels
 
 DEFAULT_BASE_IMAGE = "python:3.11-slim"
 Progress = Callable[[str], None]
@@ -111,7 +112,13 @@ def _pip_wheel(args: list[str], dest: Path, progress: Progress) -> None:
 
 
 def _docker_build(
-    client: Any, context: Path, tag: str, buildargs: dict[str, str], no_cache: bool, progress: Progress
+    client: Any,
+    context: Path,
+    tag: str,
+    buildargs: dict[str, str],
+    no_cache: bool,
+    progress: Progress,
+    labels: dict[str, str] | None = None,
 ) -> None:
     t0 = time.monotonic()
     stream = client.api.build(
@@ -123,6 +130,7 @@ def _docker_build(
         forcerm=True,
         nocache=no_cache,
         network_mode="none",
+        labels=labels or None,
         decode=True,
     )
     for chunk in stream:
@@ -256,7 +264,8 @@ def build_env_image(
                 count = fetch_debs(client, base_tag, project["apt"], ctx / "debs")
                 progress(f"{count} .deb files for {' '.join(project['apt'])}")
             shutil.copy(env_path / "Dockerfile", ctx / "Dockerfile")
-            _docker_build(client, ctx, tag, {"OPENENV_BASE": base_tag}, no_cache, progress)
+            labels = oci_labels(env_path)  # what validate's static.oci_labels judges
+            _docker_build(client, ctx, tag, {"OPENENV_BASE": base_tag}, no_cache, progress, labels)
         return tag
 
 
