@@ -56,24 +56,34 @@ def _engine_id(client: Any) -> str:
 
 
 def _remove(container: Any, layer: Path | None = None, disk_file: Path | None = None) -> None:
-    """Remove the container; one whose writable layer has a filesystem of its own
-    (``_disk.py``) is stopped first and the filesystem unmounted and deleted (the engine
-    cannot remove a layer folder that is a mount point). ``layer`` and ``disk_file``
-    default to what the container's labels and the engine say (a dead server's)."""
+    """Remove the container, and the filesystem of its writable layer where it has one
+    (``_disk.py``; ``layer`` and ``disk_file`` default to what its labels and the engine
+    say: a dead server's). The engine unmounts what is mounted in a layer folder it
+    removes (Docker 20.10 does); one that refuses gets the container stopped and the
+    filesystem unmounted first. The filesystem's file is deleted last."""
     import docker.errors
 
     if disk_file is None and _disk.DISK_LABEL in (container.labels or {}):
         disk_file = Path(container.labels[_disk.DISK_LABEL])
-    if disk_file is not None:
+    if disk_file is not None and layer is None:
+        with contextlib.suppress(_disk.DiskRefused, KeyError):
+            layer = _disk.layer_dir(container)
+    try:
+        container.remove(force=True)
+    except docker.errors.NotFound:
+        pass
+    except docker.errors.APIError:
+        if disk_file is None:
+            raise
         with contextlib.suppress(docker.errors.APIError):
             container.kill()
         with contextlib.suppress(Exception):
             container.client.api.wait(container.id, condition="not-running", timeout=60)
-        if layer is None:
-            with contextlib.suppress(_disk.DiskRefused, KeyError):
-                layer = _disk.layer_dir(container)
-        _disk.detach(layer, disk_file)
-    container.remove(force=True)
+        _disk.detach(layer, None)
+        container.remove(force=True)
+    finally:
+        if disk_file is not None:
+            _disk.detach(layer, disk_file)
 
 
 def _docker_cli() -> str:

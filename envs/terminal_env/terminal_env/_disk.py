@@ -11,11 +11,11 @@ that folder. The engine then mounts the container's root with its upper dir on t
 filesystem: past the limit any write anywhere in the container fails with ``ENOSPC``,
 and ``df /`` in it shows the limit. Another session's layer is another filesystem.
 
-At the end the container is stopped (the engine unmounts its root), the filesystem
-unmounted and its file deleted, and only then is the container removed (the engine
-cannot remove a layer folder that is a mount point). A server that died leaves them
-mounted: the orphan sweep unmounts a container's layer before removing it, and deletes
-the files of owners that are gone.
+At the end the container is removed: the engine unmounts the filesystem with the
+layer folder (Docker 20.10 does; where the removal is refused, the container is
+stopped and the filesystem unmounted first), then its file is deleted. A server that
+died leaves them mounted: the orphan sweep removes its containers the same way, and
+deletes the files of owners that are gone.
 
 It needs root, ``mke2fs``, loop devices (``_loop.py``), an overlay2 engine on this
 machine in this mount namespace (its layer folder is visible here); after the start the
