@@ -65,6 +65,11 @@ class Operation:
     #: error codes this route answers with another status than their class's:
     #: ``{status: [codes]}`` (``{422: ["TASK_NOT_FOUND"]}``)
     also: Mapping[int, Sequence[str]] = field(default_factory=dict)
+    #: the request body's schema in place of ``body``'s own (data the server holds, read
+    #: when the document is built: ``_task_schema``); ``body`` still parses the request
+    body_schema: Callable[[], dict[str, Any]] | None = None
+    #: schemas of path parameters in place of ``{"type": "string"}``, read likewise
+    path_schemas: Callable[[], dict[str, dict[str, Any]]] | None = None
 
 
 def operation_id(method: str, route_name: str) -> str:
@@ -150,9 +155,12 @@ def _error_response(status: int, codes: list[str]) -> dict[str, Any]:
     }
 
 
-def _path_parameters(route: Route) -> list[dict[str, Any]]:
+def _path_parameters(
+    route: Route, schemas: Mapping[str, dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
+    known = schemas or {}
     return [
-        {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+        {"name": name, "in": "path", "required": True, "schema": known.get(name, {"type": "string"})}
         for name in route.param_convertors
     ]
 
@@ -181,13 +189,14 @@ def _described(route: ApiRoute, method: str, op: Operation) -> dict[str, Any]:
     out: dict[str, Any] = {
         "operationId": operation_id(method, route.name), "summary": op.summary, "responses": responses,
     }
-    params = _path_parameters(route)
+    params = _path_parameters(route, op.path_schemas() if op.path_schemas else None)
     if params:
         out["parameters"] = params
     if op.body is not None:
+        body = op.body_schema() if op.body_schema else _ref(op.body.__name__)
         out["requestBody"] = {  # required when the body has required fields (a step's action)
             "required": any(f.is_required() for f in op.body.model_fields.values()),
-            "content": {"application/json": {"schema": _ref(op.body.__name__)}},
+            "content": {"application/json": {"schema": body}},
         }
     return out
 
@@ -224,7 +233,7 @@ def _models(routes: Sequence[BaseRoute]) -> list[type[BaseModel]]:
     for route in routes:
         if isinstance(route, ApiRoute):
             for op in route.operations.values():
-                for model in (op.body, op.response):
+                for model in (None if op.body_schema else op.body, op.response):
                     if isinstance(model, type) and issubclass(model, BaseModel):
                         seen.setdefault(model.__name__, model)
     return list(seen.values())

@@ -21,6 +21,7 @@ from starlette.routing import Route
 from .._env import EnvClass
 from ._http import json_response
 from ._openapi import ApiRoute, Operation, build_openapi
+from ._task_schema import TaskCatalog, constrain_reset
 
 _STYLE = (
     "body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;line-height:1.4}"
@@ -91,6 +92,7 @@ class OpenApiDocument:
                     "websocket": "/ws",
                 },
             )
+            _constrain_reset(self._document, self.env_class)
         return self._document
 
     async def endpoint(self, request: Request) -> Response:
@@ -99,6 +101,23 @@ class OpenApiDocument:
     def route(self) -> Route:
         """``GET /openapi.json``."""
         return Route("/openapi.json", self.endpoint, methods=["GET"])
+
+
+def _constrain_reset(doc: dict[str, Any], env_class: EnvClass) -> None:
+    """A reset body whose options choose a task of the served task set says which
+    (``_task_schema``): ``ResetRequest`` gets the task set's choices."""
+    from ._tasks import task_set_of
+
+    tasks = task_set_of(env_class)
+    options = getattr(env_class, "reset_options_model", None)
+    components = doc["components"]["schemas"]
+    if tasks is None or options is None or "ResetRequest" not in components:
+        return
+    from ..tasks import TaskOptions
+
+    if issubclass(options, TaskOptions):
+        catalog = TaskCatalog.read(env_class.metadata().name, tasks)
+        components["ResetRequest"] = constrain_reset(components["ResetRequest"], catalog)
 
 
 def _docs_body(doc: dict[str, Any]) -> str:

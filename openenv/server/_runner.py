@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import inspect
 import logging
 import threading
 import time
@@ -35,6 +36,9 @@ PROMOTE_AFTER = 8
 #: (8, 32, 128, ... after each demotion, up to ``MAX_PROMOTE_AFTER``).
 PROMOTE_BACKOFF = 4
 MAX_PROMOTE_AFTER = 8192
+#: An env that keeps a step's deadline itself may take this long past it to wrap up
+#: (interrupt a command, restart a shell) before the server's own bound cuts the call.
+OWNED_DEADLINE_GRACE_S = 30.0
 #: A method on the loop goes back to threads at its third slow call ("strike") close
 #: together (more than ``DEMOTE_STRIKES - 1`` outstanding)...
 DEMOTE_STRIKES = 3
@@ -75,6 +79,9 @@ class EnvRunner:
         self.call_timeout_s = own if own is not None else call_timeout_s
         self.max_call_timeout_s = max_call_timeout_s
         self.interrupt_grace_s = interrupt_grace_s
+        #: ``step(action, timeout_s=...)``: the env is handed a step's deadline and keeps it
+        #: (upstream's ``Environment.step`` signature)
+        self.step_takes_deadline = "timeout_s" in inspect.signature(env_class.step).parameters
         self._thread_workers = thread_workers
         self._pool: ThreadPoolExecutor | None = None
         # AUTO: methods proven fast (run on the loop), counts of fast calls in a row off
@@ -205,6 +212,14 @@ class EnvRunner:
             return EnvHandle(self, env, own)
         return EnvHandle(self, await loop.run_in_executor(self.pool, self._build), None)
 
+    def owned_deadline_bound(self, requested: float) -> float | None:
+        """The server's bound on a step whose env owns the request's deadline
+        (``step_takes_deadline``): the call deadline it has without one, stretched to
+        the request's plus ``OWNED_DEADLINE_GRACE_S`` when that is later; None: none."""
+        if not self.call_timeout_s:
+            return None
+        return max(self.call_timeout_s, requested + OWNED_DEADLINE_GRACE_S)
+
     def deadline(self, requested: float | None) -> float | None:
         """The deadline of one call: the request's, else the env's or server's (0: none)."""
         if requested is not None:
@@ -228,7 +243,7 @@ class EnvHandle:
         #: under it either.
         self.interrupting: asyncio.Future[Any] | None = None
 
-    async def call(self, name: str, timeout_s: float | None, *args: Any, **kwargs: Any) -> Any:
+    async def call(self, name: str, timeout_s: float | None, /, *args: Any, **kwargs: Any) -> Any:
         """Run ``env.<name>(*args, **kwargs)`` where the runner says, under ``timeout_s``."""
         runner = self.runner
         fn = getattr(self.env, name)

@@ -120,7 +120,7 @@ class Session:
         if need_reset and self.state is SessionState.READY:
             raise ResetRequired(f"session {self.id} has no episode yet: call reset before step or state")
 
-    async def _run(self, what: str, timeout_s: float | None, *args: Any, **kwargs: Any) -> Any:
+    async def _run(self, what: str, timeout_s: float | None, /, *args: Any, **kwargs: Any) -> Any:
         if self.busy is not None:
             raise SessionBusy(
                 f"session {self.id} is still running a {self.busy} call; this {what} request was "
@@ -181,7 +181,15 @@ class Session:
                     "start a new one",
                     episode_over=True,
                 )
-        obs = await self._run("step", timeout_s, action)
+        runner = self.manager.runner
+        if timeout_s is not None and runner.step_takes_deadline:
+            # The env owns the step's deadline (it answers by then with what it has: a
+            # timed-out command is an observation); the server bounds the call as one
+            # without a deadline of its own, or the request's plus a grace for wrapping up.
+            bound = runner.owned_deadline_bound(timeout_s)
+            obs = await self._run("step", bound, action, timeout_s=min(timeout_s, runner.max_call_timeout_s))
+        else:
+            obs = await self._run("step", timeout_s, action)
         self._expect(obs, "step")
         self.episode_over = self.episode_over if tool else obs.done
         return obs  # type: ignore[no-any-return]

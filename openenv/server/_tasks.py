@@ -16,6 +16,7 @@ upstream). A task is ``{"id", "split", "index", "data"}``. An unknown split is
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -29,6 +30,7 @@ from .._exceptions import InvalidJSON, TaskNotFound, ValidationFailed, WireError
 from .._types import JsonInt
 from ._http import body_error, json_response, wire_error_response
 from ._openapi import NOT_FOUND, ApiRoute, Operation
+from ._task_schema import TaskCatalog
 
 _SPLIT_TYPES = ("train", "validation", "test")
 
@@ -78,6 +80,10 @@ def task_routes(env_class: EnvClass) -> list[Route]:
     if tasks is None:
         return []
     env_name = env_class.metadata().name
+    catalog = functools.cache(lambda: TaskCatalog.read(env_name, tasks))  # for the document: once
+
+    def path() -> dict[str, dict[str, Any]]:
+        return {"env_name": catalog().env_name_parameter()}
 
     def endpoint(body_model: type[BaseModel] | None, answer: Callable[[Any], Any]) -> Any:
         adapter = TypeAdapter(body_model) if body_model is not None else None
@@ -112,11 +118,14 @@ def task_routes(env_class: EnvClass) -> list[Route]:
         return {"task": tasks.get(body.index, body.split).to_json()}
 
     def post(
-        path: str, name: str, body: type[BaseModel], answer: Callable[[Any], Any], summary: str, reply: Any,
-        also: dict[int, list[str]] = _UNKNOWN_ENV,
+        route: str, name: str, body: type[BaseModel], answer: Callable[[Any], Any], summary: str, reply: Any,
+        schema: Callable[[TaskCatalog], dict[str, Any]], also: dict[int, list[str]] = _UNKNOWN_ENV,
     ) -> Route:
-        op = Operation(summary, reply, body=body, errors=_BODY_ERRORS, also=also)
-        return ApiRoute(path, {"POST": (endpoint(body, answer), op)}, name)
+        op = Operation(
+            summary, reply, body=body, errors=_BODY_ERRORS, also=also,
+            body_schema=lambda: schema(catalog()), path_schemas=path,
+        )
+        return ApiRoute(route, {"POST": (endpoint(body, answer), op)}, name)
 
     def obj(**properties: Any) -> dict[str, Any]:
         return {"type": "object", "required": list(properties), "properties": properties}
@@ -128,18 +137,20 @@ def task_routes(env_class: EnvClass) -> list[Route]:
         ))}, "list_environments"),
         ApiRoute("/{env_name}/splits", {"GET": (
             endpoint(None, lambda _: [split_entry(s) for s in tasks.splits]),
-            Operation("The task set's splits", splits, also=_UNKNOWN_ENV),
+            Operation("The task set's splits", splits, also=_UNKNOWN_ENV, path_schemas=path),
         )}, "task_splits"),
         post("/{env_name}/tasks", "tasks", _SplitBody,
              lambda b: {"tasks": tasks_of(b.split), "env_name": env_name},
-             "Every task of a split", obj(tasks=_TASKS, env_name={"type": "string"})),
+             "Every task of a split", obj(tasks=_TASKS, env_name={"type": "string"}), TaskCatalog.split_body),
         post("/{env_name}/num_tasks", "num_tasks", _SplitBody,
              lambda b: {"num_tasks": tasks.num_tasks(b.split)},
-             "How many tasks a split holds", obj(num_tasks={"type": "integer", "minimum": 0})),
+             "How many tasks a split holds", obj(num_tasks={"type": "integer", "minimum": 0}),
+             TaskCatalog.split_body),
         post("/{env_name}/task", "task", _TaskBody, one,
              "One task of a split by index (400 past the end, as upstream)", obj(task={"type": "object"}),
-             also={**_UNKNOWN_ENV, 400: [TaskNotFound.code.value]}),
+             TaskCatalog.task_body, also={**_UNKNOWN_ENV, 400: [TaskNotFound.code.value]}),
         post("/{env_name}/task_range", "task_range", _RangeBody,
              lambda b: {"tasks": [t.to_json() for t in tasks.range(b.split, b.start, b.stop)]},
-             "The tasks of a split from start to stop (Python slice bounds)", obj(tasks=_TASKS)),
+             "The tasks of a split from start to stop (Python slice bounds)", obj(tasks=_TASKS),
+             TaskCatalog.range_body),
     ]

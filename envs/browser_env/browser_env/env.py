@@ -84,7 +84,9 @@ class BrowserEnv(AsyncEnvironment[BrowserAction, BrowserObservation, BrowserStat
         )
         return await self._observe(None)
 
-    async def step(self, action: BrowserAction) -> BrowserObservation:
+    async def step(self, action: BrowserAction, timeout_s: float | None = None) -> BrowserObservation:
+        """``timeout_s``: the step request's deadline, kept here: a ``noop`` waits at most
+        that long (page actions keep their own bounds); then the page is observed."""
         self._check_alive()
         if self._page is None:
             raise RuntimeError("step before reset")
@@ -92,7 +94,7 @@ class BrowserEnv(AsyncEnvironment[BrowserAction, BrowserObservation, BrowserStat
         if self._done:
             return await self._observe("the episode is over: call reset", count_step=False)
         self._state.step_count += 1
-        error = await self._act(act)
+        error = await self._act(act, timeout_s)
         return await self._observe(error)
 
     async def state(self) -> BrowserState:
@@ -107,7 +109,7 @@ class BrowserEnv(AsyncEnvironment[BrowserAction, BrowserObservation, BrowserStat
 
     # --- one step -------------------------------------------------------------------
 
-    async def _act(self, act: Any) -> str | None:
+    async def _act(self, act: Any, timeout_s: float | None = None) -> str | None:
         """Apply the action; the error text for the agent, or None."""
         host = self._host or self._own_host
         assert host is not None
@@ -115,7 +117,8 @@ class BrowserEnv(AsyncEnvironment[BrowserAction, BrowserObservation, BrowserStat
         page = self._page
         if isinstance(act, NoopAction):
             if act.wait_ms:
-                await asyncio.sleep(min(act.wait_ms, self._config.max_wait_ms) / 1000)
+                wait_s = min(act.wait_ms, self._config.max_wait_ms) / 1000
+                await asyncio.sleep(min(wait_s, timeout_s) if timeout_s is not None else wait_s)
             return None
         if isinstance(act, GotoAction):
             if not host.allows(act.url):

@@ -132,7 +132,9 @@ class CodingEnv(Environment[CodeAction, CodeObservation, CodeState]):
             },
         )
 
-    def step(self, action: CodeAction) -> CodeObservation:
+    def step(self, action: CodeAction, timeout_s: float | None = None) -> CodeObservation:
+        """``timeout_s``: the step request's deadline, kept here: a cell runs at most that
+        long (and ``cell_timeout_s``), then is interrupted: an observation, not an error."""
         if self._worker is None or self._task is None:
             raise RuntimeError("reset the coding env before stepping")
         if self._state.submitted:
@@ -141,7 +143,7 @@ class CodingEnv(Environment[CodeAction, CodeObservation, CodeState]):
         if action.submit:
             solution = action.code if action.code.strip() else "\n\n".join(self._cells)
             return self._finish(CodeObservation(task_id=self._task.id), solution, truncated=False)
-        obs = self._run_cell(action.code)
+        obs = self._run_cell(action.code, timeout_s)
         if self._state.step_count >= self._max_steps:
             return self._finish(obs, "\n\n".join(self._cells), truncated=True)
         return obs
@@ -160,14 +162,17 @@ class CodingEnv(Environment[CodeAction, CodeObservation, CodeState]):
             self._runtime.close()
 
     # ---- internals ---------------------------------------------------------------
-    def _run_cell(self, code: str) -> CodeObservation:
+    def _run_cell(self, code: str, timeout_s: float | None = None) -> CodeObservation:
         assert self._worker is not None
         self._state.execution_count += 1
         count = self._state.execution_count
         start = time.monotonic()
         try:
             reply = self._worker.run(
-                code, timeout_s=self.settings.cell_timeout_s, grace_s=self.settings.grace_s, count=count
+                code,
+                timeout_s=min(self.settings.cell_timeout_s, timeout_s or self.settings.cell_timeout_s),
+                grace_s=self.settings.grace_s,
+                count=count,
             )
         except WorkerLost as lost:
             obs = self._restart(count, str(lost), timed_out=lost.timed_out)

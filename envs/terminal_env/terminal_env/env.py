@@ -188,6 +188,7 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
         )
         self.default_timeout_s = default_timeout_s
         self.max_timeout_s = max_timeout_s
+        self._step_cap = max_timeout_s  # this step's wait bound: the request's deadline, if it has one
         self.output_limit = output_limit
         self.default_max_steps = max_steps
         self._sandbox: Sandbox | ContainerBox | None = None
@@ -271,9 +272,14 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
                     f"task {task.id!r} setup failed: {done.stderr[-2000:].decode(errors='replace')}"
                 )
 
-    async def step(self, action: TerminalAction | AnyTerminalAction) -> TerminalObservation:
+    async def step(
+        self, action: TerminalAction | AnyTerminalAction, timeout_s: float | None = None
+    ) -> TerminalObservation:
+        """``timeout_s``: the step request's deadline, kept here: a command, keys or read
+        waits at most that long and is then an observation (``timed_out``), not an error."""
         if self._shell is None or self._sandbox is None or self._done:
             raise RuntimeError("reset first: no episode is running")
+        self._step_cap = min(timeout_s, self.max_timeout_s) if timeout_s is not None else self.max_timeout_s
         act = action.root if isinstance(action, TerminalAction) else action
         self._state.step_count += 1
         start = time.perf_counter()
@@ -346,7 +352,7 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
 
     async def _do_run(self, action: RunAction) -> TerminalObservation:
         shell = self._live_shell()
-        timeout = min(action.timeout_s or self.default_timeout_s, self.max_timeout_s)
+        timeout = min(action.timeout_s or self.default_timeout_s, self._step_cap)
         earlier = shell.take()  # what background jobs printed since the last action
         deadline = time.monotonic() + timeout
         try:
@@ -371,7 +377,7 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
     async def _do_send_keys(self, action: SendKeysAction) -> TerminalObservation:
         shell = self._live_shell()
         keys = action.keys + ("\n" if action.enter else "")
-        timeout = min(action.timeout_s or 1.0, self.max_timeout_s)
+        timeout = min(action.timeout_s or 1.0, self._step_cap)
         try:
             await shell.write(keys.encode(), timeout)
         except TerminalStalled as exc:
@@ -383,7 +389,7 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
 
     async def _do_read(self, action: ReadAction) -> TerminalObservation:
         shell = self._live_shell()
-        await shell.wait_quiet(min(action.timeout_s or 0.5, self.max_timeout_s))
+        await shell.wait_quiet(min(action.timeout_s or 0.5, self._step_cap))
         chunk = shell.take()
         return self._observe(chunk, exit_code=chunk.status)
 
