@@ -223,7 +223,7 @@ class ContainerBox:
             try:
                 self._layer = _disk.attach(container, path, self.limits.disk_mb)
                 self._disk_file = path
-            except _disk.DiskRefused as exc:
+            except (OSError, subprocess.SubprocessError) as exc:  # the session runs without it
                 self.disk_note = f"not enforced: {exc}"
             container.start()
             if self._layer is not None and not _disk.holds(self._layer):

@@ -55,3 +55,17 @@ async def test_a_session_past_its_disk_limit_gets_enospc_and_its_neighbour_does_
         assert disk_file is not None
         assert not _mounted(layer), f"{layer} still mounted after the close"
         assert not disk_file.exists(), f"{disk_file} left after the close"
+
+
+async def test_where_the_layer_filesystem_cannot_be_made_the_session_runs_and_says_so(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from terminal_env import _disk
+
+    monkeypatch.setattr(_disk, "DISK_DIR", Path("/proc/openenv-disks"))  # no file can go there
+    async with task_env(TASKS, docker_base(), session_limits="disk=64M") as env:
+        await env.reset(options={"task_id": "word-counts"})
+        note = (await env.state()).sandbox.get("disk", "")
+        assert note.startswith("not enforced: "), note
+        assert "/proc/openenv-disks" in note or "root" in note, note
+        assert (await sh(env, "echo still here")).output.strip() == "still here"
