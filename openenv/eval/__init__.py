@@ -9,10 +9,12 @@ A run plays every (task, sample) pair of a task selection with a policy
 as each episode ends, and writes ``OUT/results.json``: pass@k for every k up to the
 samples (Chen et al.'s unbiased estimator), avg@k, the mean reward with a bootstrap
 95% interval, per task and per category, tokens, and time split into policy and env.
-``report(dir)`` writes one static HTML page; ``rescore(dir, rubric)`` recomputes the
-rewards of a run without sampling again (an LLM judge included); ``export(dir, "atif")``
-writes Harbor's ATIF and ``export(dir, "upstream")`` upstream ``openenv collect``'s
-``results.jsonl`` (``to_atif`` / ``to_upstream`` convert one trajectory).
+``write_report(dir)`` writes one static HTML page; ``rescore(dir, rubric, out)``
+recomputes the rewards of a run without sampling again (an LLM judge included);
+``export(dir, "atif")`` writes Harbor's ATIF and ``export(dir, "upstream")`` upstream
+``openenv collect``'s ``results.jsonl`` (``to_atif`` / ``to_upstream`` convert one
+trajectory); ``load_dataset(dir)`` gives the trajectories as a ``datasets.Dataset`` and
+``push_to_hub(dir, repo)`` uploads them as a Hub dataset.
 ``OpenEnvHarness`` and ``InspectAIHarness`` are the harness interface of upstream's
 ``openenv.core.evals`` (``HarnessConfig`` in, ``HarnessResult`` out) over this runner
 and over Inspect AI's ``eval()``.
@@ -21,6 +23,9 @@ and over Inspect AI's ``eval()``.
 from ._export import export, to_atif, to_upstream
 from ._harness import EvalHarness, HarnessConfig, HarnessResult, InspectAIHarness, OpenEnvHarness
 from ._metrics import PassRule, bootstrap_ci, pass_at_k, summarize
+from ._push import push_to_hub
+from ._report import write_report
+from ._rescore import rescore
 from ._runner import EvalConfig, episode_seed, run_eval, run_eval_async, write_results
 from ._tasks import TaskRef, TaskSelection
 from ._trajectory import Trajectory, Turn, load_dataset, load_trajectories
@@ -43,10 +48,13 @@ __all__ = [
     "load_dataset",
     "load_trajectories",
     "pass_at_k",
+    "push_to_hub",
+    "rescore",
     "run_eval",
     "run_eval_async",
     "summarize",
     "to_atif",
     "to_upstream",
+    "write_report",
     "write_results",
 ]

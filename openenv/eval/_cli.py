@@ -6,6 +6,7 @@
     openenv eval rescore DIR --rubric MODULE:NAME [--out NEW]
     openenv eval rescore DIR --rubric 'judge:openai:MODEL?prompt=@FILE&range=0,10' [--out NEW]
     openenv eval export DIR --format atif|upstream [--out DIR-FORMAT]
+    openenv eval push DIR REPO [--private] [--commit-message M]   -> a Hub dataset
 
 Bad input (unknown env or policy, an endpoint that cannot be reached or refuses the
 key, k < 1, a judge that cannot score) is one line on stderr and exit status 2; a run
@@ -23,7 +24,7 @@ from typing import Any
 
 from .._exceptions import EnvNotFound, EvalError, JudgeError, MissingExtra, OpenEnvError
 
-COMMANDS = ("run", "report", "rescore", "export")
+COMMANDS = ("run", "report", "rescore", "export", "push")
 
 
 def _ids(text: str) -> list[str]:
@@ -89,6 +90,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--format", "-f", required=True, help="atif (one ATIF JSON per episode) or upstream (results.jsonl)"
     )
     p.add_argument("--out", help="the folder to write (default DIR-FORMAT)")
+    p = sub.add_parser("push", help="upload a run as a Hugging Face Hub dataset (the trajectories)")
+    p.add_argument("dir")
+    p.add_argument("repo", help="the dataset's Hub id (USER/NAME)")
+    p.add_argument("--private", action="store_true", help="make the dataset private")
+    p.add_argument("--commit-message", help="the commit's message")
     return parser
 
 
@@ -206,12 +212,29 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _push(args: argparse.Namespace) -> int:
+    from ._push import push_to_hub
+
+    try:
+        url = push_to_hub(args.dir, args.repo, private=args.private, commit_message=args.commit_message)
+    except (EvalError, MissingExtra):
+        raise
+    except Exception as exc:  # the Hub: a refused token, no network, a bad repo id
+        said = " ".join(str(exc).split()) or type(exc).__name__
+        print(f"openenv eval: pushing to the Hub failed: {type(exc).__name__}: {said}", file=sys.stderr)
+        return 1
+    print(url)
+    return 0
+
+
 def main(argv: Sequence[str]) -> int:
     argv = list(argv)
     if argv and argv[0] not in COMMANDS and not argv[0].startswith("-"):
         argv = ["run", *argv]  # `openenv eval ENV ...` is `openenv eval run ENV ...`
     args = build_parser().parse_args(argv)
-    handler = {"run": _run, "report": _report, "rescore": _rescore, "export": _export}[args.command]
+    handler = {"run": _run, "report": _report, "rescore": _rescore, "export": _export, "push": _push}[
+        args.command
+    ]
     try:
         return handler(args)
     except (EvalError, EnvNotFound, JudgeError, MissingExtra) as exc:
