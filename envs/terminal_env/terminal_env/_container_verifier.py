@@ -6,7 +6,8 @@ container, after the agent's turn, the reward read by the server.
    written ahead, edited or extra tests, a link or a file in their place), and the
    engine is asked that they are gone; then the task's tests and an empty log dir
    are copied in through the engine's archive API (no program of the container's
-   copies them).
+   copies them). Where the engine cannot (the agent filled the session's disk), the
+   reward is 0 and the breakdown says why.
 3. ``bash /tests/test.sh`` runs from the working directory, with ``[verifier] env``,
    for at most ``[verifier] timeout_sec``; then the container is stopped, so nothing
    the tests started writes after the reward is read.
@@ -129,7 +130,15 @@ async def verify_in_container(box: ContainerBox, task: TerminalTask) -> Verdict:
         await asyncio.to_thread(box.stop)
         why = f"could not clear {', '.join(stale) or '/tests'} before the verifier"
         return Verdict(reward=0.0, source="error", output=why, error=why)
-    await asyncio.to_thread(box.container.put_archive, "/", _tests_archive(task))
+    try:
+        await asyncio.to_thread(box.container.put_archive, "/", _tests_archive(task))
+    except Exception as exc:  # the engine's refusal: e.g. the agent filled the session's disk
+        await asyncio.to_thread(box.stop)
+        reason = " ".join(str(getattr(exc, "explanation", None) or exc).split())[-300:]
+        full = "no space left on device" in reason.lower()
+        why = "the session's disk is full: " if full else ""
+        why += f"the verifier's tests could not be copied in ({reason})"
+        return Verdict(reward=0.0, source="error", output=why, error=why)
     env = {
         "TESTS_DIR": "/tests",
         "LOGS_DIR": LOGS,

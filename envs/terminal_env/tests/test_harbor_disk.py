@@ -14,8 +14,15 @@ from pathlib import Path
 
 import pytest
 from _harbor_fixtures import TASKS, docker_base, sh, task_env
+from terminal_env import SubmitAction
 
 pytestmark = [pytest.mark.docker, pytest.mark.timeout(300)]
+
+#: Every block, then every inode it can still get.
+FILL = (
+    "dd if=/dev/zero of=/var/big bs=1M count=100 2>/dev/null; dd if=/dev/zero of=/var/big2 bs=1k 2>/dev/null;"
+    " i=0; while [ $i -lt 3000 ] && touch /var/t$i 2>/dev/null; do i=$((i+1)); done"
+)
 
 
 def _mounted(layer: Path) -> bool:
@@ -50,6 +57,11 @@ async def test_a_session_past_its_disk_limit_gets_enospc_and_its_neighbour_does_
         # the full session frees what it wrote and writes again
         again = await sh(a, "rm /var/big && echo kept > /app/x && cat /app/x")
         assert again.output.strip() == "kept", again.output
+        # filled to the last block, the verifier's tests cannot go in: 0, and the breakdown says why
+        await sh(a, FILL)
+        scored = await a.step(SubmitAction())
+        assert scored.reward == 0.0
+        assert "the session's disk is full" in scored.metadata["reward_breakdown"]["error"], scored.metadata
     for layer, disk_file in layers:
         assert layer is not None
         assert disk_file is not None
