@@ -7,6 +7,7 @@ Each check adds one line to the report and never raises: a probe that fails beco
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -236,6 +237,19 @@ def _trajectory(ctx: Context, seed: int, steps: int) -> list[Any]:
     return out
 
 
+#: Keys of an observation that may differ between equal seeds: timings and ids.
+_VOLATILE = re.compile(r"(^|_)(s|ms|time|duration|elapsed|timestamp|at|id)$")
+
+
+def stable(value: Any) -> Any:
+    """``value`` without timing and id keys (compared across two seeded resets)."""
+    if isinstance(value, dict):
+        return {k: stable(v) for k, v in value.items() if not _VOLATILE.search(str(k))}
+    if isinstance(value, list):
+        return [stable(v) for v in value]
+    return value
+
+
 def check_determinism(ctx: Context) -> None:
     if ctx.schema is None:
         ctx.report.add("determinism", Outcome.SKIP, "no usable schema")
@@ -245,15 +259,19 @@ def check_determinism(ctx: Context) -> None:
     except ProbeError as exc:
         ctx.report.add("determinism", Outcome.FAIL, str(exc))
         return
-    diffs = [
+    diffs = [  # timings and ids aside (``stable``): they are not the episode's content
         f"reply {i}: {json.dumps(a)[:120]} != {json.dumps(b)[:120]}"
         for i, (a, b) in enumerate(zip(first, second, strict=False))
-        if a != b
+        if stable(a) != stable(b)
     ]
     if len(first) != len(second):
         diffs.append(f"one episode ran {len(first)} replies, the other {len(second)}")
     if not diffs:
-        ctx.report.add("determinism", Outcome.PASS, f"seed 1234 gives the same {len(first)} replies twice")
+        ctx.report.add(
+            "determinism",
+            Outcome.PASS,
+            f"seed 1234 gives the same {len(first)} replies twice (timing and id keys aside)",
+        )
     elif ctx.deterministic:
         ctx.report.add("determinism", Outcome.FAIL, "claims determinism, but seed 1234 diverged", diffs)
     else:

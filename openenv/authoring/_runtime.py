@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-import re
 import time
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ from ._checks import (
     check_metadata,
     check_schema,
     schema_errors,
+    stable,
 )
 from ._checks_extra import MCP_ACCEPT, _initialized_list, _rpc_body, check_http, check_mcp, check_tasks
 from ._contain import run_containment
@@ -216,19 +216,6 @@ def _state_contract(ctx: Context, results: Results) -> None:
     )
 
 
-#: Keys of an observation that may differ between equal seeds: timings and ids.
-_VOLATILE = re.compile(r"(^|_)(s|ms|time|duration|elapsed|timestamp|at|id)$")
-
-
-def _stable(value: Any) -> Any:
-    """``value`` without timing and id keys (compared across two seeded resets)."""
-    if isinstance(value, dict):
-        return {k: _stable(v) for k, v in value.items() if not _VOLATILE.search(str(k))}
-    if isinstance(value, list):
-        return [_stable(v) for v in value]
-    return value
-
-
 def _seed_control(ctx: Context, results: Results) -> None:
     try:
         firsts = []
@@ -238,7 +225,7 @@ def _seed_control(ctx: Context, results: Results) -> None:
     except ProbeError as exc:
         results.add("runtime.seed_control", CheckStatus.FAIL, str(exc), remediation="accept reset(seed=...)")
         return
-    same = json.dumps(_stable(firsts[0]), sort_keys=True) == json.dumps(_stable(firsts[1]), sort_keys=True)
+    same = json.dumps(stable(firsts[0]), sort_keys=True) == json.dumps(stable(firsts[1]), sort_keys=True)
     results.add(
         "runtime.seed_control",
         CheckStatus.PASS if same else CheckStatus.FAIL,
