@@ -84,6 +84,7 @@ def test_report_opens_offline_without_errors_and_shows_the_results(run_dir: Path
         assert cards["tasks"] == results["tasks"] == 6
         assert cards["episodes"] == results["episodes"] == 18
         assert cards["parse failures"] == results["parse_failures"] == 0
+        assert cards["warnings"] == results["warnings"] == 0
         assert cards["mean reward"] == pytest.approx(results["mean_reward"])
         assert cards["CI95 low"] == pytest.approx(results["reward_ci95"][0])
         assert cards["CI95 high"] == pytest.approx(results["reward_ci95"][1])
@@ -162,6 +163,52 @@ def test_script_end_tags_in_trajectories_do_not_break_the_page(tmp_path: Path, b
     page, problems = _open(browser, write_report(tmp_path))
     try:
         assert "</script><b>x</b>" in page.inner_text("#episode")
+    finally:
+        page.close()
+    assert problems == []
+
+
+def test_a_turns_warning_and_parse_failure_are_shown(tmp_path: Path, browser) -> None:
+    """A turn cut to the model's context (its ``warnings``) and a reply that did not
+    parse: the summary counts them as results.json does, the episode shows each."""
+    from openenv.eval._report import write_report
+    from openenv.eval._runner import write_results
+    from openenv.eval._trajectory import FILE, Trajectory, Turn
+
+    cut = "the prompt (463 tokens) and max_tokens (16) exceed the model's context of 256 tokens"
+    turns = [
+        Turn(index=0, observation={"prompt": "p"}, warnings=[cut], reward=0.0),
+        Turn(
+            index=1,
+            observation={"prompt": "p"},
+            parse_error={"reason": "the reply has no tool call", "reply": "x"},
+        ),
+    ]
+    episode = Trajectory(
+        run_id="r",
+        env="e",
+        policy="local:tiny",
+        task_id="t",
+        sample=0,
+        seed=1,
+        status="truncated",
+        turns=turns,
+        parse_failures=1,
+        warnings=1,
+    )
+    (tmp_path / FILE).write_bytes(episode.to_line())
+    results = write_results(tmp_path)
+    assert (results["warnings"], results["parse_failures"]) == (1, 1)
+    page, problems = _open(browser, write_report(tmp_path))
+    try:
+        cards = {
+            e.get_attribute("data-metric"): float(e.get_attribute("data-value"))
+            for e in page.query_selector_all("[data-metric]")
+        }
+        assert (cards["warnings"], cards["parse failures"]) == (1, 1)
+        shown = page.inner_text("#episode")
+        assert f"warning: {cut}" in shown
+        assert "parse failure: the reply has no tool call" in shown
     finally:
         page.close()
     assert problems == []
