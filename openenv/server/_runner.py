@@ -19,14 +19,14 @@ import contextlib
 import functools
 import inspect
 import logging
-import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import Any
 
 from .._env import AnyEnv, AsyncEnvironment, EnvClass, Execution
 from .._exceptions import DeadlineExceeded
+from ._threads import INTERRUPTS, SESSIONS
 
 log = logging.getLogger("openenv.server")
 
@@ -109,6 +109,8 @@ class EnvRunner:
 
     async def start(self) -> None:
         """Enter the env's per-process resources (once, at server startup)."""
+        if callable(getattr(self.env_class, "interrupt", None)):
+            INTERRUPTS.prestart(INTERRUPTS.max_idle)  # now, not at the first overrun
         cm = self.env_class.process_resources(**self.env_kwargs)
         if cm is None:
             return
@@ -203,7 +205,7 @@ class EnvRunner:
             # Async and INLINE envs promise not to block: build them on the loop.
             return EnvHandle(self, self._build(), None)
         if self.execution is Execution.DEDICATED_THREAD:
-            own = ThreadPoolExecutor(1, thread_name_prefix="openenv-session")
+            own = SESSIONS.take()  # a thread started before: the loop starts none (_threads.py)
             try:
                 env = await loop.run_in_executor(own, self._build)
             except BaseException:
@@ -232,7 +234,7 @@ class EnvHandle:
 
     __slots__ = ("env", "inflight", "interrupting", "own_thread", "runner")
 
-    def __init__(self, runner: EnvRunner, env: Any, own_thread: ThreadPoolExecutor | None) -> None:
+    def __init__(self, runner: EnvRunner, env: Any, own_thread: Executor | None) -> None:
         self.runner = runner
         self.env = env
         self.own_thread = own_thread
@@ -367,10 +369,11 @@ def _timed(runner: EnvRunner, name: str, fn: Callable[..., Any], *args: Any) -> 
 
 
 def _off_loop(fn: Callable[[], Any], name: str) -> asyncio.Future[Any]:
-    """Run ``fn`` on a daemon thread of its own; its outcome as a future of this loop.
+    """Run ``fn`` on a thread of its own; its outcome as a future of this loop.
 
     Not the env's worker pool: every worker may be held by calls as stuck as the one
-    being interrupted, and a blocked ``fn`` must not hold a thread the pool needs.
+    being interrupted, and a blocked ``fn`` must not hold a thread the pool needs. The
+    thread is a lane started before (``_threads.INTERRUPTS``): the loop starts none.
     """
     loop = asyncio.get_running_loop()
     out: asyncio.Future[Any] = loop.create_future()
@@ -392,7 +395,7 @@ def _off_loop(fn: Callable[[], Any], name: str) -> asyncio.Future[Any]:
             loop.call_soon_threadsafe(settle, result, error)
 
     out.add_done_callback(lambda f: f.cancelled() or f.exception())  # never "not retrieved"
-    threading.Thread(target=run, name=f"openenv-{name}", daemon=True).start()
+    INTERRUPTS.run(run)
     return out
 
 
