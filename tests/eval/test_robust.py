@@ -1,5 +1,6 @@
-"""Transient errors are retried with backoff and counted; other errors are recorded as
-errors (never zeros); an episode past its deadline is a timeout."""
+"""Transient errors (the policy's, the env's) are retried with backoff and counted;
+other errors are recorded as errors (never zeros); an episode past its deadline is a
+timeout."""
 
 from __future__ import annotations
 
@@ -79,3 +80,33 @@ def test_an_episode_past_its_deadline_is_a_timeout(tmp_path: Path) -> None:
     assert all(
         t.status == "timeout" and t.reward == 0.0 and not t.passed for t in load_trajectories(tmp_path)
     )
+
+
+def test_an_env_at_capacity_is_retried_after_a_backoff(tmp_path: Path) -> None:
+    """The env side: a server of one session and two episodes at once. The second
+    episode's session is refused (CAPACITY_REACHED, transient); it is played again after
+    a backoff, once the first has ended, and counted as a retry, not an error."""
+    from echo_env import EchoEnv
+
+    from openenv.server import ServerSettings, create_app, serve_in_background
+
+    app = create_app(EchoEnv, settings=ServerSettings.from_env(max_sessions=1))
+    with serve_in_background(app) as server:
+        results = run_eval(
+            EvalConfig(
+                env=server.url,
+                policy="python:tests.eval._policies:ten_chars",
+                out=tmp_path,
+                count=2,
+                max_turns=2,
+                concurrency=2,
+                backoff_s=0.2,
+                retries=5,  # a backoff of 0.2 s doubling: 6.2 s in all, for an episode of milliseconds
+            )
+        )
+    assert (results["episodes"], results["errors"]) == (2, 0)
+    assert results["retries"] >= 1
+    assert results["mean_reward"] == pytest.approx(2.0)
+    retried = [t for t in load_trajectories(tmp_path) if t.retries]
+    assert retried
+    assert all(t.status == "truncated" and t.attempts == t.retries + 1 for t in retried)
