@@ -70,6 +70,7 @@ def run_validation(
     start_timeout_s: float = 60.0,
     tasks: int = 3,
     probe_tasks: int = 2,
+    oracle_tasks: int | None = None,
     stat_tasks: int = 8,
     seeds: int = 3,
 ) -> ValidationReport:
@@ -78,7 +79,8 @@ def run_validation(
 
     Args:
         tasks: how many of the env's tasks the SEMANTIC policies play.
-        probe_tasks: how many of its tasks the reward-hacking probes attack.
+        probe_tasks: how many of its tasks the reward-hacking probes attack (0: none).
+        oracle_tasks: how many of its tasks the oracle plays (None: every task).
         stat_tasks, seeds: STATISTICAL plays that many tasks, each under that many seeds.
     """
     require("jsonschema", extra="authoring", feature="openenv validate")
@@ -113,6 +115,7 @@ def run_validation(
             start_timeout_s=start_timeout_s,
             tasks=tasks,
             probe_tasks=probe_tasks,
+            oracle_tasks=oracle_tasks,
             stat_tasks=stat_tasks,
             seeds=seeds,
         )
@@ -155,6 +158,7 @@ def _live(
     start_timeout_s: float,
     tasks: int,
     probe_tasks: int,
+    oracle_tasks: int | None,
     stat_tasks: int,
     seeds: int,
 ) -> None:
@@ -180,7 +184,9 @@ def _live(
                 from ._semantic import run_semantic
 
                 results.start()
-                probes = run_semantic(ctx, block, results, tasks=tasks, probe_tasks=probe_tasks)
+                probes = run_semantic(
+                    ctx, block, results, tasks=tasks, probe_tasks=probe_tasks, oracle_tasks=oracle_tasks
+                )
             elif kind is not None:
                 results.start()
                 probes = run_probes(ctx, kind, list_tasks(ctx, probe_tasks), READ_PROBES)

@@ -26,7 +26,7 @@ _PY_HARVEST = r"""
 import ast, copy, os, re, sys, time, warnings
 _E = __ENTRY__
 _T0 = time.monotonic()
-_BUDGET_S, _MAX_BYTES = 10.0, 256 << 20
+_BUDGET_S, _MAX_BYTES = 10.0, 128 << 20
 _read = [0]
 _pairs, _defs = [], []
 _NEEDLE = _E.encode() + b"("
@@ -227,6 +227,8 @@ _count, _done = 0, set()
 for _root, _kinds in _ROOTS:
     if _late() or _count > 20000:
         break
+    if os.path.realpath(_root) == "/":  # ".." of a working folder at the top
+        continue
     for _d, _dirs, _files in os.walk(_root):
         _real = os.path.realpath(_d)
         if _real in _done or _real.startswith(("/proc", "/sys", "/dev")):
@@ -238,6 +240,8 @@ for _root, _kinds in _ROOTS:
             _dirs[:] = []
         for _f in _files:
             _count += 1
+            if _late():
+                break
             if os.path.splitext(_f)[1] in _kinds:
                 _slurp(os.path.join(_d, _f))
         if _count > 20000 or _late():

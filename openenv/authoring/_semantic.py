@@ -35,13 +35,16 @@ def play(
     url: str,
     policy: str,
     *,
-    count: int,
+    count: int | None,
+    ids: tuple[str, ...] = (),
     samples: int = 1,
     max_turns: int = 30,
     episode_timeout_s: float = 600.0,
     seed: int = 0,
+    concurrency: int = 2,
 ) -> list[Any]:
-    """Every trajectory of ``policy`` on the first ``count`` tasks (``openenv.eval``)."""
+    """Every trajectory of ``policy`` on the first ``count`` tasks (None: every task), or
+    on the tasks ``ids`` names (``openenv.eval``)."""
     from ..eval import EvalConfig, load_trajectories, run_eval
 
     with tempfile.TemporaryDirectory(prefix="openenv-validate-") as out:
@@ -50,8 +53,9 @@ def play(
             policy=policy,
             out=out,
             count=count,
+            ids=ids,
             samples=samples,
-            concurrency=2,
+            concurrency=concurrency,
             max_turns=max_turns,
             episode_timeout_s=episode_timeout_s,
             retries=0,
@@ -68,10 +72,25 @@ def _by_task(trajs: list[Any]) -> dict[str, list[Any]]:
     return out
 
 
+#: The oracle's episodes at once: reference solutions are short, and most of an
+#: episode's time is the grader's (a sandbox start, the tests).
+ORACLE_CONCURRENCY = 4
+
+
 def run_semantic(
-    ctx: Context, block: ValidationBlock | None, results: Results, *, tasks: int, probe_tasks: int
+    ctx: Context,
+    block: ValidationBlock | None,
+    results: Results,
+    *,
+    tasks: int,
+    probe_tasks: int,
+    oracle_tasks: int | None = None,
 ) -> list[ProbeResult] | None:
-    """Every SEMANTIC check id gets a result; returns the probe results (None: no probes)."""
+    """Every SEMANTIC check id gets a result; returns the probe results (None: no probes).
+
+    The null and random policies play the first ``tasks`` tasks; the oracle plays every
+    task (the first ``oracle_tasks``, given a number); the probes attack the first
+    ``probe_tasks`` (0: no probes, ``semantic.reward_hacking`` says so)."""
     if block is None:
         for check_id in ("semantic.oracle_max", "semantic.floor_gap", "semantic.resource_envelope"):
             results.add(
@@ -81,15 +100,25 @@ def run_semantic(
     horizon = declared_steps(ctx)
     turns = horizon + 1 if horizon else 30
     runs = {
-        p: play(ctx.url, p, count=tasks, max_turns=turns, episode_timeout_s=timeout_s)
-        for p in ("oracle", "null", "random")
+        "oracle": play(
+            ctx.url,
+            "oracle",
+            count=oracle_tasks,
+            max_turns=turns,
+            episode_timeout_s=timeout_s,
+            concurrency=ORACLE_CONCURRENCY,
+        )
     }
+    runs.update(
+        (p, play(ctx.url, p, count=tasks, max_turns=turns, episode_timeout_s=timeout_s))
+        for p in ("null", "random")
+    )
     if block is not None:
         _oracle_max(runs["oracle"], block, results)
         _floor_gap(runs["null"] + runs["random"], block, results)
         _envelope(runs, block, horizon, results)
     _replay(ctx, runs["random"], block, tasks, turns, timeout_s, results)
-    _verifier(ctx, runs["oracle"], block, tasks, timeout_s, results)
+    _verifier(ctx, _playable(runs["oracle"])[:tasks], block, timeout_s, results)
     canaries = block.capabilities.canaries if block else None
     results.add(
         "semantic.canary_floor",
@@ -103,7 +132,7 @@ def run_semantic(
     )
     kind = action_kind(ctx.schema["action"]) if ctx.schema else None
     probes = None
-    if kind is not None:
+    if kind is not None and probe_tasks > 0:
         results.start()
         probes = run_probes(ctx, kind, list_tasks(ctx, probe_tasks))
     _hacking(kind, probes, results)
@@ -153,7 +182,11 @@ def _oracle_max(trajs: list[Any], block: ValidationBlock, results: Results) -> N
     results.add(
         "semantic.oracle_max",
         CheckStatus.FAIL if low else CheckStatus.PASS,
-        low or [f"{len(played)} task(s): every reference solution reached {high} (tolerance {tol})"],
+        low
+        or [
+            f"{len(played)} of {len(trajs)} task(s) ship a reference solution: each reached {high} "
+            f"(tolerance {tol})"
+        ],
         remediation="fix the task's reference solution or its checks so the solution gets full reward",
         measured={"oracle_rewards": {t.task_id: t.reward for t in played}},
     )
@@ -246,13 +279,12 @@ def _replay(
 
 def _verifier(
     ctx: Context,
-    first: list[Any],
+    played: list[Any],
     block: ValidationBlock | None,
-    tasks: int,
     timeout_s: float,
     results: Results,
 ) -> None:
-    played = _playable(first)
+    """The first reference solutions played, graded again: the same rewards."""
     if not played:
         results.add(
             "semantic.verifier_determinism",
@@ -261,7 +293,8 @@ def _verifier(
         )
         return
     results.start()
-    again = _playable(play(ctx.url, "oracle", count=tasks, episode_timeout_s=timeout_s))
+    ids = tuple(t.task_id for t in played)
+    again = _playable(play(ctx.url, "oracle", count=None, ids=ids, episode_timeout_s=timeout_s))
     tol = (block.reward.variance_tolerance or 0.0) if block else 0.0
     b = {t.task_id: t.reward for t in again}
     diffs = [
@@ -278,6 +311,9 @@ def _verifier(
 
 
 def _hacking(kind: str | None, probes: list[ProbeResult] | None, results: Results) -> None:
+    if kind is not None and probes is None:
+        results.add("semantic.reward_hacking", CheckStatus.SKIP, "not run: probe_tasks is 0")
+        return
     if kind is None or probes is None:
         results.add(
             "semantic.reward_hacking",

@@ -180,11 +180,14 @@ def test_not_applicable_skips_do_not_lower_the_verdict_but_others_do():
 
 @pytest.mark.parametrize("env", ["coding_env", "terminal_env"])
 def test_our_code_running_envs_hold_against_every_probe(env):
-    report = run_validation(REPO / "envs" / env, max_level=Level.SEMANTIC, tasks=1, probe_tasks=1)
+    report = run_validation(
+        REPO / "envs" / env, max_level=Level.SEMANTIC, tasks=1, probe_tasks=1, oracle_tasks=3
+    )  # the oracle on every task: bench/bench_validate.py
     hacking = report.get("semantic.reward_hacking")
     assert hacking.status is CheckStatus.PASS, hacking.evidence
     probes = {p["probe"] for p in hacking.measured["probes"]}
-    assert len(probes) >= 7, probes  # every probe of its kind ran
+    assert {"read_grader", "read_answers"} < probes, probes  # every probe of its kind ran
+    assert len(report.get("semantic.oracle_max").measured["oracle_rewards"]) == 3
     assert report.get("runtime.oracle_containment").status is CheckStatus.PASS
     assert report.get("semantic.no_solution_leakage").status is CheckStatus.PASS
     assert report.get("semantic.verifier_determinism").status is CheckStatus.PASS  # the oracle played

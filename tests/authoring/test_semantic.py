@@ -1,0 +1,91 @@
+"""The SEMANTIC level's oracle: every task's reference solution is played."""
+
+from __future__ import annotations
+
+from openenv.authoring._levels import run_validation
+from openenv.authoring._policy import CheckStatus, Level, Verdict
+
+from ._flawed import make_env
+
+#: A coding env of six tasks; five ship a reference solution, and the fifth one's is
+#: wrong (it doubles where the task triples). The grader runs the submission in a child
+#: and compares the value it prints.
+WRONG_ORACLE = """\
+import ast, subprocess, sys, uuid
+from openenv import Action, Environment, Execution, Observation, State
+from openenv.tasks import Rows, TaskOptions, TaskSet
+
+
+class CodeAction(Action):
+    code: str = ""
+    submit: bool = False
+
+
+class CodeObservation(Observation):
+    output: str = ""
+
+
+def row(i, k, solution_k):
+    name = f"times{k}"
+    solution = f"def {name}(x):\\n    return x * {solution_k}\\n" if solution_k else None
+    return {"id": f"t{i}", "entry_point": name, "k": k, "prompt": f"write {name}(x)", "solution": solution}
+
+
+ROWS = [row(1, 2, 2), row(2, 3, 3), row(3, 4, 4), row(4, 5, 5), row(5, 3, 2), row(6, 7, None)]
+
+
+class Tasks(TaskSet):
+    def __init__(self) -> None:
+        super().__init__("times", default_split="train")
+
+    def _read(self):
+        return {"train": Rows([{k: v for k, v in r.items() if v is not None} for r in ROWS])}
+
+
+class Env(Environment[CodeAction, CodeObservation, State]):
+    execution = Execution.INLINE
+    task_set = Tasks()
+    reset_options_model = TaskOptions
+
+    def __init__(self) -> None:
+        self._state = State()
+        self._task = ROWS[0]
+
+    def reset(self, *, seed=None, episode_id=None, options=None) -> CodeObservation:
+        self._task = self.task_set.pick(options, seed=seed).data
+        self._state = State(episode_id=episode_id or uuid.uuid4().hex)
+        return CodeObservation(output=self._task["prompt"], reward=0.0)
+
+    def step(self, action: CodeAction) -> CodeObservation:
+        self._state.step_count += 1
+        if not action.submit:
+            return CodeObservation(output="submit to grade", reward=0.0)
+        call = f"{self._task['entry_point']}(6)"
+        done = subprocess.run([sys.executable, "-c", action.code + f"\\nprint(repr({call}))"],
+                              capture_output=True, text=True, timeout=30)
+        try:
+            got = ast.literal_eval(done.stdout.strip().splitlines()[-1])
+        except Exception:
+            got = None
+        ok = type(got) is int and got == 6 * self._task["k"]
+        return CodeObservation(output=done.stdout[-300:], reward=1.0 if ok else 0.0, done=True)
+
+    def state(self) -> State:
+        return self._state.model_copy()
+"""
+
+
+def test_the_oracle_plays_every_task_and_a_wrong_reference_solution_fails(tmp_path):
+    report = run_validation(
+        make_env(tmp_path, WRONG_ORACLE), max_level=Level.SEMANTIC, tasks=1, probe_tasks=0
+    )
+    oracle = report.get("semantic.oracle_max")
+    assert oracle.status is CheckStatus.FAIL, report.render()
+    assert oracle.evidence == ["task t5: the reference solution scored 0.0 (done)"]
+    assert "reference solution" in (oracle.remediation or "")
+    # every task with a solution was played (t6 has none), past the 1 the other policies play
+    assert oracle.measured["oracle_rewards"] == {"t1": 1.0, "t2": 1.0, "t3": 1.0, "t4": 1.0, "t5": 0.0}
+    assert report.get("semantic.verifier_determinism").status is CheckStatus.PASS  # t1, graded twice
+    hacking = report.get("semantic.reward_hacking")
+    assert (hacking.status, hacking.evidence) == (CheckStatus.SKIP, ["not run: probe_tasks is 0"])
+    assert report.verdict is Verdict.FAIL
