@@ -226,3 +226,22 @@ def test_a_run_with_errors_exits_1_and_says_so(tmp_path: Path) -> None:
         "--resume plays them again"
     )
     assert len(load_trajectories(tmp_path)) == 2  # written all the same
+
+
+def test_the_pass_threshold_and_the_success_flag_from_the_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Echo pays 1.0 a step of ten characters: two turns are 2.0. A threshold of 3 fails
+    every episode; of 2, passes it; ``--ignore-success`` is accepted (echo sets no flag)."""
+    from openenv.eval._cli import main
+
+    base = ["run", ECHO, "-p", "python:tests.eval._policies:ten_chars", "--count", "2", "--max-turns", "2"]
+    assert main([*base, "-o", str(tmp_path / "a"), "--no-progress", "--pass-threshold", "3"]) == 0
+    assert "pass@1 0.000" in capsys.readouterr().out
+    argv = [*base, "-o", str(tmp_path / "b"), "--no-progress", "--pass-threshold", "2", "--ignore-success"]
+    assert main(argv) == 0
+    assert "pass@1 1.000" in capsys.readouterr().out
+    assert json.loads((tmp_path / "b" / "run.json").read_text())["pass_rule"] == {
+        "threshold": 2.0,
+        "use_success": False,
+    }
