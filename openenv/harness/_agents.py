@@ -15,7 +15,8 @@ the agent's MCP configuration names ``http://127.0.0.1:TOOLS_PORT/mcp`` as serve
 Agents are installed under ``agents_dir()`` (``OPENENV_AGENTS_DIR``; by default
 ``/opt/openenv/agents`` as root, else ``~/.cache/openenv/agents``; the sandbox's uid
 must be able to read it) by ``install``:
-mini-swe-agent from PyPI into a venv of the system Python, Claude Code from npm.
+mini-swe-agent from PyPI into a venv of the system Python (``_mini_install``: pinned, and
+only what its OpenAI-compatible path imports), the others from npm.
 Each is bound into the sandbox read-only at its own path.
 """
 
@@ -35,6 +36,7 @@ from urllib.parse import urlsplit
 
 from .._exceptions import SandboxUnavailable, ValidationFailed
 from ._forward import forward_to_loopback, loopback_address
+from ._mini_install import mini_install_argv
 
 __all__ = [
     "AGENTS",
@@ -237,10 +239,7 @@ AGENTS: dict[str, AgentCLI] = {
         program="bin/mini",
         argv=_mini_argv,
         env=_mini_env,
-        install_argv=lambda home: [
-            ["/usr/bin/python3", "-m", "venv", str(home)],
-            [str(home / "bin" / "pip"), "install", "-q", "--disable-pip-version-check", "mini-swe-agent"],
-        ],
+        install_argv=mini_install_argv,  # only what its OpenAI-compatible path imports
         dialect="openai_chat",
         needs=("/usr/bin/python3",),
     ),

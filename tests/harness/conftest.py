@@ -12,7 +12,8 @@ from openenv.harness import ScriptedModel, agents_dir
 from openenv.sandbox._bwrap import bwrap_works
 from openenv.server import serve_in_background
 
-#: Where the agent CLIs are installed (scripts/setup.d/57-agents.sh puts Claude Code there).
+#: Where the agent CLIs are installed (scripts/setup.d/57-agents.sh puts Claude Code, Codex
+#: and mini-swe-agent there).
 AGENTS_DIR = agents_dir()
 TASK, COMMAND = "count-errors", "grep -c ERROR app.log > errors.txt"
 BWRAP_WHY = bwrap_works(190_000 + 4096)

@@ -1,8 +1,8 @@
 """Real agent CLIs in a terminal env session's sandbox, every model call captured.
 
 The agents (mini-swe-agent from PyPI; Claude Code, Codex, Gemini CLI, OpenCode from npm) are installed under
-``agents_dir()`` by ``openenv.harness.install`` (the npm ones by scripts/setup.d/57-agents.sh;
-never from a test: without them these tests skip, saying so). The model is
+``agents_dir()`` by ``openenv.harness.install`` (Claude Code, Codex and mini-swe-agent by
+scripts/setup.d/57-agents.sh; never from a test: without them these tests skip, saying so). The model is
 ``ScriptedModel`` (a test double of a vLLM server: a tool call that runs the task's
 command, then an answer) behind the real capture proxy;
 the agent reaches it only through its own session's endpoint. The file the command
