@@ -118,7 +118,9 @@ class BrowserEnv(AsyncEnvironment[BrowserAction, BrowserObservation, BrowserStat
         if isinstance(act, NoopAction):
             if act.wait_ms:
                 wait_s = min(act.wait_ms, self._config.max_wait_ms) / 1000
-                await asyncio.sleep(min(wait_s, timeout_s) if timeout_s is not None else wait_s)
+                if timeout_s is not None:  # time left to read the page by the deadline (up to 1 s, half)
+                    wait_s = min(wait_s, timeout_s - min(1.0, timeout_s / 2))
+                await asyncio.sleep(wait_s)
             return None
         if isinstance(act, GotoAction):
             if not host.allows(act.url):

@@ -37,6 +37,14 @@ class CodingResetOptions(TaskOptions):
     max_steps: Annotated[int, Field(ge=1), JSON_INTEGER] | None = None
 
 
+def _cell_timeout(cell_timeout_s: float, step_timeout_s: float | None) -> float:
+    """A cell's bound: ``cell_timeout_s``, or less under a step's deadline, ending early
+    enough (up to 1 s, at most half) for the interrupted cell's answer to come by then."""
+    if step_timeout_s is None:
+        return cell_timeout_s
+    return min(cell_timeout_s, step_timeout_s - min(1.0, step_timeout_s / 2))
+
+
 class CodingMetadata(EnvironmentMetadata):
     """``/metadata`` plus the sandbox in force."""
 
@@ -170,7 +178,7 @@ class CodingEnv(Environment[CodeAction, CodeObservation, CodeState]):
         try:
             reply = self._worker.run(
                 code,
-                timeout_s=min(self.settings.cell_timeout_s, timeout_s or self.settings.cell_timeout_s),
+                timeout_s=_cell_timeout(self.settings.cell_timeout_s, timeout_s),
                 grace_s=self.settings.grace_s,
                 count=count,
             )

@@ -52,6 +52,8 @@ from .models import (
 )
 
 _GRACE_S = 1.0  # after Ctrl-C, how long the prompt may take before the shell is restarted
+#: Of a step's deadline, kept back for the wrap-up (Ctrl-C, the grace, a restart): at most half.
+_WRAP_UP_S = 2.0
 _WRITE = 'mkdir -p -- "$(dirname -- "$1")" && cat > "$1" && { [ -z "$2" ] || chmod "$2" "$1"; }'
 
 
@@ -279,7 +281,10 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
         waits at most that long and is then an observation (``timed_out``), not an error."""
         if self._shell is None or self._sandbox is None or self._done:
             raise RuntimeError("reset first: no episode is running")
-        self._step_cap = min(timeout_s, self.max_timeout_s) if timeout_s is not None else self.max_timeout_s
+        cap = self.max_timeout_s
+        if timeout_s is not None:  # the wait ends early enough for the answer to come by the deadline
+            cap = min(cap, timeout_s - min(_WRAP_UP_S, timeout_s / 2))
+        self._step_cap = cap
         act = action.root if isinstance(action, TerminalAction) else action
         self._state.step_count += 1
         start = time.perf_counter()

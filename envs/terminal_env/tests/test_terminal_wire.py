@@ -50,3 +50,19 @@ def test_the_readme_example_runs(replica: Any, capsys: pytest.CaptureFixture[str
     printed = capsys.readouterr().out
     assert "Count the lines of `app.log` that contain `ERROR`" in printed
     assert "1.0 {" in printed  # the reward, then the breakdown
+
+
+@pytest.mark.parametrize("deadline", [0.001, 1.0])
+def test_a_step_deadline_is_kept_by_the_env(replica: Any, deadline: float) -> None:
+    """A step's ``timeout_s`` (RFC 0001 section 4.5) bounds the command's wait: past it the
+    step is an observation with what ran and ``timed_out``, by the deadline, not a
+    ``DEADLINE_EXCEEDED`` (it was, from a 1 ms deadline up); the shell goes on."""
+    with EnvClient(replica.base_url, MODELS, timeout_s=60) as env:
+        env.reset(free_shell=True)
+        slow = RunAction(command="echo started; sleep 30", timeout_s=60)
+        obs = env.step(slow, timeout_s=deadline).observation
+        assert obs.timed_out is True
+        assert obs.duration_s < max(deadline, 0.5) + 2.0  # Ctrl-C's answer: the wrap-up kept back
+        if deadline >= 1.0:
+            assert obs.output.startswith("started")
+        assert env.step({"command": "echo after"}).observation.output == "after\n"
