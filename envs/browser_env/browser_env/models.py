@@ -144,13 +144,42 @@ class BrowserState(State):
     total_reward: float = 0.0
 
 
+def _task_choices(schema: dict[str, Any]) -> None:
+    """The tasks this install serves, in the schema (the OpenAPI document, ``/schema``):
+    a ``task_id`` of a MiniWoB page (``split`` and ``index`` then unread), else a
+    ``split`` and an ``index`` within it. Without the ``miniwob`` wheel, left out."""
+    from . import _tasks  # no Playwright: the wheel's page files only
+
+    try:
+        ids = sorted(_tasks.task_ids())
+    except FileNotFoundError:
+        return
+    null = {"type": "null"}
+    sizes = {name: len(_tasks.split(name)) for name in ("default", "all")}
+
+    def index(n: int) -> dict[str, Any]:
+        return {"anyOf": [{"type": "integer", "minimum": 0, "maximum": n - 1}, null]}
+
+    schema["anyOf"] = [
+        {"required": ["task_id"], "properties": {"task_id": {"enum": ids}}},
+        *(
+            {"required": ["split"], "properties": {"task_id": null, "split": {"const": s}, "index": index(n)}}
+            for s, n in sizes.items()
+        ),
+        {"properties": {"task_id": null, "split": null, "index": index(sizes["default"])}},
+    ]
+
+
 class BrowserResetOptions(TaskOptions):
     """Options a client may pass to ``reset`` besides ``seed`` and ``episode_id``.
 
     The task: ``task_id`` (any MiniWoB page, e.g. ``click-test``) wins over ``index``
     (into ``split``: ``"default"``, the tasks element actions can solve, or ``"all"``);
-    without either, it is drawn from the seed out of ``split``.
+    without either, it is drawn from the seed out of ``split``. The JSON Schema names
+    the tasks and bounds the index (``_task_choices``).
     """
+
+    model_config = ConfigDict(json_schema_extra=_task_choices)
 
     max_steps: Annotated[int, Field(ge=1, le=10_000), JSON_INTEGER] = 50
     screenshot: StrictBool = Field(default=False, description="attach a PNG screenshot to every observation")
