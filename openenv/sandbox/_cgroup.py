@@ -292,8 +292,22 @@ class SessionCgroup:
         return pids_in(self.dirs[0])
 
     def kill(self) -> None:
-        """SIGKILL every process in the cgroup, until none is left (bounded)."""
-        kill_tree(self.dirs[0])
+        """SIGKILL every process in the cgroup, until none is left (bounded). Its CPU
+        weight is raised meanwhile: a killed process must still run to exit, and one
+        starved in a busy group keeps its cgroups busy (rmdir fails) and, mid-exit,
+        holds a lock every fork and thread start on the host waits for."""
+        weight = self._path("cpu") / ("cpu.weight" if self.host.version == 2 else "cpu.shares")
+        try:
+            before = weight.read_text().strip()
+        except OSError:
+            before = ""
+        if before:
+            _try_write(weight, weight_value(self.host.version, 10_000))
+        try:
+            kill_tree(self.dirs[0])
+        finally:
+            if before:
+                _try_write(weight, before)
 
     def remove(self) -> None:
         """Kill what is left and remove the directories. Idempotent."""
@@ -370,13 +384,16 @@ def sweep(host: CgroupHost, prefix: str) -> None:
 
 
 def _rmdir(path: Path) -> None:
-    for _ in range(100):  # busy while its last processes finish exiting
+    deadline = time.monotonic() + 2.0
+    while True:  # busy while its last processes finish exiting (slow on a loaded host)
         try:
             path.rmdir()
             return
         except FileNotFoundError:
             return
         except OSError:
+            if time.monotonic() > deadline:
+                return
             time.sleep(0.005)
 
 

@@ -1,0 +1,65 @@
+"""A sandbox's processes are killed with its CPU weight raised, and the weight is put
+back after: a sandbox that lives on (a terminal's shell restarted, a verifier's checks)
+keeps the weight it had. (A killed process must run to exit; starved in a busy group it
+kept its cgroup busy past the removal's retries, and a cgroup was left behind.)
+
+Also: a new process joins its session's CPU cgroup last (the others first), so its
+joins are made while it still runs with the server's priority.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from openenv.sandbox import Sandbox, SandboxConfig, _cgroup
+from openenv.sandbox._config import MiB
+from openenv.sandbox._sandbox import session_limits_support
+
+CONFIG = SandboxConfig(level="none").with_session_limits(  # type: ignore[arg-type]
+    memory_bytes=256 * MiB, pids=64, cpus=1.0
+)
+_, _, MISSING = session_limits_support(CONFIG)
+pytestmark = pytest.mark.skipif(MISSING != "", reason=f"this host cannot enforce session limits: {MISSING}")
+
+
+def test_kill_raises_the_weight_while_it_kills_and_puts_it_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    with Sandbox(CONFIG) as box:
+        group = box._cgroup
+        assert group is not None
+        cpu = group._path("cpu")
+        weight = cpu / ("cpu.weight" if group.host.version == 2 else "cpu.shares")
+        weight.write_text("50" if group.host.version == 2 else "512")
+        before = weight.read_text().strip()
+        seen: list[str] = []
+        kill_tree = _cgroup.kill_tree
+
+        def watching(path: Path) -> None:
+            seen.append(weight.read_text().strip())
+            kill_tree(path)
+
+        monkeypatch.setattr(_cgroup, "kill_tree", watching)
+        proc = box.popen(["sleep", "300"], stdout=subprocess.DEVNULL)
+        for _ in range(200):
+            if group.pids():
+                break
+            time.sleep(0.01)
+        box.kill()
+        monkeypatch.undo()
+        assert proc.wait(timeout=10) != 0
+        assert group.pids() == []
+        assert seen
+        assert seen[0] != before  # raised while killing
+        assert weight.read_text().strip() == before  # and put back
+
+
+def test_the_cpu_cgroup_is_joined_last() -> None:
+    with Sandbox(CONFIG) as box:
+        group = box._cgroup
+        assert group is not None
+        files = group.procs_files
+        assert len(files) == len(group.dirs)
+        assert files[-1] == str(group._path("cpu") / "cgroup.procs")
