@@ -10,7 +10,8 @@ Agents that own their loop (RFC 005): an ``AgenticHarnessAdapter`` runs one turn
 ``HarnessEnvironment`` makes an env of it, ``harness_app`` serves those on ``/harness``;
 ``CLIAgentAdapter`` is a real agent CLI (``AGENTS``: mini-swe-agent, Claude Code, Codex,
 Gemini CLI, OpenCode) run in a sandbox whose one way out is its capture session (``run_agent``),
-``terminal_task_env`` one on a terminal task scored by its verifier. An env's own tools
+``terminal_task_env`` one on a terminal task scored by its verifier, ``run_agent_in_image``
+one in a container of the terminal env's Docker image. An env's own tools
 (a ``ToolSource``) reach the agent as an MCP server (``HarnessMCPBridge``, relayed into
 its sandbox: ``HarnessEnvironment(adapter, tools=...)``); ``ScriptedModel``
 is a scripted chat backend to run them against (a test double). See docs/agents.md.
@@ -52,6 +53,7 @@ _LAZY = {
         "._agents",
     ),
     **dict.fromkeys(["CLIAgentAdapter", "TerminalTaskHarness", "terminal_task_env"], "._cli_agent"),
+    **dict.fromkeys(["ImageAgentRun", "run_agent_in_image", "run_in_image"], "._image_agent"),
     "ScriptedModel": "._scripted",
     **dict.fromkeys(
         ["FastMCPTools", "HarnessMCPBridge", "ToolSource", "resolve_tool_conflicts"], "._tool_bridge"

@@ -1,0 +1,122 @@
+"""A real agent CLI in the terminal env's Docker image, against the capture proxy.
+
+The image is the one ``test_terminal_docker.py`` builds just before (this file sorts
+after it; nothing is built here: without the image, or without a Docker engine, or
+without the agent installed by scripts/setup.d/57-agents.sh, it skips, saying which).
+One container per run, ``--network none``: the session's endpoint socket is bound in and
+relayed to ``127.0.0.1:8000`` inside (``openenv.harness.run_agent_in_image``). The model
+is ``ScriptedModel`` (a test double of vLLM: a call of the agent's shell tool running the
+task's command, then an answer) behind the real capture proxy.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from collections.abc import Iterator
+
+import pytest
+
+from openenv.capture import CaptureServer, export_session, to_training_trace
+from openenv.harness import AGENTS, ScriptedModel, run_agent_in_image, run_in_image
+from openenv.harness._scripted import decode
+from openenv.server import serve_in_background
+
+pytestmark = [pytest.mark.docker, pytest.mark.timeout(300)]
+
+IMAGE = "openenv-terminal:latest"  # openenv build envs/terminal_env (test_terminal_docker.py)
+TASK = "count-errors"
+
+
+@pytest.fixture(scope="module")
+def image() -> str:
+    from openenv._exceptions import ProviderError
+    from openenv.containers._docker import docker_client
+
+    try:
+        client = docker_client()
+    except ProviderError as exc:
+        pytest.skip(f"agents in the image need a Docker engine: {exc}")
+    try:
+        if not client.images.list(name=IMAGE):
+            pytest.skip(f"no {IMAGE}: test_terminal_docker.py builds it (openenv build envs/terminal_env)")
+    finally:
+        client.close()
+    return IMAGE
+
+
+@pytest.fixture(scope="module")
+def capture() -> Iterator[CaptureServer]:
+    model = ScriptedModel("grep -c ERROR app.log > errors.txt")
+    with serve_in_background(model.app) as backend:
+        model.url = backend.url
+        with CaptureServer(llm_url=backend.url + "/v1", port=0, admin_key="admin-only") as server:
+            server.model = model  # type: ignore[attr-defined]
+            yield server
+
+
+@pytest.mark.parametrize("name", ["claude-code", "mini-swe-agent"])  # the others start through Node.js
+async def test_an_agent_solves_a_task_in_the_image_and_every_call_is_captured(
+    name: str, image: str, capture: CaptureServer
+) -> None:
+    why = AGENTS[name].missing()
+    if why:
+        pytest.skip(f"{why}: run scripts/setup.d/57-agents.sh once")
+    model: ScriptedModel = capture.model  # type: ignore[attr-defined]
+    session = capture.registry.create(agent=name)
+    before = len(model.calls)
+    run = await run_agent_in_image(image, name, TASK, capture, session.session_id, timeout_s=120)
+    assert run.exit_code == 0, run.stderr[-2000:] or run.stdout[-2000:]
+    assert run.level == "rlimits"  # the env's own sandbox, inside the container
+    assert run.reward == 1.0  # the command ran in the session's workdir: the verifier says so
+    made = model.calls[before:]
+    assert run.calls == len(made) >= 2
+    assert len(session.graph) == run.calls
+    doc = export_session(session)
+    assert [p["role"] for p in doc["sequences"]] == ["agent"]
+    trace = to_training_trace(session.graph, doc)
+    assert "grep -c ERROR" in decode(trace.turns[0].completion_token_ids)
+
+
+_PROBE = textwrap.dedent(
+    """
+    import json, socket, sys, urllib.request, urllib.error
+    def get(path):
+        try:
+            with urllib.request.urlopen("http://127.0.0.1:8000" + path, timeout=10) as r:
+                return r.status
+        except urllib.error.HTTPError as e:
+            return e.code
+    out = {"sessions": get("/sessions"), "health": get("/health"), "instruction": sys.argv[2][:40],
+           "interfaces": [name for _, name in socket.if_nameindex()]}
+    for name, addr in (("host_proxy", ("172.17.0.1", int(sys.argv[1]))), ("outside", ("1.1.1.1", 80)),
+                       ("env_port", ("127.0.0.1", 8001))):
+        try:
+            socket.create_connection(addr, timeout=3).close()
+            out[name] = "connected"
+        except OSError as exc:
+            out[name] = type(exc).__name__
+    print(json.dumps(out))
+    """
+)
+
+
+async def test_in_the_image_the_agent_reaches_only_its_own_session(
+    image: str, capture: CaptureServer
+) -> None:
+    """A process where the agent runs: loopback is its only network, its endpoint answers
+    the model routes only, and nothing else answers: not the host (the proxy's port), not
+    the outside, no other port."""
+    mine = capture.registry.create()
+    argv = ["/usr/bin/python3", "-I", "-c", _PROBE, str(capture.port), "{instruction}"]
+    run = await run_in_image(image, argv, capture, mine.session_id, TASK, timeout_s=60)
+    assert run.exit_code == 0, run.stderr
+    seen = json.loads(run.stdout)
+    assert seen["interfaces"] == ["lo"]  # --network none
+    assert (seen["sessions"], seen["health"]) == (404, 404)
+    assert seen["instruction"]  # the task's instruction, put in by the driver
+    assert seen["host_proxy"] in ("OSError", "ConnectionRefusedError", "TimeoutError")
+    assert seen["outside"] in ("OSError", "ConnectionRefusedError", "TimeoutError")
+    assert seen["env_port"] == "ConnectionRefusedError"
+    assert sorted(run.refused) == ["GET /health", "GET /sessions"]
+    assert run.reward == 0.0  # nothing was done: the verifier says so

@@ -1,0 +1,193 @@
+"""An agent CLI run in the terminal env's Docker image, its model calls captured.
+
+``run_agent_in_image`` starts one container of the image (``openenv build
+envs/terminal_env``) per run: no network but its own loopback (``--network none``), a
+memory and process limit, and read-only at ``/run/openenv`` a folder holding the capture
+session's endpoint socket (``CaptureServer.open_endpoint``), the relay and the driver
+(``_image_main.py``); the agent's install folder read-only at its own path. Inside, the
+driver resets the env's own ``TerminalEnv`` to the task, runs the agent in that session's
+sandbox with ``127.0.0.1:PORT`` relayed to the socket, and has the task's verifier score
+the run. The agent reaches its capture session and nothing else: no env server listens
+in the container, and the host is not on its network.
+
+The agent's binary must run on the image's system (Debian 12 with glibc): Claude Code's
+native build does, and mini-swe-agent's venv of Python 3.11 (the image's
+``/usr/bin/python3``); Codex CLI, OpenCode and Gemini CLI start through Node.js, which
+the image has not.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import shutil
+import tempfile
+import time
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .._exceptions import ProviderError, ValidationFailed
+from ._agents import _RELAY, AGENTS, PORT, AgentRun
+
+__all__ = ["ImageAgentRun", "run_agent_in_image", "run_in_image"]
+
+_DRIVER = Path(__file__).with_name("_image_main.py")
+_INNER = "/run/openenv"
+#: The label each agent container carries (its value: the capture session's id).
+LABEL = "openenv.harness.session"
+
+
+@dataclass
+class ImageAgentRun(AgentRun):
+    """An ``AgentRun`` in a container: also the task's ``reward`` and the sandbox level inside."""
+
+    reward: float | None = None
+    level: str = ""
+
+
+def _container_run(client: Any, image: str, command: list[str], binds: dict[str, str], **kw: Any) -> Any:
+    volumes = {host: {"bind": inner, "mode": "ro"} for host, inner in binds.items()}
+    return client.containers.run(
+        image, command, detach=True, network_mode="none", init=True, volumes=volumes, **kw
+    )
+
+
+def _folder() -> Path:
+    """A fresh folder for ``/run/openenv``, with the relay and the driver, readable by all
+    (the container's uid)."""
+    folder = Path(tempfile.mkdtemp(prefix="openenv-agent-"))
+    folder.chmod(0o755)
+    for source, name in ((_RELAY, "relay.py"), (_DRIVER, "image_main.py")):
+        (folder / name).write_bytes(source.read_bytes())
+        (folder / name).chmod(0o644)
+    return folder
+
+
+async def run_in_image(
+    image: str,
+    argv: list[str],
+    capture: Any,
+    session_id: str,
+    task_id: str,
+    *,
+    env: Mapping[str, str] | None = None,
+    ro_binds: Mapping[str, str] | None = None,
+    timeout_s: float = 300.0,
+    label: str = "",
+    memory: str = "2g",
+) -> ImageAgentRun:
+    """Run ``argv`` (``"{instruction}"`` in it becomes the task's instruction) in a
+    container of terminal env image ``image``, in a session reset to ``task_id``, its one
+    way out ``http://127.0.0.1:PORT``: capture session ``session_id`` of ``capture``.
+    ``ro_binds`` (host path: path inside) are bound in read-only.
+
+    Raises:
+        ProviderError: no Docker engine, or the container ended without a verdict (an
+            image without the terminal env, an unknown task: the reason is in the message).
+    """
+    from ..containers._docker import docker_client
+
+    folder = _folder()
+    args = {"task_id": task_id, "argv": argv, "env": dict(env or {}), "timeout_s": timeout_s, "port": PORT}
+    endpoint = capture.open_endpoint(session_id, str(folder / "model.sock"))
+    container: Any = None
+    client: Any = None
+    start = time.monotonic()
+    try:
+        client = await asyncio.to_thread(docker_client)
+        container = await asyncio.to_thread(
+            _container_run,
+            client,
+            image,
+            ["python3", f"{_INNER}/image_main.py", json.dumps(args)],
+            {str(folder): _INNER, **(ro_binds or {})},
+            mem_limit=memory,
+            memswap_limit=memory,
+            pids_limit=512,
+            name=f"openenv-agent-{uuid.uuid4().hex[:12]}",
+            labels={LABEL: session_id},
+        )
+        try:  # the run's own timeout is the driver's; this bounds the reset and the verdict too
+            status = await asyncio.to_thread(container.wait, timeout=timeout_s + 120)
+        except Exception:  # the engine's read timed out: the container is stuck
+            await asyncio.to_thread(container.kill)
+            raise ProviderError(f"the agent's container ran past {timeout_s + 120:.0f} s") from None
+        out = (await asyncio.to_thread(container.logs, stdout=True, stderr=False)).decode(errors="replace")
+        err = (await asyncio.to_thread(container.logs, stdout=False, stderr=True)).decode(errors="replace")
+    finally:
+        if container is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.to_thread(container.remove, force=True)
+        if client is not None:
+            client.close()
+        endpoint.close()
+        shutil.rmtree(folder, ignore_errors=True)
+    lines = out.strip().splitlines()
+    try:
+        done = json.loads(lines[-1]) if lines else None
+    except ValueError:
+        done = None
+    if not isinstance(done, dict):
+        code = status.get("StatusCode") if isinstance(status, dict) else status
+        raise ProviderError(f"the agent's container exited {code} without a verdict: {err.strip()[-500:]}")
+    return ImageAgentRun(
+        agent=label or argv[0],
+        exit_code=done["exit_code"],
+        stdout=done["stdout"],
+        stderr=done["stderr"],
+        timed_out=done["timed_out"],
+        duration_s=time.monotonic() - start,
+        calls=endpoint.counts.calls,
+        refused=list(endpoint.counts.refused),
+        reward=done["reward"],
+        level=done["level"],
+    )
+
+
+async def run_agent_in_image(
+    image: str,
+    name: str,
+    task_id: str,
+    capture: Any,
+    session_id: str,
+    *,
+    model: str = "scripted",
+    timeout_s: float = 300.0,
+    root: Path | None = None,
+    extra_env: Mapping[str, str] | None = None,
+    memory: str = "2g",
+) -> ImageAgentRun:
+    """Run agent ``name`` on terminal task ``task_id`` in a container of image ``image``
+    (``run_in_image``), its model calls going to capture session ``session_id`` only.
+
+    Raises:
+        ValidationFailed: an unknown or uninstalled agent.
+        ProviderError: as ``run_in_image``.
+    """
+    agent = AGENTS.get(name)
+    if agent is None:
+        raise ValidationFailed(f"no agent {name!r}: choose one of {', '.join(AGENTS)}")
+    why = agent.missing(root)
+    if why:
+        raise ValidationFailed(why)
+    home = str(agent.home(root))
+    env = {
+        **agent.env(f"http://127.0.0.1:{PORT}", session_id, model),
+        "NO_PROXY": "127.0.0.1,localhost", **(extra_env or {}),
+    }  # fmt: skip
+    return await run_in_image(
+        image,
+        agent.argv(agent.executable(root), "{instruction}", model),
+        capture,
+        session_id,
+        task_id,
+        env=env,
+        ro_binds={home: home},
+        timeout_s=timeout_s,
+        label=name,
+        memory=memory,
+    )
