@@ -281,16 +281,17 @@ _SH_RUN = '; [ -n "$s" ] && timeout 20 bash "$s" </dev/null >/dev/null 2>&1; tru
 
 
 def sh_read_grader(task_id: str) -> str:
-    """Paths the processes in reach name (command lines, environments, working folders,
-    open files; this shell's and its parent's first), looked at for a Harbor solution,
-    which is run."""
+    """Paths the processes in reach name (command lines, environments, working folders;
+    this shell's and its parent's open files too), looked at for a Harbor solution, which
+    is run. Bash builtins only in the loop over processes: no fork per process."""
     del task_id
     return (
-        "s=$(for p in /proc/$$ /proc/$PPID /proc/[0-9]*; do "
-        'echo "$p/cwd"; '
-        "{ tr '\\0' '\\n' < $p/cmdline; tr '\\0' '\\n' < $p/environ | sed 's/^[^=]*=//'; "
-        "for f in $p/fd/*; do readlink \"$f\"; done; } 2>/dev/null | grep '^/' | head -200; "
-        "done 2>/dev/null | " + _SH_CANDIDATES + ")" + _SH_RUN
+        '_paths() { echo "$1/cwd"; '
+        "while IFS= read -r -d '' a; do [[ $a == /* ]] && echo \"$a\"; done < $1/cmdline; "
+        "while IFS= read -r -d '' a; do a=${a#*=}; [[ $a == /* ]] && echo \"$a\"; done < $1/environ; }; "
+        "s=$({ for p in /proc/$$ /proc/$PPID; do _paths $p; "
+        'for f in $p/fd/*; do readlink "$f"; done; done; '
+        "for p in /proc/[0-9]*; do _paths $p; done; } 2>/dev/null | " + _SH_CANDIDATES + ")" + _SH_RUN
     )
 
 

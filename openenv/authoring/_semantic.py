@@ -19,6 +19,7 @@ from .._vmanifest import ValidationBlock
 from ._checks import Context
 from ._hacking import PY, READ_PROBES, ProbeResult, action_kind, list_tasks, run_probes
 from ._policy import NOT_APPLICABLE, CheckStatus
+from ._semantic_replay import canary_floor, verifier_portability
 from ._vreport import Results
 
 NO_SOLUTION = "no reference solution"
@@ -117,18 +118,18 @@ def run_semantic(
         _oracle_max(runs["oracle"], block, results)
         _floor_gap(runs["null"] + runs["random"], block, results)
         _envelope(runs, block, horizon, results)
-    _replay(ctx, runs["random"], block, tasks, turns, timeout_s, results)
-    _verifier(ctx, _playable(runs["oracle"])[:tasks], block, timeout_s, results)
-    canaries = block.capabilities.canaries if block else None
-    results.add(
-        "semantic.canary_floor",
-        CheckStatus.SKIP,
-        "not implemented in this build" if canaries else NOT_APPLICABLE + "no canaries declared",
-    )
-    results.add(
-        "semantic.verifier_portability",
-        CheckStatus.SKIP,
-        "needs a second host or provider to compare against (the hub lane); not run locally",
+    again = _replay(ctx, runs["random"], block, tasks, turns, timeout_s, results)
+    solved = _playable(runs["oracle"])[:tasks]
+    _verifier(ctx, solved, (runs["random"], again), block, timeout_s, results)
+    canary_floor(ctx, block, results)
+    verifier_portability(
+        ctx,
+        block,
+        solved or runs["random"],
+        "oracle" if solved else "random",
+        turns=turns,
+        timeout_s=timeout_s,
+        results=results,
     )
     kind = action_kind(ctx.schema["action"]) if ctx.schema else None
     probes = None
@@ -259,7 +260,9 @@ def _replay(
     turns: int,
     timeout_s: float,
     results: Results,
-) -> None:
+) -> list[Any]:
+    """The random policy's seeded episodes played again: the same rewards, turn by turn
+    (returns the second run)."""
     results.start()
     again = play(ctx.url, "random", count=tasks, max_turns=turns, episode_timeout_s=timeout_s)
     tol = (block.reward.variance_tolerance or 0.0) if block else 0.0
@@ -275,27 +278,43 @@ def _replay(
         diffs or [f"{len(a)} seeded random episodes replayed with the same rewards"],
         remediation="draw every random choice from reset's seed (reward must follow from seed and actions)",
     )
+    return again
 
 
 def _verifier(
     ctx: Context,
     played: list[Any],
+    random_runs: tuple[list[Any], list[Any]],
     block: ValidationBlock | None,
     timeout_s: float,
     results: Results,
 ) -> None:
-    """The first reference solutions played, graded again: the same rewards."""
+    """The first reference solutions played, graded again: the same rewards. With no
+    reference solution, the random policy's seeded episodes (the same actions, played
+    twice by ``_replay``) are what is graded twice."""
+    tol = (block.reward.variance_tolerance or 0.0) if block else 0.0
     if not played:
+        first, again = random_runs
+        b = {(t.task_id, t.sample): t.reward for t in again}
+        diffs = [
+            f"{t.task_id}: {t.reward} then {b.get((t.task_id, t.sample))}"
+            for t in first
+            if b.get((t.task_id, t.sample)) is None or abs(t.reward - b[(t.task_id, t.sample)]) > tol
+        ]
         results.add(
             "semantic.verifier_determinism",
-            CheckStatus.SKIP,
-            NOT_APPLICABLE + "no reference solution to grade twice",
+            CheckStatus.FAIL if diffs else CheckStatus.PASS,
+            diffs
+            or [
+                f"no reference solution: {len(first)} seeded random episodes (the same actions) "
+                "graded twice: the same final rewards"
+            ],
+            remediation="grade without randomness or wall-clock dependence",
         )
         return
     results.start()
     ids = tuple(t.task_id for t in played)
     again = _playable(play(ctx.url, "oracle", count=None, ids=ids, episode_timeout_s=timeout_s))
-    tol = (block.reward.variance_tolerance or 0.0) if block else 0.0
     b = {t.task_id: t.reward for t in again}
     diffs = [
         f"{t.task_id}: {t.reward} then {b.get(t.task_id)}"

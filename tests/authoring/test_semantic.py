@@ -1,11 +1,18 @@
-"""The SEMANTIC level's oracle: every task's reference solution is played."""
+"""The SEMANTIC level: the oracle on every task's reference solution, a second server
+process grading the same actions, the shipped canaries."""
 
 from __future__ import annotations
 
+import json
+
+import pytest
+
+from openenv._exceptions import ProbeError
 from openenv.authoring._levels import run_validation
 from openenv.authoring._policy import CheckStatus, Level, Verdict
+from openenv.authoring._semantic_replay import read_canaries
 
-from ._flawed import make_env
+from ._flawed import BLOCK, HEADER, make_env
 
 #: A coding env of six tasks; five ship a reference solution, and the fifth one's is
 #: wrong (it doubles where the task triples). The grader runs the submission in a child
@@ -89,3 +96,63 @@ def test_the_oracle_plays_every_task_and_a_wrong_reference_solution_fails(tmp_pa
     hacking = report.get("semantic.reward_hacking")
     assert (hacking.status, hacking.evidence) == (CheckStatus.SKIP, ["not run: probe_tasks is 0"])
     assert report.verdict is Verdict.FAIL
+
+
+#: A text env whose grader draws a salt per process (same reward for the same message in
+#: one process, another in the next), and lets one known phrase through.
+SALTED = (
+    HEADER
+    + """
+SALT = random.SystemRandom().random()
+
+
+class Env(_Base):
+    def step(self, action: TextAction) -> TextObservation:
+        self._state.step_count += 1
+        if action.message == "let me in":
+            return TextObservation(text="welcome", reward=1.0, done=True)
+        if action.message.startswith("please"):
+            return TextObservation(text="no", reward=0.0, done=True)
+        return TextObservation(text="graded", reward=round(0.2 + SALT * 0.5, 6), done=True)
+"""
+)
+
+CANARIES = [
+    {"name": "polite", "reset": {"seed": 1}, "actions": [{"message": "please, full marks"}]},
+    {"name": "open sesame", "reset": {}, "actions": [{"message": "let me in"}]},
+]
+
+
+def test_a_grader_salted_per_process_and_a_canary_above_the_floor(tmp_path):
+    block = BLOCK.replace(
+        "      kind: reward_channel\n", "      kind: reward_channel\n    canaries: canaries.jsonl\n"
+    )
+    folder = make_env(tmp_path, SALTED, block=block)
+    (folder / "canaries.jsonl").write_text("".join(json.dumps(c) + "\n" for c in CANARIES))
+    report = run_validation(folder, max_level=Level.SEMANTIC, tasks=2)
+    # one process grades the same actions the same way; a second process does not
+    assert report.get("semantic.replayability").status is CheckStatus.PASS
+    assert report.get("semantic.verifier_determinism").status is CheckStatus.PASS
+    portability = report.get("semantic.verifier_portability")
+    assert portability.status is CheckStatus.FAIL, portability.evidence
+    assert "on the first server" in portability.evidence[0]
+    assert "on the second" in portability.evidence[0]
+    assert portability.remediation
+    canary = report.get("semantic.canary_floor")
+    assert canary.status is CheckStatus.FAIL, canary.evidence
+    assert canary.evidence == [
+        "canary open sesame: reward 1 (floor 0.1)",
+        "canary polite: reward 0 (floor 0.1)",
+    ]
+    assert "canaries.jsonl" in (canary.remediation or "")
+    assert report.verdict is Verdict.FAIL
+
+
+def test_a_canary_file_that_is_not_json_lines_is_named(tmp_path):
+    block = BLOCK.replace(
+        "      kind: reward_channel\n", "      kind: reward_channel\n    canaries: canaries.jsonl\n"
+    )
+    folder = make_env(tmp_path, SALTED, block=block)
+    (folder / "canaries.jsonl").write_text('{"name": "x", "actions": []}\n')
+    with pytest.raises(ProbeError, match=r"canaries.jsonl line 1: needs 'actions' \(a non-empty list\)"):
+        read_canaries(folder / "canaries.jsonl")

@@ -1,0 +1,176 @@
+"""SEMANTIC checks that play known actions again somewhere else, or play shipped ones.
+
+* ``semantic.verifier_portability``: a second server process of the same package (a
+  new process: its own hash seed, temporary folders, worker pool) grades the same
+  actions as the first; the rewards must agree. A grader that depends on the process
+  it runs in (a random salt drawn at import, set order, a path of its own) differs.
+* ``semantic.canary_floor``: the canary trajectories the manifest ships
+  (``capabilities.canaries``: a package-relative JSON-lines file, one
+  ``{"name", "reset", "actions"}`` object a line: known-bad attempts, each the reset's
+  data and the actions to send) are replayed; each must end at the floor
+  (``range[0] + floor_margin``) or below.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from .._exceptions import ProbeError
+from .._vmanifest import ValidationBlock
+from ._checks import Context
+from ._policy import NOT_APPLICABLE, CheckStatus
+from ._vreport import Results
+
+#: At most this many canaries are replayed, each for at most this many actions.
+MAX_CANARIES, MAX_CANARY_ACTIONS = 200, 100
+
+
+def served_folder(ctx: Context) -> str | None:
+    """What ``openenv serve`` was given for this run (a folder or a name), None for a
+    server validated by URL."""
+    return ctx.report.target if ctx.served_here else None
+
+
+def verifier_portability(
+    ctx: Context,
+    block: ValidationBlock | None,
+    first: list[Any],
+    policy: str,
+    *,
+    turns: int,
+    timeout_s: float,
+    results: Results,
+) -> None:
+    """``first``: the trajectories of ``policy`` on this server, played again on a second."""
+    from ._semantic import play
+    from ._validate import serve_process
+
+    target = served_folder(ctx)
+    if target is None:
+        results.add(
+            "semantic.verifier_portability",
+            CheckStatus.SKIP,
+            "the target is a running server: there is no second instance of it to start here "
+            "(validate the package folder)",
+        )
+        return
+    results.start()
+    ids = tuple(dict.fromkeys(t.task_id for t in first))
+    where = Path(target).resolve() if Path(target).is_dir() else target
+    try:
+        with serve_process(where) as (url, _):
+            again = play(url, policy, count=None, ids=ids, max_turns=turns, episode_timeout_s=timeout_s)
+    except ProbeError as exc:
+        results.add(
+            "semantic.verifier_portability",
+            CheckStatus.FAIL,
+            f"a second server of the same package did not serve: {str(exc)[:300]}",
+            remediation="the package must serve from a fresh process as it did the first time",
+        )
+        return
+    tol = (block.reward.variance_tolerance or 0.0) if block else 0.0
+    there = {(t.task_id, t.sample): t.reward for t in again}
+    diffs = [
+        f"{t.task_id}: {t.reward:g} on the first server, {there.get((t.task_id, t.sample))} on the second"
+        for t in first
+        if there.get((t.task_id, t.sample)) is None or abs(t.reward - there[(t.task_id, t.sample)]) > tol
+    ]
+    results.add(
+        "semantic.verifier_portability",
+        CheckStatus.FAIL if diffs else CheckStatus.PASS,
+        diffs
+        or [
+            f"{len(first)} {policy} episode(s) graded by a second server process of the same package: "
+            "the same rewards"
+        ],
+        remediation="grade from the task and the actions only: nothing drawn per process (a salt, "
+        "set or dict order of strings, a path or pid of its own)",
+        measured={"policy": policy, "episodes": len(first)},
+    )
+
+
+def canary_floor(ctx: Context, block: ValidationBlock | None, results: Results) -> None:
+    """Replay the declared canaries; each must end at the floor or below."""
+    declared = block.capabilities.canaries if block is not None else None
+    if block is None or not declared:
+        results.add(
+            "semantic.canary_floor",
+            CheckStatus.SKIP,
+            NOT_APPLICABLE + "no capabilities.canaries declared (no canary trajectories shipped)",
+        )
+        return
+    target = served_folder(ctx)
+    folder = Path(target).resolve() if target is not None and Path(target).is_dir() else None
+    if folder is None:
+        results.add(
+            "semantic.canary_floor",
+            CheckStatus.SKIP,
+            f"capabilities.canaries ({declared}) is a file of the package: validate the package folder",
+        )
+        return
+    fix = "ship canaries as JSON lines of {name, reset, actions} (docs/validate.md)"
+    try:
+        canaries = read_canaries(folder / declared)
+    except ProbeError as exc:
+        results.add("semantic.canary_floor", CheckStatus.FAIL, str(exc), remediation=fix)
+        return
+    results.start()
+    floor = block.reward.range[0] + block.reward.floor_margin
+    lines: list[str] = []
+    over: list[str] = []
+    for name, reset, actions in canaries:
+        try:
+            reward = replay(ctx, reset, actions)
+        except ProbeError as exc:
+            over.append(f"canary {name}: the replay failed: {str(exc)[:160]}")
+            continue
+        line = f"canary {name}: reward {reward:g} (floor {floor:g})"
+        (over if reward > floor + 1e-9 else lines).append(line)
+    results.add(
+        "semantic.canary_floor",
+        CheckStatus.FAIL if over else CheckStatus.PASS,
+        over + lines if over else [f"{len(lines)} canaries ended at or below the floor {floor:g}", *lines],
+        remediation="a canary is an attempt that must not be rewarded: make the grader refuse it "
+        "(or, if the canary is wrong, fix " + declared + ")",
+        measured={"floor": floor, "canaries": len(canaries)},
+    )
+
+
+def read_canaries(path: Path) -> list[tuple[str, dict[str, Any], list[dict[str, Any]]]]:
+    """(name, reset data, actions) per line; ``ProbeError`` naming the line that is wrong."""
+    if not path.is_file():
+        raise ProbeError(f"capabilities.canaries: {path.name} is not a file of the package")
+    out = []
+    for n, text in enumerate(path.read_text().splitlines(), 1):
+        if not text.strip():
+            continue
+        try:
+            row = json.loads(text)
+        except ValueError as exc:
+            raise ProbeError(f"{path.name} line {n}: not JSON ({exc})") from None
+        reset, actions = (row.get("reset", {}), row.get("actions")) if isinstance(row, dict) else ({}, None)
+        if not isinstance(reset, dict) or not isinstance(actions, list) or not actions:
+            raise ProbeError(
+                f"{path.name} line {n}: needs 'actions' (a non-empty list) and 'reset' (an object)"
+            )
+        if not all(isinstance(a, dict) for a in actions) or len(actions) > MAX_CANARY_ACTIONS:
+            raise ProbeError(f"{path.name} line {n}: 'actions' must be up to {MAX_CANARY_ACTIONS} objects")
+        out.append((str(row.get("name", f"line {n}")), reset, actions))
+    if not out or len(out) > MAX_CANARIES:
+        raise ProbeError(f"{path.name}: between 1 and {MAX_CANARIES} canaries, found {len(out)}")
+    return out
+
+
+def replay(ctx: Context, reset: dict[str, Any], actions: list[dict[str, Any]]) -> float:
+    """One episode of ``actions`` after a reset with ``reset``: the last reward given."""
+    reward: Any = 0.0
+    with ctx.ws() as ws:
+        ws.expect({"type": "reset", "data": dict(reset)}, "observation")
+        for action in actions:
+            data = ws.expect({"type": "step", "data": action}, "observation")
+            reward = data.get("reward") if data.get("reward") is not None else reward
+            if data.get("done"):
+                break
+    return float(reward) if isinstance(reward, int | float) else 0.0
