@@ -5,7 +5,10 @@ A check that cannot apply to an env is not skipped: the env's ``openenv.yaml`` s
 leaves the id out of its results, as upstream's does, and lists it as N/A with the
 declaration (``ValidationReport.not_applicable``). Only a declaration can make a check
 N/A; a check the run could not do for another reason stays a SKIP and lowers the
-verdict. Where a check ran anyway (a PASS or a FAIL), its result is kept.
+verdict. Where a check ran anyway (a PASS or a FAIL), its result is kept. Only ids that
+upstream's report leaves out under the same declaration are made N/A (its runner's
+``_applicable``), or ids it never reports locally (the image's, ``statistical.*``), so
+that ours carries every id upstream's does.
 """
 
 from __future__ import annotations
@@ -17,10 +20,7 @@ from .._vmanifest import ValidationBlock
 def declared_not_applicable(manifest: Manifest | None, block: ValidationBlock | None) -> dict[str, str]:
     """check id -> the manifest's statement that makes it not applicable."""
     out: dict[str, str] = {}
-    if manifest is not None and not manifest.deterministic:
-        # the episode may diverge under a seed: a divergence is no failure (a replay that
-        # agrees anyway still PASSes)
-        out["runtime.episode_determinism"] = "deterministic: false (the env claims no determinism)"
+    del manifest  # every declaration used so far is in the validation: block
     if block is None:
         return out
     caps = block.capabilities
@@ -37,6 +37,4 @@ def declared_not_applicable(manifest: Manifest | None, block: ValidationBlock | 
         out["statistical.reward_reachability"] = (
             "no capabilities.oracle declared (no reference solution to reach the top of the range with)"
         )
-    if not caps.canaries:
-        out["semantic.canary_floor"] = "no capabilities.canaries declared (no canary trajectories shipped)"
     return out

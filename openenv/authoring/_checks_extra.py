@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 from typing import Any
@@ -165,7 +166,12 @@ def _initialized_list(ctx: Context, headers: dict[str, str]) -> Any:
     session = reply.headers.get("mcp-session-id")
     if session:
         headers = {**headers, "mcp-session-id": session}
-    note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-    http("POST", ctx.url + "/mcp", note, timeout_s=ctx.timeout_s, headers=headers)
-    rpc = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
-    return _rpc_body(http("POST", ctx.url + "/mcp", rpc, timeout_s=ctx.timeout_s, headers=headers))
+    try:
+        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        http("POST", ctx.url + "/mcp", note, timeout_s=ctx.timeout_s, headers=headers)
+        rpc = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+        return _rpc_body(http("POST", ctx.url + "/mcp", rpc, timeout_s=ctx.timeout_s, headers=headers))
+    finally:
+        if session:  # end it: an env that allows one session at a time needs the slot back
+            with contextlib.suppress(ProbeError):
+                http("DELETE", ctx.url + "/mcp", None, timeout_s=ctx.timeout_s, headers=headers)

@@ -75,6 +75,23 @@ def _project(folder: Path) -> dict[str, Any] | str:
     return dict(data.get("project") or {}) | {"_tool": data.get("tool", {}).get("openenv", {})}
 
 
+def _recipe(folder: Path) -> tuple[str | None, dict[str, Any] | str]:
+    """(the Dockerfile ``openenv build`` uses, the ``[project]`` table with the
+    dependencies it installs). An upstream OpenEnv folder (``server/app.py``) is built
+    from a generated Dockerfile and its own requirements (``containers._build_upstream``)."""
+    from ..containers._build_upstream import _DOCKERFILE, is_upstream_folder, upstream_requirements
+
+    if is_upstream_folder(folder):
+        project = _project(folder)
+        project = {} if isinstance(project, str) else project
+        project.setdefault("_tool", {})
+        project["dependencies"] = upstream_requirements(folder)
+        return _DOCKERFILE.format(folder=folder.name), project
+    dockerfile = folder / "Dockerfile"
+    text = dockerfile.read_text(errors="replace") if dockerfile.is_file() else None
+    return text, _project(folder)
+
+
 def _base_problems(steps: list[tuple[str, str]]) -> tuple[list[str], list[str]]:
     args = {}
     for op, rest in steps:
@@ -144,10 +161,9 @@ def _bounded(specifier: str) -> bool:
 def run_recipe(folder: Path, results: Results) -> None:
     """The five image ids, each a PASS or FAIL from the recipe."""
     results.start()
-    dockerfile = folder / "Dockerfile"
-    project = _project(folder)
-    if not dockerfile.is_file() or isinstance(project, str):
-        why = "no Dockerfile" if not dockerfile.is_file() else str(project)
+    text, project = _recipe(folder)
+    if text is None or isinstance(project, str):
+        why = "no Dockerfile" if text is None else str(project)
         for check_id in (
             "static.reproducible_build",
             "static.image_hygiene",
@@ -162,7 +178,7 @@ def run_recipe(folder: Path, results: Results) -> None:
                 remediation="give the folder a Dockerfile and a pyproject.toml (openenv init makes both)",
             )
         return
-    steps = instructions(dockerfile.read_text(errors="replace"))
+    steps = instructions(text)
     _reproducible(steps, results)
     _hygiene(steps, results)
     _sbom(project, results)

@@ -117,6 +117,16 @@ def check_folder(folder: Path, report: Report) -> bool | None:
         with (folder / "pyproject.toml").open("rb") as f:
             project = tomllib.load(f).get("project", {})
         entry = project.get("entry-points", {}).get("openenv.envs")
+    from ..containers._build_upstream import is_upstream_folder
+
+    if not entry and is_upstream_folder(folder):
+        report.add(
+            "files",
+            Outcome.PASS,
+            "upstream OpenEnv layout: openenv.yaml and server/app.py "
+            "(openenv build makes its image; openenv serve serves it through openenv.core)",
+        )
+        return claim
     if not entry:
         report.add("files", Outcome.FAIL, 'no pyproject.toml with [project.entry-points."openenv.envs"]')
         return claim

@@ -285,5 +285,6 @@ def _build_upstream(
         if requirements:
             _pip_wheel(requirements, ctx / "wheels", progress)
         write_upstream_context(env_dir, ctx, requirements)
-        _docker_build(client, ctx, tag, {"OPENENV_BASE": base_tag}, no_cache, progress)
+        labels = oci_labels(env_dir)
+        _docker_build(client, ctx, tag, {"OPENENV_BASE": base_tag}, no_cache, progress, labels)
     return tag

@@ -28,7 +28,7 @@ OPENENV_NAMES = frozenset({"openenv", "openenv-core"})
 
 #: What upstream's ``openenv`` brings that its envs import without declaring it
 #: (``fastmcp`` for ``MCPEnvironment`` tools, ``requests``): the ``upstream`` extra.
-UPSTREAM_RUNTIME = ("fastmcp>=3,<5", "requests>=2.25")
+UPSTREAM_RUNTIME = ("fastmcp>=3,<5", "requests>=2.25,<3")
 
 #: What is not copied into the image: build output, caches, upstream's own Dockerfile.
 _SKIP = shutil.ignore_patterns(

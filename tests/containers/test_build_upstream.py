@@ -60,7 +60,7 @@ def test_dependencies_from_pyproject_without_openenv(tmp_path: Path) -> None:
         '"openenv_core>=0.1", "numpy>=1.24", "fastmcp==3.1.0"]\n'
     )
     # upstream's package is dropped; fastmcp as declared, requests added from the runtime
-    assert upstream_requirements(folder) == ["numpy>=1.24", "fastmcp==3.1.0", "requests>=2.25"]
+    assert upstream_requirements(folder) == ["numpy>=1.24", "fastmcp==3.1.0", "requests>=2.25,<3"]
 
 
 def test_dependencies_from_requirements_txt(tmp_path: Path) -> None:
