@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import platform
 import shutil
 import subprocess
 import time
@@ -95,6 +96,10 @@ class AgentCLI:
     resume_args: tuple[str, ...] = ()
     #: Added to the command line to give it the env's tools at an MCP URL (None: it takes none).
     mcp_args: Callable[[str], list[str]] | None = None
+    #: ``program`` is a Node.js script (a terminal env image has no Node.js) ...
+    node: bool = False
+    #: ... and this one, under the folder, the native program it starts ("": none).
+    native: str = ""
 
     def home(self, root: Path | None = None) -> Path:
         return (root or agents_dir()) / self.folder
@@ -112,6 +117,14 @@ class AgentCLI:
                 f"{self.name} is not installed in {self.home(root)} (openenv.harness.install({self.name!r}))"
             )
         return ""
+
+
+def _codex_native() -> str:
+    """Where npm puts Codex CLI's native (static musl) build for this machine."""
+    arch = {"aarch64": ("arm64", "aarch64"), "arm64": ("arm64", "aarch64")}.get(
+        platform.machine(), ("x64", "x86_64")
+    )
+    return f"node_modules/@openai/codex-linux-{arch[0]}/vendor/{arch[1]}-unknown-linux-musl/bin/codex"
 
 
 def _mini_argv(exe: Path, instruction: str, model: str) -> list[str]:
@@ -253,6 +266,8 @@ AGENTS: dict[str, AgentCLI] = {
         dialect="openai_responses",
         needs=("npm",),
         mcp_args=_codex_mcp,
+        node=True,
+        native=_codex_native(),
     ),
     "opencode": AgentCLI(
         name="opencode",
@@ -275,6 +290,7 @@ AGENTS: dict[str, AgentCLI] = {
         install_argv=_npm("@google/gemini-cli"),
         dialect="google",
         needs=("npm",),
+        node=True,
         lift_address_space=True,  # Node's WebAssembly reserves its memory up front
     ),
     "claude-code": AgentCLI(

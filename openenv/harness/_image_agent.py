@@ -10,10 +10,10 @@ sandbox with ``127.0.0.1:PORT`` relayed to the socket, and has the task's verifi
 the run. The agent reaches its capture session and nothing else: no env server listens
 in the container, and the host is not on its network.
 
-The agent's binary must run on the image's system (Debian 12 with glibc): Claude Code's
-native build does, and mini-swe-agent's venv of Python 3.11 (the image's
-``/usr/bin/python3``); Codex CLI, OpenCode and Gemini CLI start through Node.js, which
-the image has not.
+The agent's program must run on the image's system (Debian 12 with glibc, no Node.js):
+Claude Code's and OpenCode's native builds do, mini-swe-agent's venv of Python 3.11 (the
+image's ``/usr/bin/python3``), and Codex CLI's native build (``AgentCLI.native``),
+started directly instead of through its Node.js wrapper; Gemini CLI is Node.js only.
 """
 
 from __future__ import annotations
@@ -174,6 +174,9 @@ async def run_agent_in_image(
     why = agent.missing(root)
     if why:
         raise ValidationFailed(why)
+    if agent.node and not agent.native:
+        raise ValidationFailed(f"{name} starts through Node.js, which a terminal env image has not")
+    exe = agent.home(root) / agent.native if agent.native else agent.executable(root)
     home = str(agent.home(root))
     env = {
         **agent.env(f"http://127.0.0.1:{PORT}", session_id, model),
@@ -181,7 +184,7 @@ async def run_agent_in_image(
     }  # fmt: skip
     return await run_in_image(
         image,
-        agent.argv(agent.executable(root), "{instruction}", model),
+        agent.argv(exe, "{instruction}", model),
         capture,
         session_id,
         task_id,

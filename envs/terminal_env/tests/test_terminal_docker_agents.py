@@ -14,9 +14,11 @@ from __future__ import annotations
 import json
 import textwrap
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
+from openenv._exceptions import ValidationFailed
 from openenv.capture import CaptureServer, export_session, to_training_trace
 from openenv.harness import AGENTS, ScriptedModel, run_agent_in_image, run_in_image
 from openenv.harness._scripted import decode
@@ -55,13 +57,13 @@ def capture() -> Iterator[CaptureServer]:
             yield server
 
 
-@pytest.mark.parametrize("name", ["claude-code", "mini-swe-agent"])  # the others start through Node.js
+@pytest.mark.parametrize("name", ["claude-code", "codex", "mini-swe-agent", "opencode"])
 async def test_an_agent_solves_a_task_in_the_image_and_every_call_is_captured(
     name: str, image: str, capture: CaptureServer
 ) -> None:
     why = AGENTS[name].missing()
     if why:
-        pytest.skip(f"{why}: run scripts/setup.d/57-agents.sh once")
+        pytest.skip(why)
     model: ScriptedModel = capture.model  # type: ignore[attr-defined]
     session = capture.registry.create(agent=name)
     before = len(model.calls)
@@ -72,10 +74,13 @@ async def test_an_agent_solves_a_task_in_the_image_and_every_call_is_captured(
     made = model.calls[before:]
     assert run.calls == len(made) >= 2
     assert len(session.graph) == run.calls
+    assert session.upstream_errors == 0
     doc = export_session(session)
-    assert [p["role"] for p in doc["sequences"]] == ["agent"]
+    agent_paths = [p for p in doc["sequences"] if p["role"] == "agent"]
+    assert len(agent_paths) == 1  # (OpenCode's toolless title call is its own, auxiliary, path)
+    assert all(p["role"] == "auxiliary" for p in doc["sequences"] if p is not agent_paths[0])
     trace = to_training_trace(session.graph, doc)
-    assert "grep -c ERROR" in decode(trace.turns[0].completion_token_ids)
+    assert any("grep -c ERROR" in decode(t.completion_token_ids) for t in trace.turns)
 
 
 _PROBE = textwrap.dedent(
@@ -120,3 +125,13 @@ async def test_in_the_image_the_agent_reaches_only_its_own_session(
     assert seen["env_port"] == "ConnectionRefusedError"
     assert sorted(run.refused) == ["GET /health", "GET /sessions"]
     assert run.reward == 0.0  # nothing was done: the verifier says so
+
+
+async def test_an_agent_that_needs_node_is_refused_saying_so(capture: CaptureServer, tmp_path: Any) -> None:
+    """Gemini CLI is a Node.js program: refused before any container starts."""
+    home = tmp_path / "gemini-cli" / "node_modules" / ".bin"
+    home.mkdir(parents=True)
+    (home / "gemini").write_text("#!/bin/sh\n")
+    (home / "gemini").chmod(0o755)
+    with pytest.raises(ValidationFailed, match=r"starts through Node\.js"):
+        await run_agent_in_image(IMAGE, "gemini-cli", TASK, capture, "unused", root=tmp_path)
