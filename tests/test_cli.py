@@ -39,7 +39,7 @@ def test_serve_arguments_map_to_settings(monkeypatch):
     import openenv.server
 
     seen: list[tuple[str, ServerSettings]] = []
-    monkeypatch.setattr(openenv.server, "serve", lambda target, settings: seen.append((target, settings)))
+    monkeypatch.setattr(openenv.server, "serve", lambda t, settings, **_: seen.append((t, settings)))
     monkeypatch.delenv("OPENENV_PORT", raising=False)
     rc = main(["serve", "echo", "--host", "0.0.0.0", "--port", "9100", "--workers", "2",
                "--max-sessions", "7", "--idle-timeout", "4.5", "--log-level", "info"])
@@ -54,7 +54,7 @@ def test_serve_admission_options_map_to_settings(monkeypatch):
     import openenv.server
 
     seen: list[ServerSettings] = []
-    monkeypatch.setattr(openenv.server, "serve", lambda target, settings: seen.append(settings))
+    monkeypatch.setattr(openenv.server, "serve", lambda target, settings, **_: seen.append(settings))
     monkeypatch.delenv("OPENENV_AUTH_TOKEN", raising=False)
     assert main(["serve", "echo", "--auth-token", "t0k", "--max-sessions-per-client", "4"]) == 0
     assert (seen[0].auth_token, seen[0].max_sessions_per_client) == ("t0k", 4)
@@ -71,7 +71,7 @@ def test_unset_arguments_fall_back_to_variables_and_defaults(monkeypatch):
     import openenv.server
 
     seen: list[ServerSettings] = []
-    monkeypatch.setattr(openenv.server, "serve", lambda target, settings: seen.append(settings))
+    monkeypatch.setattr(openenv.server, "serve", lambda target, settings, **_: seen.append(settings))
     monkeypatch.setenv("OPENENV_MAX_SESSIONS", "11")
     monkeypatch.delenv("OPENENV_PORT", raising=False)
     assert main(["serve", "echo"]) == 0
@@ -82,7 +82,7 @@ def test_sandbox_is_passed_as_an_env_argument_not_through_the_environment(monkey
     import openenv.server
 
     seen: list[ServerSettings] = []
-    monkeypatch.setattr(openenv.server, "serve", lambda target, settings: seen.append(settings))
+    monkeypatch.setattr(openenv.server, "serve", lambda target, settings, **_: seen.append(settings))
     monkeypatch.delenv("OPENENV_SANDBOX", raising=False)
     monkeypatch.setenv("OPENENV_ENV_KWARGS", '{"tasks_dir": "/t"}')
     assert main(["serve", "terminal", "--sandbox", "strict"]) == 0

@@ -88,7 +88,7 @@ def _serve(args: argparse.Namespace) -> int:
 
         os.environ["OPENENV_SANDBOX_LIMITS"] = args.session_limits
     try:
-        serve(args.env, settings)
+        serve(args.env, settings, exits_after=True)
     except (EnvNotFound, EnvKwargsError) as exc:  # bad input: the target, its arguments
         print(f"openenv serve: {exc}", file=sys.stderr)
         return 2

@@ -24,6 +24,7 @@ import signal
 import socket
 import sys
 import threading
+import time
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -35,6 +36,7 @@ from .._exceptions import ServeFailed as ServeFailed  # re-exported: its home be
 from .._extras import require
 from .._heap import bound_heap
 from .._keepalive import SERVER_KEEP_ALIVE_S
+from ._exit import EXIT_MARGIN_S, GRACE_S, ExitDeadline
 from ._guard import raise_open_files_limit
 from ._kwargs import check_env_kwargs
 from ._priority import favour_loop_thread
@@ -198,15 +200,21 @@ def uvicorn_options(settings: ServerSettings) -> dict[str, Any]:
         "forwarded_allow_ips": settings.forwarded_allow_ips or None,
         "log_level": settings.log_level,
         "lifespan": "on",
-        "timeout_graceful_shutdown": 5,
+        "timeout_graceful_shutdown": GRACE_S,
         "timeout_keep_alive": SERVER_KEEP_ALIVE_S,
     }
 
 
-def serve(target: str | EnvClass, settings: ServerSettings | None = None) -> None:
+def serve(
+    target: str | EnvClass, settings: ServerSettings | None = None, *, exits_after: bool = False
+) -> None:
     """Serve an env until interrupted. ``settings.workers > 1`` starts worker processes.
 
     Returns normally (exit status 0 for the CLI) after a clean SIGTERM/SIGINT shutdown.
+    A stop signal also arms an exit deadline (``_exit.py``): the process ends at the
+    latest ``EXIT_MARGIN_S`` after uvicorn's graceful period. ``exits_after``: the
+    process ends when this returns (``openenv serve``), so the deadline also bounds the
+    interpreter's exit; else it is called off on return.
     """
     uvicorn = require("uvicorn", extra="server", feature="openenv serve")
 
@@ -229,10 +237,25 @@ def serve(target: str | EnvClass, settings: ServerSettings | None = None) -> Non
         app = create_app(env_class, settings=settings)
         server = uvicorn.Server(uvicorn.Config(app, **uvicorn_options(settings)))
         _announce_when_started(server, env_class.__name__)
-        with _signals_end_cleanly():
-            server.run()
+        _run(server, exits_after=exits_after)
         return
     _supervise(spec, path, settings)
+
+
+def _run(server: Any, *, exits_after: bool, sockets: list[socket.socket] | None = None) -> None:
+    """``server.run()``, bounded after a stop signal by an ``ExitDeadline``."""
+    deadline = ExitDeadline()
+    deadline.on_signal(server)
+    try:
+        with _signals_end_cleanly():
+            if sockets is None:
+                server.run()
+            else:
+                server.run(sockets=sockets)
+        deadline.shut_down = True
+    finally:
+        if not exits_after:
+            deadline.disarm()
 
 
 def serving_line(env_name: str, host: str, port: int) -> str:
@@ -299,7 +322,7 @@ def _worker_main(spec: str, path: str | None, settings: ServerSettings) -> None:
     bound_heap()
     favour_loop_thread()
     app = create_app(load_env_class(spec, path), settings=settings)
-    uvicorn.Server(uvicorn.Config(app, **uvicorn_options(settings))).run(sockets=[sock])
+    _run(uvicorn.Server(uvicorn.Config(app, **uvicorn_options(settings))), exits_after=True, sockets=[sock])
 
 
 def _supervise(spec: str, path: str | None, settings: ServerSettings) -> None:
@@ -338,8 +361,9 @@ def _supervise(spec: str, path: str | None, settings: ServerSettings) -> None:
     finally:
         for w in workers:
             w.terminate()  # SIGTERM: uvicorn shuts down gracefully
+        end = time.monotonic() + GRACE_S + EXIT_MARGIN_S + 1.0  # each ends itself by then
         for w in workers:
-            w.join(timeout=10)
+            w.join(timeout=max(0.0, end - time.monotonic()))
             if w.is_alive():
                 w.kill()
                 w.join(timeout=5)
