@@ -12,8 +12,9 @@ agents use them:
 - ``custom`` (free-form input, such as Codex's ``apply_patch``; a grammar, when it has one,
   is added to the description): a chat function of one string parameter, ``input``. Its
   call comes back as a ``custom_tool_call`` whose ``input`` is that string.
-- Hosted tools (``web_search``, ``file_search``, ``code_interpreter``...) run on the
-  API's side, which a chat backend does not have: they are not forwarded.
+- Hosted tools (``web_search``, ``file_search``, ``code_interpreter``, ``mcp``...) run on
+  the API's side, which a chat backend does not have; ``local_shell`` and
+  ``computer_use_preview`` have no chat form here: none of these is forwarded.
 
 In the history, ``function_call`` items of a namespace and ``custom_tool_call`` items are
 written as the chat tool calls the backend made, so a conversation renders the same
