@@ -135,3 +135,12 @@ async def test_an_agent_that_needs_node_is_refused_saying_so(capture: CaptureSer
     (home / "gemini").chmod(0o755)
     with pytest.raises(ValidationFailed, match=r"starts through Node\.js"):
         await run_agent_in_image(IMAGE, "gemini-cli", TASK, capture, "unused", root=tmp_path)
+
+
+async def test_an_unknown_task_fails_the_run_with_the_reason(image: str, capture: CaptureServer) -> None:
+    from openenv._exceptions import ProviderError
+
+    session = capture.registry.create()
+    with pytest.raises(ProviderError, match="no-such-task"):
+        await run_in_image(image, ["true"], capture, session.session_id, "no-such-task", timeout_s=30)
+    assert len(session.graph) == 0
