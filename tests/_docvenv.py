@@ -15,6 +15,7 @@ A block may install more (``pip install pytest``); that stays in this page's ven
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata as md
 import os
 import re
@@ -22,6 +23,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import time
 import tomllib
 from pathlib import Path
 
@@ -165,16 +167,46 @@ def fingerprint(venv: Path) -> tuple[tuple[str, str, int], ...]:
     return tuple(sorted(found))
 
 
+def _discard(venv: Path, where: Path) -> None:
+    """Take ``venv`` out of use at once: renamed into ``where``'s trash, whose files the
+    next pool made there removes. Unlinking a venv of 50,000 hard links takes 3-10 s;
+    a run in a fresh clone (CI) never waits for it."""
+    trash = where / "trash"
+    trash.mkdir(parents=True, exist_ok=True)
+    try:
+        venv.rename(trash / f"{venv.name}-{time.time_ns()}")
+    except OSError:  # gone already, or another file system
+        shutil.rmtree(venv, ignore_errors=True)
+
+
+def _empty_trash(where: Path) -> None:
+    """Remove what earlier runs discarded (a concurrent run's later discards included:
+    they are out of use too), and the pools of runs that were killed before their end."""
+    for left in [*where.glob("pool-*-*"), *where.glob("trash-*-*")]:  # a killed run's pools and trash
+        pid = left.name.split("-")[1]
+        if pid.isdigit() and int(pid) != os.getpid() and not Path(f"/proc/{pid}").exists():
+            _discard(left, where)
+    trash = where / "trash"
+    if not trash.exists():
+        return
+    doomed = where / f"trash-{os.getpid()}-{time.time_ns()}"
+    with contextlib.suppress(OSError):  # another run took it first
+        trash.rename(doomed)
+        shutil.rmtree(doomed, ignore_errors=True)
+
+
 class Pool:
     """One venv a profile for a whole test run, shared by the pages that name the same
     profile; a page that changed its venv (``pip install pytest``) gives it back changed,
     and the pool drops it, so the next page gets a fresh one: each page still sees exactly
-    what it tells its reader to install."""
+    what it tells its reader to install. What it drops, and every venv at ``close()``, goes
+    to the trash at once (``_discard``); the next pool empties it."""
 
     def __init__(self, where: Path) -> None:
         self.where = where
         self.venvs: dict[str, tuple[Path, tuple[tuple[str, str, int], ...]]] = {}
         self.made = 0
+        _empty_trash(where)
 
     def take(self, profile: str) -> Path:
         """The venv ``profile`` names, as built (its root folder)."""
@@ -195,11 +227,11 @@ class Pool:
         dest, made = self.venvs.get(profile, (None, None))
         if dest is not None and fingerprint(dest) != made:
             del self.venvs[profile]
-            shutil.rmtree(dest, ignore_errors=True)
+            _discard(dest, self.where)
 
     def close(self) -> None:
         for dest, _ in self.venvs.values():
-            shutil.rmtree(dest, ignore_errors=True)
+            _discard(dest, self.where)
         self.venvs.clear()
 
 

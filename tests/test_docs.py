@@ -30,6 +30,7 @@ import contextlib
 import json
 import os
 import queue
+import shutil
 import signal
 import subprocess
 import sys
@@ -305,8 +306,9 @@ def test_the_readme_and_the_quickstart_run() -> None:
 @pytest.fixture(scope="module")
 def venv_pool() -> Iterator[_docvenv.Pool]:
     """The pages' venvs, one a profile for the run (beside .venv: hard links need one file
-    system; a tmpfs /tmp would mean copies), removed at its end; a page that changed its
-    venv leaves the next page a fresh one (tests/_docvenv.py)."""
+    system; a tmpfs /tmp would mean copies), put in the trash at its end (the next run's
+    pool empties it); a page that changed its venv leaves the next page a fresh one
+    (tests/_docvenv.py)."""
     pool = _docvenv.Pool(_docvenv.CACHE)
     try:
         yield pool
@@ -373,7 +375,8 @@ def test_venv_markers_hold_until_the_next_one(tmp_path: Path) -> None:
 def test_the_venv_pool_shares_a_venv_until_a_page_changes_it() -> None:
     """Pages that name one profile share its venv; one whose page installed something
     (a new distribution in site-packages) is dropped, and the next page gets a fresh one."""
-    pool = _docvenv.Pool(_docvenv.CACHE)
+    where = _docvenv.CACHE / f"probe-{os.getpid()}"  # its own trash, not the pages' pool's
+    pool = _docvenv.Pool(where)
     try:
         first = pool.take("-")
         pool.give_back("-")
@@ -387,3 +390,7 @@ def test_the_venv_pool_shares_a_venv_until_a_page_changes_it() -> None:
     finally:
         pool.close()
     assert not second.exists()
+    assert len(list((where / "trash").iterdir())) == 2  # both, out of the way until then:
+    _docvenv.Pool(where)  # the next pool empties the trash
+    assert not (where / "trash").exists()
+    shutil.rmtree(where)
