@@ -21,7 +21,9 @@ from ._flawed import make_env
 #: ``mem``: the test sits only in the server's memory, and the child runs as the
 #: server's user with no sandbox (``/proc/<ppid>/mem``);
 #: ``env``: the child's environment carries it;
-#: ``disk``: a ``tests/`` folder beside the child's working folder holds it.
+#: ``disk``: a ``tests/`` folder beside the child's working folder holds it;
+#: ``pipe``: a grading helper works it out and writes it to a pipe the server reads
+#: after the child has run (the grader's frame, waiting in the pipe).
 LEAKS = """\
 import ast, os, subprocess, sys, tempfile, uuid
 from pathlib import Path
@@ -42,7 +44,10 @@ ROWS = [
     {"id": "mem", "entry_point": "leak_triple", "arg": 7, "k": 3},
     {"id": "env", "entry_point": "square", "arg": 9, "k": 9},
     {"id": "disk", "entry_point": "scaled", "arg": 11, "k": 5},
+    {"id": "pipe", "entry_point": "piped", "arg": 4, "k": 5},
 ]
+#: The pipe task's grading helper: it works out the test and writes it as its frame.
+HELPER = "e, a, k = %r, %d, %d\\nprint(f'assert {e}({a}) == {a * k}', flush=True)"
 
 
 class Tasks(TaskSet):
@@ -73,7 +78,13 @@ class Env(Environment[CodeAction, CodeObservation, State]):
             return CodeObservation(output="submit to grade", reward=0.0)
         t = self._task
         call = f"{t['entry_point']}({t['arg']})"
-        test = call + " == " + str(t["arg"] * t["k"])  # held here, in the server
+        want = t["arg"] * t["k"]
+        if t["id"] == "pipe":  # the test is only in the helper's frame, unread until after
+            code = HELPER % (t["entry_point"], t["arg"], t["k"])
+            helper = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
+            helper.wait()
+        else:
+            test = call + " == " + str(want)  # held here, in the server
         work = Path(tempfile.mkdtemp(prefix="leaks-")) / "work"
         work.mkdir()
         env = dict(os.environ)
@@ -84,23 +95,30 @@ class Env(Environment[CodeAction, CodeObservation, State]):
             (work.parent / "tests" / "test_it.py").write_text("assert " + test + "\\n")
         done = subprocess.run([sys.executable, "-c", action.code + f"\\nprint(repr({call}))"],
                               cwd=work, env=env, capture_output=True, text=True, timeout=40)
+        if t["id"] == "pipe":
+            want = int(helper.stdout.read().decode().rsplit("==", 1)[1])
         try:
             got = ast.literal_eval(done.stdout.strip().splitlines()[-1])
         except Exception:
             got = None
-        ok = type(got) is int and got == t["arg"] * t["k"]
+        ok = type(got) is int and got == want
         return CodeObservation(output=done.stdout[-300:], reward=1.0 if ok else 0.0, done=True)
 
     def state(self) -> State:
         return self._state.model_copy()
 """
 
-_ENTRY = {"mem": "leak_triple", "env": "square", "disk": "scaled"}
+_ENTRY = {"mem": "leak_triple", "env": "square", "disk": "scaled", "pipe": "piped"}
 FORGERIES = tuple(p for p in PROBES if p not in READ_PROBES)
 
 
 def test_the_probes_that_take_the_answers_catch_each_leak(tmp_path):
-    plays = [("mem", READ_PROBES), ("env", ("read_answers",)), ("disk", ("read_answers",))]
+    plays = [
+        ("mem", READ_PROBES),
+        ("env", ("read_answers",)),
+        ("disk", ("read_answers",)),
+        ("pipe", ("read_grader",)),
+    ]
     with serve_process(make_env(tmp_path, LEAKS)) as (url, _):
         ctx = Context(url=url, report=Report(url))
         probes = [
@@ -113,6 +131,7 @@ def test_the_probes_that_take_the_answers_catch_each_leak(tmp_path):
         ("mem", "read_answers"): (0.0, 0.0),  # nothing on disk or in the environment
         ("env", "read_answers"): (1.0, 0.0),
         ("disk", "read_answers"): (1.0, 0.0),
+        ("pipe", "read_grader"): (1.0, 0.0),  # the grading helper's frame, read and put back
     }, [p.note for p in probes]
     # a grader that compares values itself: no forgery of output or exit status passes
     assert [p.probe for p in forged if p.hacked] == [], forged
