@@ -175,7 +175,7 @@ def _live(
                 headers=dict(headers or {}),
                 served_here=pid is not None,
             )
-            run_runtime(ctx, block, results, pid)
+            run_runtime(ctx, block, results, pid, folder)
             if not _ok(results, "runtime.startup"):
                 return
             kind = action_kind(ctx.schema["action"]) if ctx.schema else None

@@ -54,7 +54,9 @@ def _worst(*checks: Check) -> CheckStatus:
     return CheckStatus.PASS
 
 
-def run_runtime(ctx: Context, block: ValidationBlock | None, results: Results, pid: int | None) -> None:
+def run_runtime(
+    ctx: Context, block: ValidationBlock | None, results: Results, pid: int | None, folder: Path | None = None
+) -> None:
     """Every RUNTIME check id gets a result (the orchestrator adds oracle_containment)."""
     legacy = ctx.report
     for check in (check_health, check_metadata):
@@ -115,7 +117,7 @@ def run_runtime(ctx: Context, block: ValidationBlock | None, results: Results, p
     _tasks(ctx, legacy.get("tasks"), block, results)
     _tools(ctx, legacy.get("mcp"), block, results)
     _resources(block, pid, results)
-    _rubric(block, results)
+    _rubric(ctx, block, folder, results)
     run_containment(ctx, block, pid, results)
     record_trajectory(ctx, block, results)
     for result in results.items:  # each id's time includes the deep checks it was made from
@@ -444,15 +446,11 @@ def _resources(block: ValidationBlock | None, pid: int | None, results: Results)
     )
 
 
-def _rubric(block: ValidationBlock | None, results: Results) -> None:
+def _rubric(ctx: Context, block: ValidationBlock | None, folder: Path | None, results: Results) -> None:
     """The rubric checks, where ``capabilities.rubric_tree`` is declared (else the
     manifest declares them not applicable: ``_applicable``)."""
     if block is None or not block.capabilities.rubric_tree:
         return
-    for check_id in ("runtime.rubric_introspectable", "runtime.reward_attribution"):
-        results.add(
-            check_id,
-            CheckStatus.SKIP,
-            "capabilities.rubric_tree is declared, but the wire protocol publishes no rubric tree: "
-            "not checked over the wire yet (a warning)",
-        )
+    from ._rubric import run_rubric
+
+    run_rubric(folder, ctx.action(0) if ctx.actions else {}, results)
