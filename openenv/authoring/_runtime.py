@@ -449,7 +449,11 @@ def _resources(block: ValidationBlock | None, pid: int | None, results: Results)
 def _rubric(ctx: Context, block: ValidationBlock | None, folder: Path | None, results: Results) -> None:
     """The rubric checks, where ``capabilities.rubric_tree`` is declared (else the
     manifest declares them not applicable: ``_applicable``)."""
-    if block is None or not block.capabilities.rubric_tree:
+    if block is None:
+        for check_id in ("runtime.rubric_introspectable", "runtime.reward_attribution"):
+            results.add(check_id, CheckStatus.SKIP, "unmet dependency: static.manifest (no rubric_tree)")
+        return
+    if not block.capabilities.rubric_tree:
         return
     from ._rubric import run_rubric
 
