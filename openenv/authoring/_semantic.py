@@ -153,7 +153,19 @@ def declared_steps(ctx: Context) -> int | None:
 
 
 def _playable(trajs: list[Any]) -> list[Any]:
-    return [t for t in trajs if not (t.status == "error" and NO_SOLUTION in str(t.error))]
+    """The episodes the oracle played: not those of a task without a solution, nor those
+    that failed before any action (a reset the env refused says nothing of a solution)."""
+    return [t for t in trajs if t.status != "error" or (t.turns and NO_SOLUTION not in str(t.error))]
+
+
+def _unplayed(trajs: list[Any]) -> list[str]:
+    """A line for each episode that failed before the oracle could act, but for want of
+    a solution."""
+    return [
+        f"task {t.task_id} could not be played: {str(t.error)[:160]}"
+        for t in trajs
+        if t.status == "error" and not t.turns and NO_SOLUTION not in str(t.error)
+    ]
 
 
 def _oracle_max(trajs: list[Any], block: ValidationBlock, results: Results) -> None:
@@ -170,7 +182,7 @@ def _oracle_max(trajs: list[Any], block: ValidationBlock, results: Results) -> N
         results.add(
             "semantic.oracle_max",
             status,
-            reason,
+            [reason, *_unplayed(trajs)],
             remediation="ship solution/solve.sh (Harbor) or a solution field in each task's data",
         )
         return
@@ -183,11 +195,14 @@ def _oracle_max(trajs: list[Any], block: ValidationBlock, results: Results) -> N
     results.add(
         "semantic.oracle_max",
         CheckStatus.FAIL if low else CheckStatus.PASS,
-        low
-        or [
-            f"{len(played)} of {len(trajs)} task(s) ship a reference solution: each reached {high} "
-            f"(tolerance {tol})"
-        ],
+        (
+            low
+            or [
+                f"{len(played)} of {len(trajs)} task(s) ship a reference solution: each reached {high} "
+                f"(tolerance {tol})"
+            ]
+        )
+        + _unplayed(trajs),
         remediation="fix the task's reference solution or its checks so the solution gets full reward",
         measured={"oracle_rewards": {t.task_id: t.reward for t in played}},
     )

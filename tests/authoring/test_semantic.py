@@ -14,9 +14,9 @@ from openenv.authoring._semantic_replay import read_canaries
 
 from ._flawed import BLOCK, HEADER, make_env
 
-#: A coding env of six tasks; five ship a reference solution, and the fifth one's is
-#: wrong (it doubles where the task triples). The grader runs the submission in a child
-#: and compares the value it prints.
+#: A coding env of seven tasks; six ship a reference solution, and the fifth one's is
+#: wrong (it doubles where the task triples); the seventh cannot be reset. The grader
+#: runs the submission in a child and compares the value it prints.
 WRONG_ORACLE = """\
 import ast, subprocess, sys, uuid
 from openenv import Action, Environment, Execution, Observation, State
@@ -38,7 +38,7 @@ def row(i, k, solution_k):
     return {"id": f"t{i}", "entry_point": name, "k": k, "prompt": f"write {name}(x)", "solution": solution}
 
 
-ROWS = [row(1, 2, 2), row(2, 3, 3), row(3, 4, 4), row(4, 5, 5), row(5, 3, 2), row(6, 7, None)]
+ROWS = [row(1, 2, 2), row(2, 3, 3), row(3, 4, 4), row(4, 5, 5), row(5, 3, 2), row(6, 7, None), row(7, 8, 8)]
 
 
 class Tasks(TaskSet):
@@ -60,6 +60,8 @@ class Env(Environment[CodeAction, CodeObservation, State]):
 
     def reset(self, *, seed=None, episode_id=None, options=None) -> CodeObservation:
         self._task = self.task_set.pick(options, seed=seed).data
+        if self._task["id"] == "t7":
+            raise ValueError("task t7 needs a config this server lacks")
         self._state = State(episode_id=episode_id or uuid.uuid4().hex)
         return CodeObservation(output=self._task["prompt"], reward=0.0)
 
@@ -88,9 +90,12 @@ def test_the_oracle_plays_every_task_and_a_wrong_reference_solution_fails(tmp_pa
     )
     oracle = report.get("semantic.oracle_max")
     assert oracle.status is CheckStatus.FAIL, report.render()
-    assert oracle.evidence == ["task t5: the reference solution scored 0.0 (done)"]
+    assert oracle.evidence[0] == "task t5: the reference solution scored 0.0 (done)"
+    assert oracle.evidence[1].startswith("task t7 could not be played: "), oracle.evidence
+    assert len(oracle.evidence) == 2, oracle.evidence
     assert "reference solution" in (oracle.remediation or "")
-    # every task with a solution was played (t6 has none), past the 1 the other policies play
+    # every task with a solution was played (t6 has none, t7 no reset), past the 1 the
+    # other policies play
     assert oracle.measured["oracle_rewards"] == {"t1": 1.0, "t2": 1.0, "t3": 1.0, "t4": 1.0, "t5": 0.0}
     assert report.get("semantic.verifier_determinism").status is CheckStatus.PASS  # t1, graded twice
     hacking = report.get("semantic.reward_hacking")
