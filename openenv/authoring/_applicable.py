@@ -29,9 +29,7 @@ def declared_not_applicable(manifest: Manifest | None, block: ValidationBlock | 
         out["runtime.rubric_introspectable"] = text
         out["runtime.reward_attribution"] = text
     if block.task_distribution is None:
-        out["static.task_distribution_pinning"] = (
-            "no task_distribution declared (the tasks are files shipped in the package)"
-        )
+        out["static.task_distribution_pinning"] = "no task_distribution declared (nothing generated to pin)"
     if caps.oracle is None:
         # still run where the tasks ship reference solutions: a PASS or FAIL is kept
         out["statistical.reward_reachability"] = (

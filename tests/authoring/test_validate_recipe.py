@@ -30,6 +30,8 @@ def test_our_recipes_pass_every_image_check(env):
     assert report.verdict is Verdict.PASS, report.render()
     assert [r.check_id for r in report.results if r.status is not CheckStatus.PASS] == []
     assert report.get("static.oci_labels").measured["labels"] == oci_labels(REPO / "envs" / env)
+    if env == "reasoning_gym_env":  # procedural: its generator's seed is pinned
+        assert report.get("static.task_distribution_pinning").status is CheckStatus.PASS
 
 
 BAD_DOCKERFILE = """\
