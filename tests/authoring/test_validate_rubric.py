@@ -5,8 +5,9 @@ reward and the score as evidence."""
 
 from __future__ import annotations
 
-from openenv.authoring._levels import run_validation
-from openenv.authoring._policy import CheckStatus, Level
+from openenv._manifest import load_manifest
+from openenv.authoring._applicable import declared_not_applicable
+from openenv.authoring._policy import CheckStatus
 from openenv.authoring._rubric import run_rubric
 from openenv.authoring._vreport import Results
 
@@ -76,15 +77,20 @@ CONSTANT = SOURCE.replace("REWARD", "(self.rubric(action, observation), 1.0)[1]"
 
 
 def test_a_rubric_tree_is_introspected_and_the_reward_attributed_to_it(tmp_path):
-    report = run_validation(make_env(tmp_path, HONEST, block=RUBRIC_BLOCK), max_level=Level.RUNTIME)
-    tree = report.get("runtime.rubric_introspectable")
-    assert tree.status is CheckStatus.PASS, report.render()
+    folder = make_env(tmp_path, HONEST, block=RUBRIC_BLOCK)
+    results = Results()
+    run_rubric(folder, {"message": "please"}, results)  # what --level runtime runs for it
+    got = {r.check_id: r for r in results.items}
+    tree = got["runtime.rubric_introspectable"]
+    assert tree.status is CheckStatus.PASS, tree.evidence
     assert tree.measured["parts"] == ["length", "polite"]
-    attributed = report.get("runtime.reward_attribution")
+    attributed = got["runtime.reward_attribution"]
     assert attributed.status is CheckStatus.PASS, attributed.evidence
-    assert set(attributed.measured["breakdown"]) == {"length", "polite"}
-    assert attributed.measured["reward"] == attributed.measured["rubric_score"]
-    assert not report.not_applicable.keys() & {"runtime.rubric_introspectable", "runtime.reward_attribution"}
+    assert attributed.measured["breakdown"] == {"length": 0.6, "polite": 1.0}
+    assert attributed.measured["reward"] == attributed.measured["rubric_score"] == 0.8
+    # declared, so not N/A (as upstream: its runner selects them by rubric_tree)
+    block = load_manifest(folder).validation_block()
+    assert not declared_not_applicable(None, block).keys() & set(got)
 
 
 def test_a_reward_that_is_not_the_rubrics_fails_attribution(tmp_path):
