@@ -98,12 +98,17 @@ def _base_problems(steps: list[tuple[str, str]]) -> tuple[list[str], list[str]]:
         if op == "ARG":
             name, _, default = rest.partition("=")
             args[name.strip()] = default.strip()
-    bases, problems = [], []
+    bases, problems, stages = [], [], {"scratch"}
     for op, rest in steps:
         if op != "FROM":
             continue
-        image = next((w for w in rest.split() if not w.startswith("--")), "")
+        words = [w for w in rest.split() if not w.startswith("--")]
+        image = words[0] if words else ""
+        if len(words) >= 3 and words[1].lower() == "as":
+            stages.add(words[2].lower())  # a later FROM of this name is this stage, not an image
         bases.append(image)
+        if image.lower() in stages - {words[2].lower() if len(words) >= 3 else ""}:
+            continue
         if image.startswith("$"):
             name = image.strip("${}")
             if name not in args:

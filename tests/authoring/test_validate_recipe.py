@@ -91,6 +91,17 @@ def test_each_flaw_of_a_recipe_fails_its_check(tmp_path):
     ]
 
 
+def test_a_multi_stage_recipe_names_its_stages_not_images(tmp_path):
+    folder = make_env(tmp_path, OUT_OF_RANGE)
+    (folder / "Dockerfile").write_text(
+        "FROM python:3.11-slim AS build\nRUN echo hi\nFROM build AS test\nFROM scratch\n"
+        "COPY --from=build /x /x\n"
+    )
+    result = run_validation(folder, max_level=Level.STATIC).get("static.reproducible_build")
+    assert result.status is CheckStatus.PASS, result.evidence
+    assert result.measured["bases"] == ["python:3.11-slim", "build", "scratch"]
+
+
 def test_a_folder_without_a_recipe_fails_the_image_checks(tmp_path):
     folder = make_env(tmp_path, OUT_OF_RANGE)
     (folder / "Dockerfile").unlink()
