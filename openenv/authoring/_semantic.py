@@ -19,7 +19,7 @@ from .._vmanifest import ValidationBlock
 from ._checks import Context
 from ._hacking import PY, READ_PROBES, ProbeResult, action_kind, list_tasks, run_probes
 from ._policy import NOT_APPLICABLE, CheckStatus
-from ._semantic_replay import canary_floor, verifier_portability
+from ._semantic_replay import SecondServer, canary_floor, verifier_portability
 from ._vreport import Results
 
 NO_SOLUTION = "no reference solution"
@@ -97,48 +97,50 @@ def run_semantic(
             results.add(
                 check_id, CheckStatus.SKIP, "unmet dependency: static.manifest (reward range and horizon)"
             )
-    timeout_s = block.resources.episode_timeout_s if block else 600.0
-    horizon = declared_steps(ctx)
-    turns = horizon + 1 if horizon else 30
-    runs = {
-        "oracle": play(
-            ctx.url,
-            "oracle",
-            count=oracle_tasks,
-            max_turns=turns,
-            episode_timeout_s=timeout_s,
-            concurrency=ORACLE_CONCURRENCY,
+    with SecondServer(ctx) as second:  # started now, for verifier_portability
+        timeout_s = block.resources.episode_timeout_s if block else 600.0
+        horizon = declared_steps(ctx)
+        turns = horizon + 1 if horizon else 30
+        runs = {
+            "oracle": play(
+                ctx.url,
+                "oracle",
+                count=oracle_tasks,
+                max_turns=turns,
+                episode_timeout_s=timeout_s,
+                concurrency=ORACLE_CONCURRENCY,
+            )
+        }
+        runs.update(
+            (p, play(ctx.url, p, count=tasks, max_turns=turns, episode_timeout_s=timeout_s))
+            for p in ("null", "random")
         )
-    }
-    runs.update(
-        (p, play(ctx.url, p, count=tasks, max_turns=turns, episode_timeout_s=timeout_s))
-        for p in ("null", "random")
-    )
-    if block is not None:
-        _oracle_max(runs["oracle"], block, results)
-        _floor_gap(runs["null"] + runs["random"], block, results)
-        _envelope(runs, block, horizon, results)
-    again = _replay(ctx, runs["random"], block, tasks, turns, timeout_s, results)
-    solved = _playable(runs["oracle"])[:tasks]
-    _verifier(ctx, solved, (runs["random"], again), block, timeout_s, results)
-    canary_floor(ctx, block, results)
-    verifier_portability(
-        ctx,
-        block,
-        solved or runs["random"],
-        "oracle" if solved else "random",
-        turns=turns,
-        timeout_s=timeout_s,
-        results=results,
-    )
-    kind = action_kind(ctx.schema["action"]) if ctx.schema else None
-    probes = None
-    if kind is not None and probe_tasks > 0:
-        results.start()
-        probes = run_probes(ctx, kind, list_tasks(ctx, probe_tasks))
-    _hacking(kind, probes, results)
-    _leakage(ctx, runs["oracle"], probes, results)
-    return probes
+        if block is not None:
+            _oracle_max(runs["oracle"], block, results)
+            _floor_gap(runs["null"] + runs["random"], block, results)
+            _envelope(runs, block, horizon, results)
+        again = _replay(ctx, runs["random"], block, tasks, turns, timeout_s, results)
+        solved = _playable(runs["oracle"])[:tasks]
+        _verifier(ctx, solved, (runs["random"], again), block, timeout_s, results)
+        canary_floor(ctx, block, results)
+        verifier_portability(
+            second,
+            block,
+            solved or runs["random"],
+            "oracle" if solved else "random",
+            turns=turns,
+            timeout_s=timeout_s,
+            results=results,
+        )
+        second.close()
+        kind = action_kind(ctx.schema["action"]) if ctx.schema else None
+        probes = None
+        if kind is not None and probe_tasks > 0:
+            results.start()
+            probes = run_probes(ctx, kind, list_tasks(ctx, probe_tasks))
+        _hacking(kind, probes, results)
+        _leakage(ctx, runs["oracle"], probes, results)
+        return probes
 
 
 def declared_steps(ctx: Context) -> int | None:

@@ -13,7 +13,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +35,49 @@ def served_folder(ctx: Context) -> str | None:
     return ctx.report.target if ctx.served_here else None
 
 
+class SecondServer:
+    """A second ``openenv serve`` of the run's package, started at once in a thread (its
+    start overlaps the policies' play), stopped at ``close``; none for a URL target."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.target = served_folder(ctx)
+        self.url: str | None = None
+        self.error: str | None = None
+        self._stack = contextlib.ExitStack()
+        self._thread: threading.Thread | None = None
+        if self.target is not None:
+            self._thread = threading.Thread(target=self._start, name="validate-second-server", daemon=True)
+            self._thread.start()
+
+    def _start(self) -> None:
+        from ._validate import serve_process
+
+        assert self.target is not None
+        where = Path(self.target).resolve() if Path(self.target).is_dir() else self.target
+        try:
+            self.url, _ = self._stack.enter_context(serve_process(where))
+        except Exception as exc:  # reported by verifier_portability
+            self.error = f"{type(exc).__name__}: {exc}"
+
+    def wait(self) -> str | None:
+        """The second server's URL, once it serves; None if it did not (``error`` says why)."""
+        if self._thread is not None:
+            self._thread.join()
+        return self.url
+
+    def close(self) -> None:
+        self.wait()
+        self._stack.close()
+
+    def __enter__(self) -> SecondServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 def verifier_portability(
-    ctx: Context,
+    second: SecondServer,
     block: ValidationBlock | None,
     first: list[Any],
     policy: str,
@@ -43,12 +86,10 @@ def verifier_portability(
     timeout_s: float,
     results: Results,
 ) -> None:
-    """``first``: the trajectories of ``policy`` on this server, played again on a second."""
+    """``first``: the trajectories of ``policy`` on this server, played again on ``second``."""
     from ._semantic import play
-    from ._validate import serve_process
 
-    target = served_folder(ctx)
-    if target is None:
+    if second.target is None:
         results.add(
             "semantic.verifier_portability",
             CheckStatus.SKIP,
@@ -58,18 +99,16 @@ def verifier_portability(
         return
     results.start()
     ids = tuple(dict.fromkeys(t.task_id for t in first))
-    where = Path(target).resolve() if Path(target).is_dir() else target
-    try:
-        with serve_process(where) as (url, _):
-            again = play(url, policy, count=None, ids=ids, max_turns=turns, episode_timeout_s=timeout_s)
-    except ProbeError as exc:
+    url = second.wait()
+    if url is None:
         results.add(
             "semantic.verifier_portability",
             CheckStatus.FAIL,
-            f"a second server of the same package did not serve: {str(exc)[:300]}",
+            f"a second server of the same package did not serve: {str(second.error)[:300]}",
             remediation="the package must serve from a fresh process as it did the first time",
         )
         return
+    again = play(url, policy, count=None, ids=ids, max_turns=turns, episode_timeout_s=timeout_s)
     tol = (block.reward.variance_tolerance or 0.0) if block else 0.0
     there = {(t.task_id, t.sample): t.reward for t in again}
     diffs = [
