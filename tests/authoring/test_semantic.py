@@ -4,15 +4,19 @@ process grading the same actions, the shipped canaries."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from openenv._exceptions import ProbeError
 from openenv.authoring._levels import run_validation
-from openenv.authoring._policy import CheckStatus, Level, Verdict
+from openenv.authoring._policy import NOT_APPLICABLE, CheckStatus, Level, Verdict, ids_up_to
 from openenv.authoring._semantic_replay import read_canaries
 
 from ._flawed import BLOCK, HEADER, make_env
+from ._validate_reports import semantic_report
+
+REPO = Path(__file__).resolve().parents[2]
 
 #: A coding env of seven tasks; six ship a reference solution, and the fifth one's is
 #: wrong (it doubles where the task triples); the seventh cannot be reset. The grader
@@ -161,3 +165,25 @@ def test_a_canary_file_that_is_not_json_lines_is_named(tmp_path):
     (folder / "canaries.jsonl").write_text('{"name": "x", "actions": []}\n')
     with pytest.raises(ProbeError, match=r"canaries.jsonl line 1: needs 'actions' \(a non-empty list\)"):
         read_canaries(folder / "canaries.jsonl")
+
+
+@pytest.mark.parametrize("env", ["coding_env", "terminal_env"])
+def test_our_code_running_envs_pass_every_semantic_check(env):
+    report = semantic_report(REPO / "envs" / env)  # shared with test_validate_levels
+    for check_id in ids_up_to(Level.SEMANTIC):
+        if check_id.startswith("semantic.") and check_id != "semantic.canary_floor":
+            result = report.get(check_id)
+            assert result.status is CheckStatus.PASS, (check_id, result.evidence)
+    oracle = report.get("semantic.oracle_max").evidence[0]
+    assert oracle.startswith("3 of 3 task(s) ship a reference solution: each reached 1.0"), oracle
+    assert (
+        "oracle episode(s) graded by a second server"
+        in report.get("semantic.verifier_portability").evidence[0]
+    )
+    canary = report.get("semantic.canary_floor")
+    if env == "coding_env":  # it ships canaries.jsonl
+        assert canary.status is CheckStatus.PASS, canary.evidence
+        assert canary.evidence[0] == "3 canaries ended at or below the floor 0.1", canary.evidence
+    else:
+        assert canary.status is CheckStatus.SKIP
+        assert canary.evidence[0].startswith(NOT_APPLICABLE + "no capabilities.canaries declared")
