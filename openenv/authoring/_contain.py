@@ -18,14 +18,14 @@ import shutil
 import socket
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from .._exceptions import ProbeError
 from .._vmanifest import ValidationBlock
 from ._checks import Context
-from ._hacking import PY, action_kind
+from ._hacking import PY, SHELL, action_kind
 from ._policy import CheckStatus
 from ._vreport import Results
 
@@ -54,6 +54,16 @@ def _escape_payload(kind: str, secret: Path, escape: Path, port: int, nonce: str
         f"echo RAN {nonce}; cat {secret} 2>&1; echo x > {escape} 2>&1 && echo WROTE ok; "
         f"(exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo TCP ok || echo TCP denied"
     )
+
+
+def _short_payload(kind: str, secret: Path, escape: Path, port: int) -> str:
+    """One line of each (a text field is often short): write, connect, read."""
+    if kind == PY:
+        return (
+            f"import socket;open({str(escape)!r},'w').write('x');"
+            f"socket.create_connection(('127.0.0.1',{port}),3);print(open({str(secret)!r}).read())"
+        )
+    return f"echo x>{escape};(exec 3<>/dev/tcp/127.0.0.1/{port});cat {secret}"
 
 
 @contextlib.contextmanager
@@ -95,8 +105,13 @@ class Escape:
         self.note = ""
 
 
-def measure_escape(ctx: Context, kind: str) -> Escape:
-    """Submit the escape probe once; judge it by the validator's own side."""
+Send = Callable[[Path, Path, int, str], str]
+
+
+def _measure(send: Send, echoed: bool) -> Escape:
+    """Make the private folder and the listener, ``send`` the probe, judge by our side.
+    ``echoed``: the replies may repeat the payload's text, so only what happened on the
+    host counts (a file written, a connection made, the secret read back)."""
     out = Escape()
     folder = Path(tempfile.mkdtemp(prefix="openenv-validate-"))
     try:
@@ -106,9 +121,9 @@ def measure_escape(ctx: Context, kind: str) -> Escape:
         secret.write_text(token)
         secret.chmod(0o600)
         with _sink() as (port, peers):
+            nonce = secrets.token_hex(8)
             try:
-                nonce = secrets.token_hex(8)
-                text = _submit(ctx, kind, _escape_payload(kind, secret, escape, port, nonce))
+                text = send(secret, escape, port, nonce)
             except ProbeError as exc:
                 out.note = f"the probe's episode failed: {str(exc)[:160]}"
                 return out
@@ -117,13 +132,47 @@ def measure_escape(ctx: Context, kind: str) -> Escape:
                 if peers:
                     break
                 threading.Event().wait(0.1)
-        out.ran = f"RAN {nonce}" in text
+        out.ran = not echoed and f"RAN {nonce}" in text
         out.read = token in text
         out.wrote = escape.exists()
-        out.tcp = bool(peers) or "TCP ok" in text
+        out.tcp = bool(peers) or (not echoed and "TCP ok" in text)
         return out
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def measure_escape(ctx: Context, kind: str) -> Escape:
+    """The escape probe as the code or commands the env's actions run."""
+    return _measure(
+        lambda secret, escape, port, nonce: _submit(
+            ctx, kind, _escape_payload(kind, secret, escape, port, nonce)
+        ),
+        echoed=False,
+    )
+
+
+def text_fields(ctx: Context) -> list[str]:
+    """The action's string members (where an env that ran text would take it from)."""
+    props = (ctx.schema or {}).get("action", {}).get("properties", {})
+    return sorted(k for k, v in props.items() if isinstance(v, dict) and v.get("type") == "string")
+
+
+def measure_text_escape(ctx: Context, fields: list[str]) -> Escape:
+    """For an env whose actions run nothing: the Python and the shell probe, each sent
+    as every text member of an action; a host that sees either act was running it."""
+
+    def send(secret: Path, escape: Path, port: int, nonce: str) -> str:
+        texts = []
+        del nonce  # an echo of the text would repeat it: only the host's side counts
+        for kind in (PY, SHELL):
+            payload = _short_payload(kind, secret, escape, port)
+            action = {**(ctx.action(0) if ctx.actions else {}), **dict.fromkeys(fields, payload)}
+            with ctx.ws() as ws:
+                ws.expect({"type": "reset", "data": {"seed": 0}}, "observation")
+                texts.append(json.dumps(ws.expect({"type": "step", "data": action}, "observation")))
+        return "\n".join(texts)
+
+    return _measure(send, echoed=True)
 
 
 def _net_ns(pid: int) -> str | None:
@@ -133,17 +182,43 @@ def _net_ns(pid: int) -> str | None:
         return None
 
 
+def _text_containment(ctx: Context, escape: Escape | None, results: Results) -> None:
+    members = sorted((ctx.schema or {}).get("action", {}).get("properties", {}))
+    fields = text_fields(ctx)
+    measured: dict[str, Any] = {"action_kind": None, "action_members": members, "text_fields": fields}
+    if escape is not None and escape.read is not None:
+        measured.update(read=escape.read, wrote=escape.wrote, tcp=escape.tcp)
+        acted = [
+            what
+            for what, seen in (("read the validator's file", escape.read), ("wrote beside it", escape.wrote))
+            if seen
+        ] + (["connected to its listener"] if escape.tcp else [])
+        if acted:
+            results.add(
+                "runtime.host_containment",
+                CheckStatus.FAIL,
+                f"the escape probe, sent as the action's text ({', '.join(fields)}), ran: it "
+                + ", ".join(acted),
+                remediation="never run an action's text as code or commands outside a sandbox",
+                measured=measured,
+            )
+            return
+        how = f"; the escape probe sent as its text ({', '.join(fields)}), Python and shell, touched nothing"
+    elif fields:
+        how = f"; the probe could not be sent as its text: {escape.note if escape else 'no reply'}"
+    else:
+        how = ""
+    results.add(
+        "runtime.host_containment",
+        CheckStatus.PASS,
+        "the actions run no code or commands (action members: " + (", ".join(members) or "none") + ")" + how,
+        measured=measured,
+    )
+
+
 def host_containment(ctx: Context, kind: str | None, escape: Escape | None, results: Results) -> None:
     if kind is None:
-        members = sorted((ctx.schema or {}).get("action", {}).get("properties", {}))
-        results.add(
-            "runtime.host_containment",
-            CheckStatus.PASS,
-            "the actions run no code or commands (action members: "
-            + (", ".join(members) or "none")
-            + "): nothing the agent sends reaches the host",
-            measured={"action_kind": None, "action_members": members},
-        )
+        _text_containment(ctx, escape, results)
         return
     assert escape is not None
     if escape.read is None:
@@ -223,7 +298,13 @@ def network_policy(
 def run_containment(ctx: Context, block: ValidationBlock | None, pid: int | None, results: Results) -> None:
     """Both ids; one submitted probe serves both."""
     kind = action_kind(ctx.schema["action"]) if ctx.schema else None
-    escape = measure_escape(ctx, kind) if kind is not None else None
+    if kind is not None:
+        escape: Escape | None = measure_escape(ctx, kind)
+    else:
+        fields = text_fields(ctx)
+        escape = measure_text_escape(ctx, fields) if fields else None
     results.start()
     host_containment(ctx, kind, escape, results)
-    network_policy(ctx, kind, escape, block, pid, results)
+    network_policy(
+        ctx, kind if kind is not None else None, escape if kind is not None else None, block, pid, results
+    )

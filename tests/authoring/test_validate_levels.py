@@ -14,7 +14,7 @@ from openenv.authoring._levels import run_validation
 from openenv.authoring._policy import NOT_APPLICABLE, POLICY, CheckStatus, Level, Verdict, ids_up_to
 from openenv.authoring._vreport import write_report
 
-from ._flawed import HACKABLE, HACKABLE_SHELL, NOISY, NULL_PASSES, OUT_OF_RANGE, make_env
+from ._flawed import HACKABLE, HACKABLE_SHELL, HEADER, NOISY, NULL_PASSES, OUT_OF_RANGE, make_env
 from ._validate_reports import semantic_report
 
 REPO = Path(__file__).resolve().parents[2]
@@ -111,6 +111,32 @@ def test_a_grader_the_submitted_code_reaches(tmp_path):
     network = report.get("runtime.network_policy")  # public, and it has the network
     assert network.status is CheckStatus.PASS, network.evidence
     assert network.measured["tcp_to_host_loopback"] is True
+
+
+#: A text env with no code member that runs its text as Python anyway, unsandboxed.
+RUNS_ITS_TEXT = (
+    HEADER
+    + """
+class Env(_Base):
+    def step(self, action: TextAction) -> TextObservation:
+        self._state.step_count += 1
+        subprocess.run([sys.executable, "-c", action.message], capture_output=True, timeout=20)
+        return TextObservation(text="done", reward=0.0, done=True)
+"""
+)
+
+
+def test_an_env_that_runs_its_text_is_caught_though_it_has_no_code_member(tmp_path):
+    report = run_validation(make_env(tmp_path, RUNS_ITS_TEXT), max_level=Level.RUNTIME)
+    result = report.get("runtime.host_containment")
+    _caught(report, "runtime.host_containment", "the escape probe, sent as the action's text (message), ran")
+    assert result.measured["action_kind"] is None
+    # it wrote beside the secret and reached the listener; what it read never came back
+    assert (result.measured["read"], result.measured["wrote"], result.measured["tcp"]) == (False, True, True)
+    assert result.evidence == [
+        "the escape probe, sent as the action's text (message), ran: it wrote beside it, "
+        "connected to its listener"
+    ]
 
 
 def test_a_reward_file_the_agents_commands_can_write(tmp_path):
