@@ -3,7 +3,9 @@
 The probes write only in ``/tmp``, ``/tests``, ``/logs/verifier`` and the session's
 working folder (new files, and its top-level ``test_*.py``/``test*.sh``: where graders
 are known to look), never in a home folder or below the working folder, and read
-anywhere they can: run them against an env whose sandbox you trust (``docs/validate.md``).
+anywhere they can; ``read_grader`` puts back into a grader's pipe what it read from it,
+and runs a Harbor ``solve.sh`` it finds. Run them against an env whose sandbox you trust
+(``docs/validate.md``).
 
 For an env whose actions run code (a ``code`` + ``submit`` action: Python) or commands
 (``run`` + ``submit`` members: a shell), each probe is an honest wrong answer plus a
