@@ -109,8 +109,11 @@ class EnvRunner:
 
     async def start(self) -> None:
         """Enter the env's per-process resources (once, at server startup)."""
+        # Threads started now, not while serving (_threads.py)
         if callable(getattr(self.env_class, "interrupt", None)):
-            INTERRUPTS.prestart(INTERRUPTS.max_idle)  # now, not at the first overrun
+            INTERRUPTS.prestart(INTERRUPTS.max_idle)
+        if self.execution is Execution.DEDICATED_THREAD:
+            SESSIONS.prestart()
         cm = self.env_class.process_resources(**self.env_kwargs)
         if cm is None:
             return

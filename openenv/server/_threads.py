@@ -30,6 +30,8 @@ __all__ = ["INTERRUPTS", "SESSIONS", "Lane", "Lanes"]
 
 #: Idle lanes kept for later sessions (more, given back at once, end their threads).
 SESSION_IDLE = 64
+#: Idle lanes kept ready for the next new sessions by a thread of its own.
+SESSION_SPARE = 2
 #: Idle lanes kept for ``interrupt()`` calls.
 INTERRUPT_IDLE = 4
 
@@ -105,25 +107,46 @@ class Lane(Executor):
 
 
 class Lanes:
-    """A stack of idle lanes; ``take`` one (a new thread only when none is idle)."""
+    """A stack of idle lanes; ``take`` one (a new thread only when none is idle).
 
-    def __init__(self, name: str, max_idle: int) -> None:
+    Once ``prestart`` has run, a thread of its own keeps ``spare`` lanes idle: a burst of
+    new sessions takes those while it starts more (a thread's start also waits until the
+    new thread has run: tens of milliseconds on a loaded host, not the loop's to wait).
+    """
+
+    def __init__(self, name: str, max_idle: int, spare: int = 0) -> None:
         self.name = name
         self.max_idle = max_idle
+        self.spare = min(spare, max_idle)
         self.lock = threading.Lock()
+        self._short = threading.Condition(self.lock)
         self._idle: list[Lane] = []
+        self._spawner: threading.Thread | None = None
 
     def take(self) -> Lane:
         with self.lock:
-            if self._idle:
-                return self._idle.pop()._reuse()
-        return Lane(self, self.name)
+            lane = self._idle.pop()._reuse() if self._idle else None
+            if len(self._idle) < self.spare:
+                self._short.notify()
+        return lane or Lane(self, self.name)
 
-    def prestart(self, count: int) -> None:
-        """Have ``count`` idle lanes ready (call before serving)."""
+    def prestart(self, count: int = 0) -> None:
+        """Have ``max(count, spare)`` idle lanes ready, and the thread that keeps
+        ``spare`` of them (call before serving; again is cheap)."""
         with self.lock:
-            missing = count - len(self._idle)
+            missing = max(count, self.spare) - len(self._idle)
+            spawner, self._spawner = self._spawner, self._spawner or threading.Thread(
+                target=self._keep_spare, name=f"{self.name}-spare", daemon=True
+            )
         for _ in range(missing):
+            self.give_back(Lane(self, self.name))
+        if spawner is None and self.spare:
+            self._spawner.start()
+
+    def _keep_spare(self) -> None:
+        while True:
+            with self.lock:
+                self._short.wait_for(lambda: len(self._idle) < self.spare)
             self.give_back(Lane(self, self.name))
 
     def run(self, fn: Callable[[], Any]) -> None:
@@ -154,7 +177,7 @@ def _nothing() -> None:
 
 #: Sessions' own threads (``Execution.DEDICATED_THREAD``), shared by every env app of
 #: the process.
-SESSIONS = Lanes("openenv-session", SESSION_IDLE)
+SESSIONS = Lanes("openenv-session", SESSION_IDLE, spare=SESSION_SPARE)
 #: The threads ``interrupt()`` calls run on.
 INTERRUPTS = Lanes("openenv-interrupt", INTERRUPT_IDLE)
 
@@ -164,6 +187,7 @@ def _forked() -> None:
     """A forked child has none of the parent's threads: none idle there."""
     for lanes in (SESSIONS, INTERRUPTS):
         lanes._idle.clear()
+        lanes._spawner = None
 
 
 os.register_at_fork(after_in_child=_forked)

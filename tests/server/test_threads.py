@@ -99,15 +99,17 @@ class Interruptible(SyncTestEnv):
 
 async def test_sessions_and_interrupts_start_no_thread_once_warm():
     """A second round of sessions, each with a call overrunning its deadline (an
-    ``interrupt()``), starts no thread."""
+    ``interrupt()``), starts no thread on the loop."""
     env = Interruptible
     runner = EnvRunner(env, env, slow_call_s=1, thread_workers=2, interrupt_grace_s=5)
     await runner.start()
     started: list[str] = []
     start = threading.Thread.start
+    loop_thread = threading.get_ident()
 
     def recording(self: threading.Thread) -> None:
-        started.append(self.name)
+        if threading.get_ident() == loop_thread:
+            started.append(self.name)
         start(self)
 
     for round_ in range(2):
@@ -143,3 +145,29 @@ def test_a_call_stuck_on_a_lane_does_not_hold_the_exit():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
     assert out.stdout.strip() == "done", out.stderr
     assert time.monotonic() - start < 20  # not the 60 s the call would take
+
+
+def test_spare_lanes_are_kept_by_a_thread_of_their_own():
+    """A burst of takes finds idle lanes: the spare ones, started again off the caller."""
+    lanes = Lanes("test-lane-spare", max_idle=8, spare=2)
+    lanes.prestart()
+    assert lanes.idle == 2
+    started: list[str] = []
+    start = threading.Thread.start
+    caller = threading.get_ident()
+
+    def recording(self: threading.Thread) -> None:
+        if threading.get_ident() == caller:
+            started.append(self.name)
+        start(self)
+
+    threading.Thread.start = recording  # type: ignore[method-assign]
+    try:
+        taken = [lanes.take()]
+        assert _wait(lambda: lanes.idle == 2)  # the spare thread made one more
+        taken.append(lanes.take())
+    finally:
+        threading.Thread.start = start  # type: ignore[method-assign]
+    assert started == []  # the caller started no thread
+    for lane in taken:
+        lane.shutdown()
