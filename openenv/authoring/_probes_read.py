@@ -26,7 +26,7 @@ _PY_HARVEST = r"""
 import ast, copy, os, re, sys, time, warnings
 _E = __ENTRY__
 _T0 = time.monotonic()
-_BUDGET_S, _MAX_BYTES = 10.0, 128 << 20
+_BUDGET_S, _MAX_BYTES = 10.0, 256 << 20
 _read = [0]
 _pairs, _defs = [], []
 _NEEDLE = _E.encode() + b"("
