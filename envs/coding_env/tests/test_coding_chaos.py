@@ -7,23 +7,36 @@ Bounds (the issue's): victim step p99 <= 50 ms, every /health within 100 ms; aft
 nothing the test made is left (threads, sandboxes, uids with processes, cgroups,
 mounts); and SIGTERM in the middle of it ends the server within its graceful-shutdown
 period (uvicorn's 5 s) plus one second. ``OPENENV_CHAOS_SESSIONS`` sets the number of
-attacking sessions (default 32). The same victim and /health figures with no attack are
-printed first: on a shared, overloaded machine the absolute bounds measure the machine,
-so they are asserted only when those show a quiet machine (else the test skips, with the
-figures); a stall of 2 s or more fails it whatever the load. The /health bound is still
-reported as XFAIL where it is missed (see the end of the test). The server favours its
-event loop's thread (openenv/server/_priority.py), which also makes the no-attack /health
-figures of the gate quieter: the bounds are asserted on a busier host than before.
+attacking sessions (default 32).
+
+/health is polled from a process of its own at the server loop's priority
+(``tests/_health_poller.py``), so its bound is the server's and holds whatever the load:
+it is asserted always. The victim steps from this process, beside the attackers' client
+threads, so its p99 also measures this process and the machine: the same victim and
+/health figures with no attack are printed first, and the p99 bound is asserted only
+when those show a quiet machine (else the test skips, with the figures); a stall of 2 s
+or more fails it whatever the load.
+
+What made /health slow (found with ``perf sched``): the event loop's thread asleep in
+the kernel, uninterruptibly, starting a thread (169 ms) while a starved sandbox process
+moved itself into a cgroup (a lock every thread start and exit on the host shares); see
+docs/sandbox.md. The loop now starts no thread while it serves
+(openenv/server/_threads.py), a sandbox joins its CPU cgroup last, and a killed one gets
+CPU to die; the loop thread also runs first (openenv/server/_priority.py).
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -45,6 +58,7 @@ QUIET_STEP_P99_S = 0.010  # the victim's p99 with no attack on a quiet machine i
 QUIET_HEALTH_S = 0.050
 
 Client = EnvClient[Any, Any, Any]
+POLLER = Path(__file__).resolve().parents[3] / "tests" / "_health_poller.py"
 
 
 def _attack(url: str, kind: int, stop: threading.Event, clients: list[Client]) -> None:
@@ -96,19 +110,33 @@ def _stop_attacks(stop: threading.Event, workers: list[threading.Thread], client
             c.close()
 
 
-def _poll_health(url: str, stop: threading.Event, out: list[float], tracker: Tracker) -> None:
-    """/health every 50 ms on one keep-alive client (a new client per poll costs the
-    client tens of milliseconds on a loaded machine, which is not the server's time)."""
-    with httpx.Client(timeout=5) as http:
-        while not stop.is_set():
-            t0 = time.monotonic()
-            try:
-                ok = http.get(url + "/health").status_code == 200
-            except httpx.HTTPError:
-                ok = False
-            out.append(time.monotonic() - t0 if ok else float("inf"))
-            tracker.look()
-            time.sleep(0.05)
+@contextlib.contextmanager
+def health_polls(url: str, out: list[float]) -> Iterator[None]:
+    """/health every 50 ms, from a process of its own (``tests/_health_poller.py``: at
+    the server loop's priority, on one keep-alive connection), into ``out`` at the end.
+    Polled from this process, a poll waited for this process's interpreter lock, held
+    in turn by the 32 attacking clients' threads: up to 50 ms on a loaded host that the
+    server (perf sched) had answered in 2."""
+    proc = subprocess.Popen(
+        [sys.executable, str(POLLER), url, "0.05"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "ready"  # polling from now on
+        yield
+    finally:
+        answered, _ = proc.communicate("", timeout=60)
+        out += [float("inf") if s is None else s for s in json.loads(answered)]
+
+
+def _look(tracker: Tracker, stop: threading.Event) -> None:
+    """Note the sandboxes the server holds, every 50 ms until ``stop``."""
+    while not stop.wait(0.05):
+        tracker.look()
 
 
 def _idle(victim: Client, url: str) -> tuple[list[float], list[float]]:
@@ -150,20 +178,21 @@ def test_chaos_victim_health_leftovers_and_sigterm(record_property: Any) -> None
         victim.reset(task_id="two_sum")
         idle_steps, idle_health = _idle(victim, url)  # for the record: the machine's own noise
         health: list[float] = []
-        polling = threading.Event()
-        poller = threading.Thread(target=_poll_health, args=(url, polling, health, tracker), daemon=True)
-        poller.start()
-        stop, workers, clients = _start_attacks(url)
-        time.sleep(2.0)  # the attacks are under way
-        steps: list[float] = []
-        end = time.monotonic() + RUN_S
-        while time.monotonic() < end:
-            t0 = time.monotonic()
-            assert victim.step(CodeAction(code="1")).observation.result == "1"
-            steps.append(time.monotonic() - t0)
-        _stop_attacks(stop, workers, clients)
-        polling.set()
-        poller.join(timeout=10)
+        looking = threading.Event()
+        looker = threading.Thread(target=_look, args=(tracker, looking), daemon=True)
+        looker.start()
+        with health_polls(url, health):
+            stop, workers, clients = _start_attacks(url)
+            time.sleep(2.0)  # the attacks are under way
+            steps: list[float] = []
+            end = time.monotonic() + RUN_S
+            while time.monotonic() < end:
+                t0 = time.monotonic()
+                assert victim.step(CodeAction(code="1")).observation.result == "1"
+                steps.append(time.monotonic() - t0)
+            _stop_attacks(stop, workers, clients)
+        looking.set()
+        looker.join(timeout=10)
         victim.close()
 
         p50, p99, worst_health = _pct(steps, 50), _pct(steps, 99), max(health)
@@ -210,8 +239,15 @@ def test_chaos_victim_health_leftovers_and_sigterm(record_property: Any) -> None
         # Always: no stall (before the fixes one session froze the server for good, and a
         # slow-to-decode reply stalled every session for 89 s).
         assert max(steps) < STALL_S
-        assert worst_health < STALL_S
-        # The issue's bounds hold the server to account only where the machine itself is
+        # The server's /health, measured from outside this process (see the docstring):
+        # 2026-11-27, two CI suites on the same 2 cores (load 16-32), 4 runs: max 13-34
+        # ms; 17 ms with 6 busy loops added (load 34). It was 108 and 228 ms in 2 of 7
+        # quiet runs before the loop stopped starting threads.
+        assert worst_health <= HEALTH_S, (
+            f"/health took up to {worst_health * 1e3:.1f} ms (bound {HEALTH_S * 1e3:g}); "
+            f"load {os.getloadavg()}"
+        )
+        # The victim's bound holds the server to account only where the machine itself is
         # quiet: the attackers' threads share this process and its 2 cores with the victim.
         idle_p99, idle_health_max = _pct(idle_steps, 99), max(idle_health)
         if idle_p99 > QUIET_STEP_P99_S or idle_health_max > QUIET_HEALTH_S:
@@ -229,23 +265,3 @@ def test_chaos_victim_health_leftovers_and_sigterm(record_property: Any) -> None
         assert p99 <= VICTIM_P99_S, (
             f"victim p99 {p99 * 1e3:.1f} ms (bound {VICTIM_P99_S * 1e3:g}); load {os.getloadavg()}"
         )
-        if worst_health > HEALTH_S:
-            # Not met reliably on that machine. The loop thread's wait for a CPU is cut:
-            # it runs first (openenv/server/_priority.py). Alternating runs on the shared
-            # 2-core machine (2026-11-27 03:15-03:35 UTC): at host load 47-72 the loop
-            # thread waited runnable 0.8-0.9 s of 16 with it against 1.9-4.1 s without
-            # (2 runs each), an outside poller's worst /health 20-29 ms against 110-231
-            # ms; at load 13-28 this test passed its gate in 7 of 7 runs with it (worst
-            # /health 18, 28, 29, 66, 67, 108, 228 ms: 5 within the bound) and in 0 of 3
-            # without (skipped: no-attack /health up to 58-205 ms). The stalls left have
-            # no CPU wait of the loop thread (its schedstat) behind them: mostly the loop
-            # thread not runnable, most likely waiting for the interpreter lock, and once
-            # a request read ~100 ms late while the loop kept its timers within 19 ms.
-            # Their cause is not found: one (202 ms) overlapped a 364 ms sandbox spawn,
-            # but in another run 376 spawns of 5-90 ms each (7.1 s in all) left no loop
-            # stall over 41 ms, and no garbage collection over 33 ms overlapped one.
-            # Shown as XFAIL with the figures.
-            pytest.xfail(
-                f"issue 27's /health bound not met here: max {worst_health * 1e3:.1f} ms (bound "
-                f"{HEALTH_S * 1e3:g}; victim p99 {p99 * 1e3:.1f} ms); load {os.getloadavg()}"
-            )

@@ -1,10 +1,13 @@
 """Chaos on a real ``openenv serve terminal``: many sessions whose shells stop themselves
 and are fed long commands, others flooding their terminals with output, while a victim
-session steps and ``/health`` is polled. The victim's p99 step stays under 50 ms and
-every ``/health`` under 100 ms throughout (checked where the machine itself is quiet
-enough: see ``QUIET_STEP_P99_MS``; no step or /health ever stalls 2 s); afterwards
-nothing the test made is left: no process of the server's tree, no sandbox directory,
-mount or cgroup, no uid lease, while the server runs and after it stops.
+session steps and ``/health`` is polled. Every ``/health`` answers within 100 ms
+throughout, whatever the load: it is polled from a process of its own at the server
+loop's priority (``tests/_health_poller.py``), so what it measures is the server. The
+victim steps from this process, beside the attackers' clients: its p99 stays under 50 ms
+where the machine itself is quiet enough (see ``QUIET_STEP_P99_MS``; no step ever stalls
+2 s). Afterwards nothing the test made is left: no process of the server's tree, no
+sandbox directory, mount or cgroup, no uid lease, while the server runs and after it
+stops.
 
 The server runs with no pool of ready shells (``pool_size`` 0), so every sandbox it
 makes is a session's, and each is found by its uid while the session holds it.
@@ -14,9 +17,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import math
 import os
+import subprocess
+import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +48,7 @@ STEP_P99_MS, HEALTH_MAX_MS = 50.0, 100.0
 #: here, the idle p99 at 45-93 ms) a latency bound measures the machine, not the server.
 QUIET_STEP_P99_MS, QUIET_HEALTH_MAX_MS = 10.0, 50.0
 STALL_S = 2.0
+POLLER = Path(__file__).resolve().parents[3] / "tests" / "_health_poller.py"
 
 
 def client(server: Any) -> AsyncEnvClient[Any, Any, Any]:
@@ -99,6 +107,26 @@ async def victim(
             assert (await http.get("/health")).status_code == 200
             health.append(time.perf_counter() - start)
     return steps, health
+
+
+@contextlib.contextmanager
+def health_polls(url: str, out: list[float]) -> Iterator[None]:
+    """/health every 50 ms from a process of its own (``tests/_health_poller.py``), into
+    ``out`` at the end (a failed poll: infinity)."""
+    proc = subprocess.Popen(
+        [sys.executable, str(POLLER), url, "0.05"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "ready"  # polling from now on
+        yield
+    finally:
+        answered, _ = proc.communicate("", timeout=60)
+        out += [math.inf if s is None else s for s in json.loads(answered)]
 
 
 def p99(samples: list[float]) -> float:
@@ -163,7 +191,7 @@ async def test_stopped_shells_and_floods_leave_the_victim_and_health_fast() -> N
     # Always: no stall (one was 5 s for /health and 38 s for a step when the PTY write
     # slept on the event loop); a loaded machine's worst seen here was 0.47 s.
     assert max(steps) < STALL_S
-    assert max(health) < STALL_S
+    assert health_max <= HEALTH_MAX_MS  # the server's, measured from outside (see above)
     idle_p99, idle_health = p99(idle_steps) * 1000, max(idle_health) * 1000
     if idle_p99 > QUIET_STEP_P99_MS or idle_health > QUIET_HEALTH_MAX_MS:
         pytest.skip(
@@ -172,7 +200,6 @@ async def test_stopped_shells_and_floods_leave_the_victim_and_health_fast() -> N
             f"(quiet: {QUIET_STEP_P99_MS:g} and {QUIET_HEALTH_MAX_MS:g}); load {os.getloadavg()}"
         )
     assert step_p99 <= STEP_P99_MS
-    assert health_max <= HEALTH_MAX_MS
 
 
 async def _chaos(
@@ -188,12 +215,14 @@ async def _chaos(
         names = list(await asyncio.gather(*(sandbox_of(env) for env in everyone)))
         await victim(server, calm, time.monotonic() + 0.5)  # warm
         idle = await victim(server, calm, time.monotonic() + 2.0)  # the same machine, no chaos
-        until = time.monotonic() + CHAOS_S
-        chaos = asyncio.gather(
-            *(stop_and_feed(env, until) for env in stopped), *(flood(env, until) for env in flooding)
-        )
-        steps, health = await victim(server, calm, until)
-        counts = list(await chaos)
+        health: list[float] = []
+        with health_polls(server.base_url, health):
+            until = time.monotonic() + CHAOS_S
+            chaos = asyncio.gather(
+                *(stop_and_feed(env, until) for env in stopped), *(flood(env, until) for env in flooding)
+            )
+            steps, _ = await victim(server, calm, until)
+            counts = list(await chaos)
     finally:
         await asyncio.gather(*(env.close() for env in everyone), return_exceptions=True)
     return names, steps, health, counts, await gone(server.proc.pid, names), idle

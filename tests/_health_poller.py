@@ -1,0 +1,57 @@
+"""Poll a server's ``/health`` from a process of its own (run as a script by the chaos
+tests): ``python _health_poller.py URL INTERVAL_S``. It prints ``ready`` after its
+first poll, polls on one keep-alive connection until its stdin closes, then prints the
+seconds of each poll as a JSON list (``null`` for a failed one).
+
+Its own process, at the priority the server gives its event loop's thread
+(``favour_loop_thread``; started in a session of its own, so that its autogroup gets
+it too): what it measures is the server's answer, not the test process's interpreter
+lock (dozens of attacking client threads there) nor its wait for a CPU on a loaded host.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import sys
+import threading
+import time
+import urllib.parse
+
+from openenv.server._priority import favour_loop_thread
+
+
+def main() -> None:
+    url = urllib.parse.urlsplit(sys.argv[1])
+    interval = float(sys.argv[2])
+    favour_loop_thread()
+    stop = threading.Event()
+
+    def until_stdin_closes() -> None:
+        sys.stdin.read()
+        stop.set()
+
+    threading.Thread(target=until_stdin_closes, daemon=True).start()
+    polls: list[float | None] = []
+    conn = http.client.HTTPConnection(url.hostname or "127.0.0.1", url.port, timeout=10)
+    for _ in range(100_000):
+        if stop.is_set():
+            break
+        start = time.monotonic()
+        try:
+            conn.request("GET", "/health")
+            answer = conn.getresponse()
+            answer.read()
+            polls.append(time.monotonic() - start if answer.status == 200 else None)
+        except (OSError, http.client.HTTPException):
+            polls.append(None)
+            conn.close()
+            conn = http.client.HTTPConnection(url.hostname or "127.0.0.1", url.port, timeout=10)
+        if len(polls) == 1:
+            print("ready", flush=True)
+        stop.wait(interval)
+    print(json.dumps(polls), flush=True)
+
+
+if __name__ == "__main__":
+    main()
