@@ -215,12 +215,27 @@ def _ok(results: Results, check_id: str) -> bool:
 
 
 def _no_code_oracle(ctx: Context, results: Results) -> None:
+    """An env whose actions run no code: host_containment's probe, sent as the action's
+    text, is the evidence (text that runs could read the answers as well)."""
     members = sorted((ctx.schema or {}).get("action", {}).get("properties", {}))
+    host = next((r for r in results.items if r.check_id == "runtime.host_containment"), None)
+    if host is not None and host.status is CheckStatus.FAIL:
+        results.add(
+            "runtime.oracle_containment",
+            CheckStatus.FAIL,
+            [
+                "the action's text runs as code (runtime.host_containment): the answers are in its reach",
+                *host.evidence,
+            ],
+            remediation="never run an action's text as code or commands outside a sandbox",
+            measured={"action_kind": None, "action_members": members},
+        )
+        return
     results.add(
         "runtime.oracle_containment",
         CheckStatus.PASS,
         "the actions run no code or commands (action members: "
         + (", ".join(members) or "none")
-        + "): the agent can send only data, which cannot read the oracle",
+        + "), and their text does not run (runtime.host_containment): only data reaches the env",
         measured={"action_kind": None, "action_members": members},
     )

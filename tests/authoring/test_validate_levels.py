@@ -133,6 +133,7 @@ def test_an_env_that_runs_its_text_is_caught_though_it_has_no_code_member(tmp_pa
     assert result.measured["action_kind"] is None
     # it wrote beside the secret and reached the listener; what it read never came back
     assert (result.measured["read"], result.measured["wrote"], result.measured["tcp"]) == (False, True, True)
+    _caught(report, "runtime.oracle_containment", "the action's text runs as code")
     assert result.evidence == [
         "the escape probe, sent as the action's text (message), ran: it wrote beside it, "
         "connected to its listener"
