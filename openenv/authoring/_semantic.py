@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+import time
 from collections import defaultdict
 from typing import Any
 
@@ -66,6 +67,32 @@ def play(
         return load_trajectories(out)
 
 
+def _play_oracle(ctx: Context, count: int | None, turns: int, timeout_s: float) -> tuple[list[Any], int]:
+    """The oracle on the first ``count`` tasks (None: every task), in chunks until
+    ``ORACLE_BUDGET_S`` has passed; returns its trajectories and how many tasks were left."""
+    from ..eval._env import EnvHandle
+    from ..eval._tasks import TaskSelection, select_tasks
+
+    env = EnvHandle(ctx.url, ctx.url, headers=dict(ctx.headers))
+    ids = [t.id for t in select_tasks(env, TaskSelection(None, (), count))]
+    out: list[Any] = []
+    start = time.monotonic()
+    for i in range(0, len(ids), _ORACLE_CHUNK):
+        if i and time.monotonic() - start > ORACLE_BUDGET_S:
+            return out, len(ids) - i
+        chunk = tuple(ids[i : i + _ORACLE_CHUNK])
+        out += play(
+            ctx.url,
+            "oracle",
+            count=None,
+            ids=chunk,
+            max_turns=turns,
+            episode_timeout_s=timeout_s,
+            concurrency=ORACLE_CONCURRENCY,
+        )
+    return out, 0
+
+
 def _by_task(trajs: list[Any]) -> dict[str, list[Any]]:
     out: dict[str, list[Any]] = defaultdict(list)
     for t in trajs:
@@ -76,6 +103,10 @@ def _by_task(trajs: list[Any]) -> dict[str, list[Any]]:
 #: The oracle's episodes at once: reference solutions are short, and most of an
 #: episode's time is the grader's (a sandbox start, the tests).
 ORACLE_CONCURRENCY = 4
+#: The oracle's wall-clock budget: past it, no new chunk of tasks is started, and
+#: ``semantic.oracle_max`` says how many were left (an env of thousands of tasks).
+ORACLE_BUDGET_S = 300.0
+_ORACLE_CHUNK = 32
 
 
 def run_semantic(
@@ -101,22 +132,14 @@ def run_semantic(
         timeout_s = block.resources.episode_timeout_s if block else 600.0
         horizon = declared_steps(ctx)
         turns = horizon + 1 if horizon else 30
-        runs = {
-            "oracle": play(
-                ctx.url,
-                "oracle",
-                count=oracle_tasks,
-                max_turns=turns,
-                episode_timeout_s=timeout_s,
-                concurrency=ORACLE_CONCURRENCY,
-            )
-        }
+        oracle, unplayed = _play_oracle(ctx, oracle_tasks, turns, timeout_s)
+        runs = {"oracle": oracle}
         runs.update(
             (p, play(ctx.url, p, count=tasks, max_turns=turns, episode_timeout_s=timeout_s))
             for p in ("null", "random")
         )
         if block is not None:
-            _oracle_max(runs["oracle"], block, results)
+            _oracle_max(runs["oracle"], unplayed, block, results)
             _floor_gap(runs["null"] + runs["random"], block, results)
             _envelope(runs, block, horizon, results)
         again = _replay(ctx, runs["random"], block, tasks, turns, timeout_s, results)
@@ -170,7 +193,7 @@ def _unplayed(trajs: list[Any]) -> list[str]:
     ]
 
 
-def _oracle_max(trajs: list[Any], block: ValidationBlock, results: Results) -> None:
+def _oracle_max(trajs: list[Any], unplayed: int, block: ValidationBlock, results: Results) -> None:
     high, tol = block.reward.range[1], block.reward.oracle_tolerance
     played = _playable(trajs)
     if not played:
@@ -204,7 +227,12 @@ def _oracle_max(trajs: list[Any], block: ValidationBlock, results: Results) -> N
                 f"(tolerance {tol})"
             ]
         )
-        + _unplayed(trajs),
+        + _unplayed(trajs)
+        + (
+            [f"{unplayed} task(s) not played: the oracle's {ORACLE_BUDGET_S:g} s budget ran out"]
+            if unplayed
+            else []
+        ),
         remediation="fix the task's reference solution or its checks so the solution gets full reward",
         measured={"oracle_rewards": {t.task_id: t.reward for t in played}},
     )

@@ -9,9 +9,13 @@ from pathlib import Path
 import pytest
 
 from openenv._exceptions import ProbeError
+from openenv.authoring import _semantic
+from openenv.authoring._checks import Context
 from openenv.authoring._levels import run_validation
 from openenv.authoring._policy import NOT_APPLICABLE, CheckStatus, Level, Verdict, ids_up_to
+from openenv.authoring._report import Report
 from openenv.authoring._semantic_replay import read_canaries
+from openenv.authoring._validate import serve_process
 
 from ._flawed import BLOCK, HEADER, make_env
 from ._validate_reports import semantic_report
@@ -187,3 +191,11 @@ def test_our_code_running_envs_pass_every_semantic_check(env):
     else:
         assert canary.status is CheckStatus.SKIP
         assert canary.evidence[0].startswith(NOT_APPLICABLE + "no capabilities.canaries declared")
+
+
+def test_the_oracle_stops_starting_tasks_when_its_budget_is_spent(tmp_path, monkeypatch):
+    monkeypatch.setattr(_semantic, "ORACLE_BUDGET_S", 0.0)
+    monkeypatch.setattr(_semantic, "_ORACLE_CHUNK", 2)
+    with serve_process(make_env(tmp_path, WRONG_ORACLE)) as (url, _):
+        played, left = _semantic._play_oracle(Context(url=url, report=Report(url)), None, 3, 30.0)
+    assert ([t.task_id for t in played], left) == (["t1", "t2"], 5)  # the first chunk, then no more
