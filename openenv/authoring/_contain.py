@@ -17,7 +17,6 @@ import secrets
 import shutil
 import socket
 import tempfile
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -67,29 +66,26 @@ def _short_payload(kind: str, secret: Path, escape: Path, port: int) -> str:
 
 
 @contextlib.contextmanager
-def _sink() -> Iterator[tuple[int, list[str]]]:
-    """A TCP listener on 127.0.0.1: its port, and the peers that connected."""
+def _sink() -> Iterator[tuple[int, Callable[[], list[str]]]]:
+    """A TCP listener on 127.0.0.1: its port, and a call that names the peers whose
+    connections completed. The kernel completes a handshake without ``accept``, so a
+    connection made before the step's reply came is already queued: no waiting."""
     server = socket.create_server(("127.0.0.1", 0))
-    server.settimeout(0.2)
-    peers: list[str] = []
-    stop = threading.Event()
+    server.setblocking(False)
 
-    def accept() -> None:
-        while not stop.is_set():
+    def drain() -> list[str]:
+        peers: list[str] = []
+        while True:
             try:
                 conn, addr = server.accept()
-            except OSError:
-                continue
+            except OSError:  # BlockingIOError: the queue is empty
+                return peers
             peers.append(f"{addr[0]}:{addr[1]}")
             conn.close()
 
-    thread = threading.Thread(target=accept, name="openenv-validate-sink", daemon=True)
-    thread.start()
     try:
-        yield server.getsockname()[1], peers
+        yield server.getsockname()[1], drain
     finally:
-        stop.set()
-        thread.join(timeout=2)
         server.close()
 
 
@@ -120,18 +116,14 @@ def _measure(send: Send, echoed: bool) -> Escape:
         secret, escape = folder / "secret.txt", folder / "escape.txt"
         secret.write_text(token)
         secret.chmod(0o600)
-        with _sink() as (port, peers):
+        with _sink() as (port, drain):
             nonce = secrets.token_hex(8)
             try:
                 text = send(secret, escape, port, nonce)
             except ProbeError as exc:
                 out.note = f"the probe's episode failed: {str(exc)[:160]}"
                 return out
-            # the listener sees a connection only once it is accepted
-            for _ in range(10):
-                if peers:
-                    break
-                threading.Event().wait(0.1)
+            peers = drain()
         out.ran = not echoed and f"RAN {nonce}" in text
         out.read = token in text
         out.wrote = escape.exists()
