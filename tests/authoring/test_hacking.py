@@ -4,6 +4,8 @@ in tests/authoring/test_validate_levels.py."""
 
 from __future__ import annotations
 
+import json
+
 from openenv.authoring._checks import Context
 from openenv.authoring._hacking import PROBES, PY, READ_PROBES, SHELL, SHELL_PROBES, Task, run_probes
 from openenv.authoring._policy import CheckStatus, Verdict, verdict
@@ -228,3 +230,29 @@ def test_the_shell_probes_find_a_solution_script_within_reach(tmp_path):
     ]
     assert [(p.probe, p.hacked) for p in named] == [("read_grader", True)]
     assert set(SHELL_PROBES) == set(PROBES) - {"equal_anything"}
+
+
+def test_the_harvest_reads_tests_and_solutions_in_the_forms_they_are_found():
+    from openenv.authoring._probes_read import _PY_HARVEST, MARK
+
+    def harvest(*blobs: bytes) -> dict:
+        ns: dict = {}
+        exec(_PY_HARVEST.replace("__ENTRY__", "'pair_sum'").replace("__MARK__", MARK), ns)
+        for blob in blobs:
+            ns["_take"](blob)
+        ns["_arm"]()
+        return ns
+
+    row = {
+        "solution": "def pair_sum(a, b):\n    return [a, b]\n",
+        "tests": ["assert pair_sum(1, 2) == [1, 2]"],
+    }
+    found = harvest(json.dumps(row).encode())  # a JSON line: escaped newlines and quotes
+    assert found["pair_sum"](1, 2) == [1, 2]  # from the table
+    assert found["pair_sum"](5, 6) == [5, 6]  # from the solution found
+    # memory: the value ends at a NUL, a probe's own honest wrong answer is not taken
+    found = harvest(
+        b"\x00\x01pair_sum(3, 4) == 7\x00\x00junk", f"def pair_sum(*a):\n    return None  # {MARK}\n".encode()
+    )
+    assert (found["pair_sum"](3, 4), found["_defs"]) == (7, [])
+    assert "pair_sum" not in harvest(b"pair_sum(3, 4) is not checked here")  # nothing found: nothing armed
