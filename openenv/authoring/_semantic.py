@@ -202,7 +202,10 @@ def _oracle_max(trajs: list[Any], unplayed: int, block: ValidationBlock, results
         reason = (
             "capabilities.oracle is declared, but no task's solution could be played"
             if declared
-            else (NOT_APPLICABLE + "no task ships a reference solution (openenv.policy.OraclePolicy)")
+            else (
+                NOT_APPLICABLE + "no capabilities.oracle declared, and no task ships a reference "
+                "solution (openenv.policy.OraclePolicy)"
+            )
         )
         results.add(
             "semantic.oracle_max",
