@@ -168,6 +168,8 @@ class BrowserEnv(AsyncEnvironment[BrowserAction, BrowserObservation, BrowserStat
         reward, goal = 0.0, ""
         if snap.score is not None:
             done, raw, _reason, goal = snap.score
+            if isinstance(goal, dict):  # the natural-language tasks: {"utterance", "fields"}
+                goal = str(goal.get("utterance", ""))
             if done and not self._done:
                 reward, self._done = float(raw or 0.0), True
         self._state.url = snap.url
