@@ -473,8 +473,8 @@ def oracle_containment(probes: list[ProbeResult] | None, kind: str | None, resul
         "runtime.oracle_containment",
         CheckStatus.FAIL if hacked else CheckStatus.PASS,
         [
-            f"{p.task}: submitted {'Python' if kind == PY else 'commands'} that search "
-            f"{_WHERE[p.probe]} for the answers scored {p.reward:g} (honest {p.honest:g})"
+            f"{p.task}: {p.probe} ({'Python' if kind == PY else 'commands'} searching "
+            f"{_WHERE[p.probe]} for the answers) scored {p.reward:g} (honest {p.honest:g})"
             for p in read
         ],
         remediation="keep reference solutions and expected answers outside what the agent's code can read",

@@ -147,7 +147,7 @@ def test_the_probes_that_take_the_answers_catch_each_leak(tmp_path):
     assert containment.status is CheckStatus.FAIL
     assert containment.remediation
     assert any(
-        line.startswith("disk: submitted Python that search the disk") for line in containment.evidence
+        line.startswith("disk: read_answers (Python searching the disk") for line in containment.evidence
     )
     assert verdict([(r.check_id, r.status, "") for r in results.items]) is Verdict.FAIL
 
