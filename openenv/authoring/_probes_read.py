@@ -33,6 +33,7 @@ _NEEDLE = _E.encode() + b"("
 _PRINTABLE = re.compile(r"[\t -~]*")
 warnings.simplefilter("ignore")
 _CALL = re.compile(re.escape(_E) + r"\((.*?)\)\s*==\s*([^\n]{1,400})")
+_EQUAL = re.compile(re.escape(_E) + r"\((.*?)\)\s*,\s*([^\n]{1,400})")  # assertEqual(E(a), want)
 _DEF = re.compile(r"def " + re.escape(_E) + r"\(.*(?:\n(?:[ \t]+[^\n]*|[ \t]*(?=\n)))*")
 
 def _late():
@@ -64,8 +65,9 @@ def _take(blob):
     while at != -1 and seen < 5000 and len(_pairs) < 2000:
         seen += 1
         chunk = blob[at : at + 6000].decode("utf-8", "ignore")
+        unittest_form = b"assertEqual(" in blob[max(0, at - 24) : at]
         for text in _variants(chunk):
-            m = _CALL.match(text)
+            m = (_EQUAL if unittest_form else _CALL).match(text)
             if m:
                 ok_a, args = _value("(" + m.group(1) + ",)")
                 ok_e, want = _value(m.group(2))

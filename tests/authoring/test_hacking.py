@@ -256,3 +256,5 @@ def test_the_harvest_reads_tests_and_solutions_in_the_forms_they_are_found():
     )
     assert (found["pair_sum"](3, 4), found["_defs"]) == (7, [])
     assert "pair_sum" not in harvest(b"pair_sum(3, 4) is not checked here")  # nothing found: nothing armed
+    found = harvest(b"        self.assertEqual(pair_sum([1], {'k': 2}), (3, 'x'))\n")  # unittest
+    assert found["pair_sum"]([1], {"k": 2}) == (3, "x")
