@@ -27,6 +27,7 @@ import contextlib
 import functools
 import os
 import signal
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +39,9 @@ from ._fairness import Counter
 #: The controllers a session's cgroup needs; cpuacct (v1) is joined where mounted.
 NEEDED = ("memory", "cpu", "pids")
 PARENT_NAME = "openenv-sandbox"
+#: How long removing a cgroup waits for its processes to finish exiting (then it is
+#: retried in the background).
+RMDIR_WAIT_S = 2.0
 _PERIOD_US = 100_000
 
 
@@ -384,17 +388,61 @@ def sweep(host: CgroupHost, prefix: str) -> None:
 
 
 def _rmdir(path: Path) -> None:
-    deadline = time.monotonic() + 2.0
-    while True:  # busy while its last processes finish exiting (slow on a loaded host)
-        try:
-            path.rmdir()
+    """Remove a cgroup directory, busy while its last processes finish exiting (slow on
+    a loaded host): retried for ``RMDIR_WAIT_S`` here, then for a minute more in the
+    background."""
+    deadline = time.monotonic() + RMDIR_WAIT_S
+    while not _try_rmdir(path):
+        if time.monotonic() > deadline:
+            _LATER.add(path)
             return
-        except FileNotFoundError:
-            return
-        except OSError:
-            if time.monotonic() > deadline:
-                return
-            time.sleep(0.005)
+        time.sleep(0.005)
+
+
+def _try_rmdir(path: Path) -> bool:
+    try:
+        path.rmdir()
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return True
+
+
+class _Later:
+    """Cgroup directories still busy after ``_rmdir``'s retries, retried by a thread
+    of their own every 0.25 s for ``keep_s``."""
+
+    def __init__(self, keep_s: float = 60.0) -> None:
+        self.keep_s = keep_s
+        self._lock = threading.Lock()
+        self._paths: dict[Path, float] = {}
+        self._thread: threading.Thread | None = None
+
+    def add(self, path: Path) -> None:
+        with self._lock:
+            self._paths[path] = time.monotonic() + self.keep_s
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="openenv-cgroup-rmdir", daemon=True)
+                self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            time.sleep(0.25)
+            with self._lock:
+                paths = list(self._paths.items())
+            now = time.monotonic()
+            for path, until in paths:
+                if _try_rmdir(path) or now > until:
+                    with self._lock:
+                        self._paths.pop(path, None)
+            with self._lock:
+                if not self._paths:
+                    self._thread = None
+                    return
+
+
+_LATER = _Later()
 
 
 def _try_write(path: Path, value: str) -> None:

@@ -63,3 +63,25 @@ def test_the_cpu_cgroup_is_joined_last() -> None:
         files = group.procs_files
         assert len(files) == len(group.dirs)
         assert files[-1] == str(group._path("cpu") / "cgroup.procs")
+
+
+def test_a_busy_cgroup_is_removed_once_its_last_process_is_gone(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_cgroup, "RMDIR_WAIT_S", 0.05)
+    with Sandbox(CONFIG) as box:
+        group = box._cgroup
+        assert group is not None
+        proc = box.popen(["sleep", "300"], stdout=subprocess.DEVNULL)
+        for _ in range(200):
+            if group.pids():
+                break
+            time.sleep(0.01)
+        memory = group._path("memory")
+        _cgroup._rmdir(memory)  # busy: its process lives
+        assert memory.exists()
+        box.kill()
+        proc.wait(timeout=10)
+        for _ in range(100):  # retried in the background
+            if not memory.exists():
+                break
+            time.sleep(0.05)
+        assert not memory.exists()
