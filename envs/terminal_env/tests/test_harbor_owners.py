@@ -4,7 +4,9 @@ one removes its own containers in the middle of the sweep (two test suites at on
 one machine once failed with Docker's "No such container" here).
 
 The ownership rules (``_owner.owner_gone``) are checked without Docker; the sweep with
-real server processes on a real engine (skipped only where no engine answers).
+real server processes on a real engine (skipped only where no engine answers). Another
+test run's sweep on the same engine may remove the dead server's container first: gone
+is gone, by whichever sweep.
 """
 
 from __future__ import annotations
@@ -129,12 +131,11 @@ def test_a_restarting_server_reclaims_a_dead_servers_containers_not_a_live_ones(
     client = docker_client()
     try:
         with server(base, 1) as (first, (left,)), server(base, 2) as (live, (closing, staying)):
-            first.kill()  # the first server dies without closing anything
-            first.wait()
-            assert _state(client, left) == "running"
             disk_file = client.containers.get(left).labels.get(DISK_LABEL)
             layer = Path(client.api.inspect_container(left)["GraphDriver"]["Data"]["UpperDir"]).parent
             assert not usable() or (disk_file and Path(disk_file).exists() and _mounted(layer))
+            first.kill()  # the first server dies without closing anything
+            first.wait()
 
             # The restarted server sweeps on its first use of the engine. The live server
             # ends a session meanwhile: between the sweep's listing and its look at it.
@@ -155,7 +156,7 @@ def test_a_restarting_server_reclaims_a_dead_servers_containers_not_a_live_ones(
             finally:
                 sweeping.close()
             assert raced == ["closed"]
-            assert left in removed
+            assert left in removed or _state(client, left) == "gone"  # another run's sweep may be first
             assert closing not in removed
             assert staying not in removed
             assert _state(client, left) == "gone"
