@@ -91,7 +91,9 @@ def raw_handshake(port: int, subprotocol: str | None = None) -> socket.socket:
 
     The caller then owns a socket that never answers pings (it never reads).
     """
-    sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+    # 30 s: a loaded host (two suites at once) once kept an in-process server from
+    # answering a first frame within 5 s
+    sock = socket.create_connection(("127.0.0.1", port), timeout=30)
     key = base64.b64encode(os.urandom(16)).decode()
     lines = [
         "GET /ws HTTP/1.1",

@@ -101,6 +101,20 @@ def test_bad_input_is_one_line_and_exit_2(case: int, outcomes: list[tuple[int, s
     assert out == ""
 
 
+def test_a_missing_checkpoint_is_named_even_when_the_port_is_taken(tmp_path: Path) -> None:
+    """The checkpoint is checked before the port: with 8001 held by another server (two
+    suites on one host did that), the line still names the missing checkpoint."""
+    import socket
+
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        code, err, _ = _run(["policy", "serve", "no_such_ckpt_h6", "--port", str(port)], tmp_path / "run")
+    assert err.startswith("openenv policy: no checkpoint at 'no_such_ckpt_h6'"), err
+    assert code == 2
+
+
 def test_the_python_api_raises_typed_errors_before_it_listens() -> None:
     """``serve()`` itself checks the constructor arguments: ``EnvKwargsError`` (also a
     ``ServeFailed`` and a ``ValueError``), before any port is bound."""

@@ -11,9 +11,11 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from .._exceptions import MissingExtra, PolicyError
 from .._ports import port_problem
+from ._local import missing_checkpoint
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -41,6 +43,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str]) -> int:
     args = build_parser().parse_args(list(argv))
+    if args.engine == "local" and args.checkpoint != "tiny" and not Path(args.checkpoint).exists():
+        # the checkpoint first: a missing one is the error to fix whatever holds the port
+        print(f"openenv policy: {missing_checkpoint(args.checkpoint)}", file=sys.stderr)
+        return 2
     if problem := port_problem(args.port, args.host):  # before the model loads or a line says serving
         print(f"openenv policy: {problem}", file=sys.stderr)
         return 2

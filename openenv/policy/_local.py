@@ -196,14 +196,17 @@ def _content(message: Mapping[str, Any]) -> str:
     return ""
 
 
+def missing_checkpoint(checkpoint: str) -> str:
+    """The one line for a checkpoint path that does not exist."""
+    return f"no checkpoint at {checkpoint!r} (a model folder, an `openenv train` --out folder, or 'tiny')"
+
+
 def _load(checkpoint: str, seed: int) -> Any:
     from ..train._model import load_policy
 
     path = Path(checkpoint)
     if checkpoint != "tiny" and not path.exists():
-        raise PolicyError(
-            f"no checkpoint at {checkpoint!r} (a model folder, an `openenv train` --out folder, or 'tiny')"
-        )
+        raise PolicyError(missing_checkpoint(checkpoint))
     saved = path / "checkpoint.pt"
     if path.is_dir() and saved.is_file():
         import torch
