@@ -108,20 +108,23 @@ def test_replicas_route_by_load_and_recover_from_a_kill(kill: str) -> None:
 CONTROLLER = """
 import json, sys, time
 from openenv.containers._monarch import MonarchProvider, MonarchReplicaPool
-pool = MonarchReplicaPool(MonarchProvider(sys.argv[1], hosts=2, lease_s=4), 2).open()
+pool = MonarchReplicaPool(MonarchProvider(sys.argv[1], hosts=2, lease_s=8), 2).open()
 print(json.dumps(pool.provider.pids()), flush=True)
 time.sleep(300)
 """
 
 
 @pytest.mark.timeout(300)
-def test_a_killed_controller_leaves_nothing_running() -> None:
+def test_a_killed_controller_leaves_nothing_running(tmp_path: Path) -> None:
+    err = (tmp_path / "controller.err").open("w+")
     proc = subprocess.Popen(
-        [sys.executable, "-c", CONTROLLER, ECHO], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+        [sys.executable, "-c", CONTROLLER, ECHO], stdout=subprocess.PIPE, stderr=err, text=True
     )
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()  # bounded: the pool starts or the process exits
+        err.seek(0)
+        assert line, f"the controller exited ({proc.wait(30)}) before its pool started: {err.read()[-3000:]}"
         pids = json.loads(line)
         everything = pids["hosts"] + pids["actors"] + pids["replicas"]
         assert len(everything) == 6
@@ -129,7 +132,7 @@ def test_a_killed_controller_leaves_nothing_running() -> None:
     finally:
         proc.kill()
         proc.wait(timeout=30)
-    # the lease (4 s without a heartbeat) reaps the replicas, the actors and the hosts
+    # the lease (8 s without a heartbeat: a margin for a loaded host) reaps replicas, actors, hosts
     assert _wait_gone(everything, 60) == []
 
 
