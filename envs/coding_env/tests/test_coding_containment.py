@@ -171,11 +171,17 @@ def test_sys_exit_and_output_flood(pair):
     bystander_ok(bystander)
 
 
-def test_worker_exit_is_seen_while_a_child_holds_its_pipes(pair):
-    attacker, bystander = pair
-    code = "import os, time\nif os.fork() == 0:\n    time.sleep(30)\nelse:\n    os._exit(3)"
-    obs = run(attacker, code)
-    assert obs.state_lost is True
-    assert obs.timed_out is False  # seen as an exit, not waited out as a hang
-    assert obs.duration_s < attacker.settings.cell_timeout_s / 2  # not waited out (1.98 s seen at load 20)
-    bystander_ok(bystander)
+def test_worker_exit_is_seen_while_a_child_holds_its_pipes(rt):
+    # a cell timeout of 20 s, so that "seen at once" and "waited out" stay apart on a
+    # loaded host (with 1 s, an exit seen at once took 0.96-1.98 s at load 20-30)
+    with runtime(rt.settings.sandbox, cell_timeout_s=20) as slow:
+        attacker, bystander = new_env(slow), new_env(slow)
+        run(bystander, "precious = 'intact'")
+        code = "import os, time\nif os.fork() == 0:\n    time.sleep(60)\nelse:\n    os._exit(3)"
+        obs = run(attacker, code)
+        assert obs.state_lost is True
+        assert obs.timed_out is False  # seen as an exit, not waited out as a hang
+        assert obs.duration_s < slow.settings.cell_timeout_s / 2  # not waited out
+        bystander_ok(bystander)
+        attacker.close()
+        bystander.close()
