@@ -151,6 +151,12 @@ def test_image_config(docker: Any, echo_image: str) -> None:
     assert "8000/tcp" in (config.get("ExposedPorts") or {})
     assert config["Entrypoint"][0].endswith("dumb-init")
     assert config["Cmd"] == ["openenv", "serve", "echo"]
+    # the OCI labels `openenv validate --level static` judges (static.oci_labels)
+    from openenv.containers._labels import oci_labels
+
+    labels = oci_labels(REPO / "envs" / "echo_env")
+    assert labels["org.opencontainers.image.title"] == "openenv-echo-env"
+    assert labels.items() <= (config.get("Labels") or {}).items(), config.get("Labels")
 
 
 def test_healthcheck_reports_healthy(user_container: UserContainer) -> None:
