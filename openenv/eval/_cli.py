@@ -158,6 +158,7 @@ def _run(args: argparse.Namespace) -> int:
     results = run_eval(cfg)
     _print_summary(results, str(args.out))
     if results.get("warnings"):
+        sys.stdout.flush()  # the summary first, where both go to one place
         print(f"openenv eval: warning: {_warned(results, str(args.out))}", file=sys.stderr)
     if results["errors"]:
         print(
