@@ -67,19 +67,25 @@ def play(
         return load_trajectories(out)
 
 
-def _play_oracle(ctx: Context, count: int | None, turns: int, timeout_s: float) -> tuple[list[Any], int]:
-    """The oracle on the first ``count`` tasks (None: every task), in chunks until
-    ``ORACLE_BUDGET_S`` has passed; returns its trajectories and how many tasks were left."""
+def _play_oracle(ctx: Context, count: int | None, turns: int, timeout_s: float) -> tuple[list[Any], int, int]:
+    """The oracle on those of the first ``count`` tasks (None: every task) whose data
+    names a reference solution (a ``solution``, a Harbor ``path``: what
+    ``openenv.policy.OraclePolicy`` plays), in chunks until ``ORACLE_BUDGET_S`` has
+    passed; returns its trajectories, how many tasks were left, and how many tasks
+    there were."""
     from ..eval._env import EnvHandle
     from ..eval._tasks import TaskSelection, select_tasks
 
     env = EnvHandle(ctx.url, ctx.url, headers=dict(ctx.headers))
-    ids = [t.id for t in select_tasks(env, TaskSelection(None, (), count))]
+    tasks = select_tasks(env, TaskSelection(None, (), count))
+    ids = [
+        t.id for t in tasks if isinstance(t.data.get("solution"), str) or isinstance(t.data.get("path"), str)
+    ]
     out: list[Any] = []
     start = time.monotonic()
     for i in range(0, len(ids), _ORACLE_CHUNK):
         if i and time.monotonic() - start > ORACLE_BUDGET_S:
-            return out, len(ids) - i
+            return out, len(ids) - i, len(tasks)
         chunk = tuple(ids[i : i + _ORACLE_CHUNK])
         out += play(
             ctx.url,
@@ -90,7 +96,7 @@ def _play_oracle(ctx: Context, count: int | None, turns: int, timeout_s: float) 
             episode_timeout_s=timeout_s,
             concurrency=ORACLE_CONCURRENCY,
         )
-    return out, 0
+    return out, 0, len(tasks)
 
 
 def _by_task(trajs: list[Any]) -> dict[str, list[Any]]:
@@ -132,14 +138,14 @@ def run_semantic(
         timeout_s = block.resources.episode_timeout_s if block else 600.0
         horizon = declared_steps(ctx)
         turns = horizon + 1 if horizon else 30
-        oracle, unplayed = _play_oracle(ctx, oracle_tasks, turns, timeout_s)
+        oracle, unplayed, listed = _play_oracle(ctx, oracle_tasks, turns, timeout_s)
         runs = {"oracle": oracle}
         runs.update(
             (p, play(ctx.url, p, count=tasks, max_turns=turns, episode_timeout_s=timeout_s))
             for p in ("null", "random")
         )
         if block is not None:
-            _oracle_max(runs["oracle"], unplayed, block, results)
+            _oracle_max(runs["oracle"], unplayed, listed, block, results)
             _floor_gap(runs["null"] + runs["random"], block, results)
             _envelope(runs, block, horizon, results)
         again = _replay(ctx, runs["random"], block, tasks, turns, timeout_s, results)
@@ -193,7 +199,9 @@ def _unplayed(trajs: list[Any]) -> list[str]:
     ]
 
 
-def _oracle_max(trajs: list[Any], unplayed: int, block: ValidationBlock, results: Results) -> None:
+def _oracle_max(
+    trajs: list[Any], unplayed: int, listed: int, block: ValidationBlock, results: Results
+) -> None:
     high, tol = block.reward.range[1], block.reward.oracle_tolerance
     played = _playable(trajs)
     if not played:
@@ -226,7 +234,7 @@ def _oracle_max(trajs: list[Any], unplayed: int, block: ValidationBlock, results
         (
             low
             or [
-                f"{len(played)} of {len(trajs)} task(s) ship a reference solution: each reached {high} "
+                f"{len(played)} of {listed} task(s) ship a reference solution: each reached {high} "
                 f"(tolerance {tol})"
             ]
         )
