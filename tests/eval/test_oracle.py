@@ -1,6 +1,7 @@
 """The oracle scores full marks on every shipped task with a reference solution (the
-terminal env's solve.sh, the coding env's reference code); null stays at the floor;
-a task without a solution is an error, never a zero."""
+terminal env's solve.sh, the coding env's reference code, the browser env's scripted
+solutions); null stays at the floor on each of those envs; a task without a solution is
+an error, never a zero."""
 
 from __future__ import annotations
 
@@ -87,17 +88,27 @@ def _browser_solutions():  # type: ignore[no-untyped-def]
     return fixtures, source
 
 
-def test_oracle_full_marks_on_browser_tasks_with_scripted_solutions(tmp_path: Path) -> None:
-    from openenv.policy import OraclePolicy
+@pytest.fixture(scope="module")
+def browser_env():  # type: ignore[no-untyped-def]
+    """The browser env served once for the oracle and the null runs (its URL)."""
+    from openenv.eval._env import open_env
 
-    fixtures, source = _browser_solutions()
+    pytest.importorskip("playwright", reason="the browser env needs playwright")
     chromium = Path(os.environ.get("OPENENV_BROWSER_CHROMIUM", "/usr/bin/chromium"))
     if not chromium.is_file():
         pytest.skip(f"the browser env needs chromium at {chromium} (scripts/setup.d/60-chromium.sh)")
+    with open_env(str(ROOT / "envs" / "browser_env"), max_sessions=8) as env:
+        yield env.base_url
+
+
+def test_oracle_full_marks_on_browser_tasks_with_scripted_solutions(tmp_path: Path, browser_env: str) -> None:
+    from openenv.policy import OraclePolicy
+
+    fixtures, source = _browser_solutions()
     ids = sorted(fixtures.POLICIES)
     results = run_eval(
         EvalConfig(
-            env=str(ROOT / "envs" / "browser_env"),
+            env=browser_env,
             policy=OraclePolicy([source]),
             out=tmp_path,
             ids=ids,
@@ -108,3 +119,21 @@ def test_oracle_full_marks_on_browser_tasks_with_scripted_solutions(tmp_path: Pa
     assert results["errors"] == 0, results["error_kinds"]
     assert results["tasks"] == len(ids) == 13
     assert [r["task_id"] for r in results["per_task"] if r["mean_reward"] != 1.0] == []
+
+
+def test_null_stays_at_the_floor_on_browser_tasks(tmp_path: Path, browser_env: str) -> None:
+    """The null policy on tasks the oracle solves (six of them: each reset loads a page):
+    it stops at once (the browser env has no text action), nothing is clicked or typed,
+    no task pays, none errors."""
+    fixtures, _ = _browser_solutions()
+    ids = sorted(fixtures.POLICIES)[:6]
+    results = run_eval(
+        EvalConfig(env=browser_env, policy="null", out=tmp_path, ids=ids, max_turns=8, concurrency=3)
+    )
+    assert results["errors"] == 0, results["error_kinds"]
+    assert results["tasks"] == results["episodes"] == 6
+    assert results["mean_reward"] == 0.0
+    assert results["pass_at_k"] == {"1": 0.0}
+    trajectories = load_trajectories(tmp_path)
+    assert all(t.status == "truncated" and t.reward == 0.0 and not t.passed for t in trajectories)
+    assert all([turn.action for turn in t.turns] == [None] for t in trajectories)  # stopped at once
