@@ -30,12 +30,14 @@ if [ ! -f "$stamp" ]; then
   args=(-e ".[$extras]")
   for env in envs/*/; do args+=(-e "$env"); done
   log=$(mktemp)
+  start=$SECONDS
   if ! { .venv/bin/python -m pip install -q --disable-pip-version-check -U pip &&
          .venv/bin/python -m pip install -q --disable-pip-version-check "${args[@]}"; } >"$log" 2>&1; then
     cat "$log" >&2; echo "setup: pip install failed" >&2; exit 1
   fi
   rm -f "$log"
   rm -f .venv/.installed-*; touch "$stamp"
+  echo "setup: openenv[$extras] and envs/ installed in $((SECONDS - start)) s"
 fi
 # Parts marked "# setup.d: train" install the training stack (torch, ~2 GB): only for
 # the extras that include it (train, all, and dev, which CI's training tests need).
@@ -49,13 +51,38 @@ case ",$extras," in
   *,dev,*) test=1 ;;
   *) test=0 ;;
 esac
+# Parts marked "# setup.d: apart" write only a folder of their own (another venv, a
+# package tree) and need nothing the others make but .venv: they start first and run
+# beside the rest; each one's output is shown when it ends, and setup fails if one failed.
+# Each part that takes a second or more says how long it took.
+wanted() {
+  [ -e "$1" ] || return 1
+  if [ "$train" = 0 ] && grep -q '^# setup.d: train' "$1"; then return 1; fi
+  if [ "$test" = 0 ] && grep -q '^# setup.d: test' "$1"; then return 1; fi
+  return 0
+}
+timed() {  # timed PART: run it; its time when it took a second or more
+  local start=$SECONDS rc=0
+  bash "$1" || rc=$?
+  if [ $((SECONDS - start)) -ge 1 ]; then echo "setup: ${1##*/} took $((SECONDS - start)) s"; fi
+  return "$rc"
+}
+apart_pids=()
+apart_logs=()
 for part in scripts/setup.d/*.sh; do
-  [ -e "$part" ] || continue
-  if [ "$train" = 0 ] && grep -q '^# setup.d: train' "$part"; then
-    continue
-  fi
-  if [ "$test" = 0 ] && grep -q '^# setup.d: test' "$part"; then
-    continue
-  fi
-  bash "$part"
+  wanted "$part" && grep -q '^# setup.d: apart' "$part" || continue
+  log=$(mktemp)
+  timed "$part" >"$log" 2>&1 &
+  apart_pids+=("$!")
+  apart_logs+=("$log")
 done
+for part in scripts/setup.d/*.sh; do
+  wanted "$part" && ! grep -q '^# setup.d: apart' "$part" || continue
+  timed "$part"
+done
+failed=0
+for i in "${!apart_pids[@]}"; do
+  if wait "${apart_pids[$i]}"; then cat "${apart_logs[$i]}"; else cat "${apart_logs[$i]}" >&2; failed=1; fi
+  rm -f "${apart_logs[$i]}"
+done
+[ "$failed" = 0 ] || { echo "setup: a part that ran apart failed (its output is above)" >&2; exit 1; }

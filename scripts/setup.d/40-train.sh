@@ -7,5 +7,5 @@ if .venv/bin/python -c 'import torch, monarch.actor, transformers' 2>/dev/null; 
   exit 0
 fi
 echo "setup: installing the train extra (torch, torchmonarch, transformers) into .venv"
-flock /tmp/pip.lock .venv/bin/python -m pip install -q --disable-pip-version-check \
+flock .venv/.pip.lock .venv/bin/python -m pip install -q --disable-pip-version-check \
   "torch==2.13.0" "torchmonarch==0.7.0" "transformers>=4.56"

@@ -8,5 +8,5 @@ if .venv/bin/python -c 'import tensorboard' 2>/dev/null; then
   exit 0
 fi
 echo "setup: installing tensorboard into .venv (keeps torch 2.13.0)"
-flock /tmp/pip.lock .venv/bin/python -m pip install -q --disable-pip-version-check \
+flock .venv/.pip.lock .venv/bin/python -m pip install -q --disable-pip-version-check \
   "tensorboard>=2.16" "torch==2.13.0"

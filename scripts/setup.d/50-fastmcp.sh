@@ -12,7 +12,7 @@ if .venv/bin/python -c 'import fastmcp' 2>/dev/null; then
 fi
 echo "setup: installing $want into .venv (upstream-style MCP env tests)"
 log=$(mktemp)
-if ! flock /tmp/pip.lock .venv/bin/python -m pip install -q --disable-pip-version-check "$want" >"$log" 2>&1; then
+if ! flock .venv/.pip.lock .venv/bin/python -m pip install -q --disable-pip-version-check "$want" >"$log" 2>&1; then
   cat "$log" >&2; rm -f "$log"; echo "setup: installing $want failed" >&2; exit 1
 fi
 rm -f "$log"

@@ -87,3 +87,37 @@ def test_setup_runs_the_training_parts_only_for_extras_with_training(
     assert (tmp_path / "plain.ran").exists()
     assert (tmp_path / "train.ran").exists() is train_ran
     assert (tmp_path / "test.ran").exists() is test_ran
+
+
+def _scratch_setup(tmp_path: Path, parts: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """scripts/setup.sh (dev extras) in a scratch tree with these setup.d parts and a stub .venv."""
+    (tmp_path / "scripts" / "setup.d").mkdir(parents=True)
+    shutil.copy(ROOT / "scripts" / "setup.sh", tmp_path / "scripts" / "setup.sh")
+    for name, body in parts.items():
+        (tmp_path / "scripts" / "setup.d" / name).write_text(f"#!/usr/bin/env bash\n{body}")
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    (tmp_path / "envs" / "e").mkdir(parents=True)
+    (tmp_path / "envs" / "e" / "pyproject.toml").write_text("[project]\nname = 'e'\n")
+    stub = tmp_path / ".venv" / "bin" / "python"
+    stub.parent.mkdir(parents=True)
+    stub.write_text("#!/bin/sh\nexit 0\n")
+    stub.chmod(0o755)
+    env = {**os.environ, "OPENENV_EXTRAS": "dev"}
+    return subprocess.run(["bash", "scripts/setup.sh"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_an_apart_part_runs_beside_the_others_and_its_failure_fails_setup(tmp_path: Path) -> None:
+    """A part marked apart starts before the others and runs while they do: the ordered
+    part 10 waits for a file that only the apart part 90 writes."""
+    wait_for_apart = "for i in $(seq 200); do [ -e apart.ran ] && exit 0; sleep 0.05; done; exit 7\n"
+    done = _scratch_setup(tmp_path / "ok", {
+        "10-ordered.sh": wait_for_apart,
+        "90-apart.sh": "# setup.d: apart\necho from-apart; touch apart.ran\n",
+    })
+    assert done.returncode == 0, done.stderr
+    assert "from-apart" in done.stdout  # its output is shown when it ends
+    failed = _scratch_setup(tmp_path / "bad", {"90-apart.sh": "# setup.d: apart\necho why >&2; exit 3\n"})
+    assert failed.returncode == 1
+    assert "why" in failed.stderr
+    assert "a part that ran apart failed" in failed.stderr
