@@ -53,15 +53,16 @@ def test_max_tokens_that_fill_the_context_alone_are_lowered(tiny: LocalModel) ->
 def test_an_eval_run_past_the_context_plays_and_says_so(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The tiny preset (256 tokens) with max_tokens=250: every prompt is cut; the CLI run
-    finishes without an error and ends with one warning line."""
+    """The tiny preset (256 tokens) on the coding env, whose prompts (with the tools) are
+    longer: every prompt is cut; the CLI run finishes without an error and ends with one
+    warning line."""
     out = tmp_path / "run"
     code = eval_main(
         [
             "run",
-            str(ROOT / "envs" / "echo_env"),
+            str(ROOT / "envs" / "coding_env"),
             "--policy",
-            "local:tiny?max_tokens=250",
+            "local:tiny?max_tokens=4",
             "--count",
             "2",
             "--max-turns",
@@ -82,9 +83,9 @@ def test_an_eval_run_past_the_context_plays_and_says_so(
         [warning] = turn.warnings
         assert "exceed the model's context of 256 tokens" in warning
         assert turn.token_ids
-        assert len(turn.token_ids) == len(turn.logprobs or []) <= 250
+        assert len(turn.token_ids) == len(turn.logprobs or []) <= 4
     assert all(t.warnings == len(t.turns) for t in trajectories)
-    assert all(t.prompt_tokens == 6 for t in trajectories)  # 256 - 250
+    assert all(t.prompt_tokens == 252 for t in trajectories)  # 256 - 4
     results = json.loads((out / "results.json").read_text())
     assert results["warnings"] == 2
     [line] = [x for x in captured.err.splitlines() if x.startswith("openenv eval: warning:")]
