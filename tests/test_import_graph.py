@@ -38,12 +38,12 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "k8s": frozenset({"base", "containers", "client"}),
     "server": frozenset({"base", "tasks", "gym", "sandbox", "verifiers"}),
     "mcp": frozenset({"base", "containers", "server"}),
-    "harness": frozenset({"base", "server", "capture"}),
+    "harness": frozenset({"base", "containers", "server", "capture"}),
     "train": frozenset({"base", "client", "containers", "mcp"}),
     "policy": frozenset({"base", "train"}),
     "eval": frozenset({"base", "client", "containers", "hub", "server", "policy", "rewards", "harness"}),
     "agentrl": frozenset({"base", "client", "capture", "server", "train", "policy"}),
-    "authoring": frozenset({"base", "eval"}),
+    "authoring": frozenset({"base", "containers", "server", "eval"}),  # the build recipe; an env class
     "cli": frozenset(
         {"base", "authoring", "capture", "containers", "eval", "hub", "k8s", "mcp", "policy", "sandbox"}
         | {"server", "train", "catalog", "verifiers", "agentrl"}

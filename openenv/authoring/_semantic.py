@@ -11,7 +11,6 @@ its ``oracle``, ``null`` and ``random`` policies, plus the reward-hacking probes
 from __future__ import annotations
 
 import json
-import tempfile
 import time
 from collections import defaultdict
 from typing import Any
@@ -19,6 +18,7 @@ from typing import Any
 from .._vmanifest import ValidationBlock
 from ._checks import Context
 from ._hacking import PY, READ_PROBES, ProbeResult, action_kind, list_tasks, run_probes
+from ._play import play
 from ._policy import NOT_APPLICABLE, CheckStatus
 from ._semantic_replay import SecondServer, canary_floor, verifier_portability
 from ._vreport import Results
@@ -31,40 +31,6 @@ _WHERE = {
     "open files and pipes, memory",
     "read_answers": "the disk and the environment variables",
 }
-
-
-def play(
-    url: str,
-    policy: str,
-    *,
-    count: int | None,
-    ids: tuple[str, ...] = (),
-    samples: int = 1,
-    max_turns: int = 30,
-    episode_timeout_s: float = 600.0,
-    seed: int = 0,
-    concurrency: int = 2,
-) -> list[Any]:
-    """Every trajectory of ``policy`` on the first ``count`` tasks (None: every task), or
-    on the tasks ``ids`` names (``openenv.eval``)."""
-    from ..eval import EvalConfig, load_trajectories, run_eval
-
-    with tempfile.TemporaryDirectory(prefix="openenv-validate-") as out:
-        cfg = EvalConfig(
-            env=url,
-            policy=policy,
-            out=out,
-            count=count,
-            ids=ids,
-            samples=samples,
-            concurrency=concurrency,
-            max_turns=max_turns,
-            episode_timeout_s=episode_timeout_s,
-            retries=0,
-            seed=seed,
-        )
-        run_eval(cfg)
-        return load_trajectories(out)
 
 
 def _play_oracle(ctx: Context, count: int | None, turns: int, timeout_s: float) -> tuple[list[Any], int, int]:

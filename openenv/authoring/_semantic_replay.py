@@ -22,6 +22,7 @@ from typing import Any
 from .._exceptions import ProbeError
 from .._vmanifest import ValidationBlock
 from ._checks import Context
+from ._play import play
 from ._policy import NOT_APPLICABLE, CheckStatus
 from ._vreport import Results
 
@@ -87,8 +88,6 @@ def verifier_portability(
     results: Results,
 ) -> None:
     """``first``: the trajectories of ``policy`` on this server, played again on ``second``."""
-    from ._semantic import play
-
     if second.target is None:
         results.add(
             "semantic.verifier_portability",

@@ -23,8 +23,9 @@ from typing import Any
 
 from .._vmanifest import ValidationBlock
 from ._checks import Context
+from ._play import play
 from ._policy import NOT_APPLICABLE, CheckStatus
-from ._semantic import NO_SOLUTION, declared_steps, play
+from ._semantic import NO_SOLUTION, declared_steps
 from ._vreport import Results
 
 #: Below this, two float rewards are the same.
