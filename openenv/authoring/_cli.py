@@ -104,9 +104,7 @@ def add_commands(sub: Any) -> None:
     p.add_argument(
         "--action", action="append", metavar="JSON", help="action to step with (repeat; default from schema)"
     )
-    p.add_argument(
-        "--deterministic", action="store_true", help="fail if equal seeds give different replies"
-    )
+    p.add_argument("--deterministic", action="store_true", help="fail if equal seeds give different replies")
     p.add_argument("--max-steps", type=int, default=5, help="longest episode to run (default 5)")
     p.add_argument("--timeout", type=float, default=10.0, help="seconds per request (default 10)")
     p.add_argument("--token", help="bearer token, e.g. for a private Hugging Face Space")
