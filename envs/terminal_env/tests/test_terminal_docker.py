@@ -78,8 +78,9 @@ def _digest_in(client: Any, tag: str) -> str:
     return bytes(out).decode().strip()
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def env(image: str) -> Iterator[Any]:
+    """One container for both tests (each starts its own episode with reset)."""
     options = {"cpus": 1, "memory": "1g", "start_timeout_s": 120}
     with EnvClient.from_docker_image(image, MODELS, provider_options=options, timeout_s=60) as client:
         yield client
