@@ -100,6 +100,8 @@ class WorkerPool:
             try:
                 worker = self._factory()
             except Exception:
+                if self._closed:  # the env closed under a worker still starting: no failure
+                    return
                 failures += 1
                 log.exception("coding env: starting a pooled worker failed")
                 with self._cond:

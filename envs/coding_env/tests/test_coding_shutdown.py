@@ -218,3 +218,27 @@ def _close_while_starting(slow: Path) -> None:
     assert took < 10.0, took  # the start would take 60 s
     assert sandbox.closed
     assert not sandbox.root.exists()
+
+
+def test_a_worker_still_starting_when_the_pool_closes_is_not_logged_as_a_failure(caplog) -> None:
+    """The env closing under a starting worker makes its start fail: that is the close,
+    not a failure to report (every short ``openenv eval run`` printed a traceback)."""
+    import logging
+    import threading
+
+    from coding_env._pool import WorkerPool
+
+    entered, release = threading.Event(), threading.Event()
+
+    def factory():
+        entered.set()
+        release.wait(10)
+        raise RuntimeError("the runtime closed under this worker")
+
+    pool = WorkerPool(factory, 1).start()
+    assert entered.wait(10)
+    with caplog.at_level(logging.ERROR, logger="coding_env._pool"):
+        pool.stop()
+        release.set()
+        pool.close()
+    assert not [r for r in caplog.records if "starting a pooled worker failed" in r.getMessage()]
