@@ -143,9 +143,12 @@ class Worker:
             timed_out = reply is None
             if timed_out:  # again every 50 ms: one sent before the cell began is dropped
                 end = time.monotonic() + grace_s
-                while reply is None and time.monotonic() < end:
-                    self.interrupt()
-                    reply = self._recv(seq, min(end, time.monotonic() + 0.05))
+                try:
+                    while reply is None and time.monotonic() < end:
+                        self.interrupt()
+                        reply = self._recv(seq, min(end, time.monotonic() + 0.05))
+                except WorkerLost as lost:  # lost while being interrupted: the cell still overran
+                    raise WorkerLost(str(lost), timed_out=True) from None
             if reply is None:
                 self.close()
                 raise WorkerLost(

@@ -167,7 +167,14 @@ class Worker:
             if got is None:
                 os._exit(0)  # the parent is gone
             tag, msg = got
-            reply = self.run_cell(str(msg.get("code", "")), msg.get("count"))
+            try:
+                reply = self.run_cell(str(msg.get("code", "")), msg.get("count"))
+            except KeyboardInterrupt:  # a second interrupt that landed as the cell ended
+                self.running = False
+                sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
+                reply = {"op": "result", "stdout": "", "stderr": "", "stdout_omitted_bytes": 0,
+                         "stderr_omitted_bytes": 0, "result": None,
+                         "exception": {"type": "KeyboardInterrupt", "message": "", "traceback": ""}}
             if os.getpid() != self.pid:
                 os._exit(0)  # a process the cell forked: only the worker answers
             self.channel.send(reply, tag)

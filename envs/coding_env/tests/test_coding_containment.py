@@ -185,3 +185,14 @@ def test_worker_exit_is_seen_while_a_child_holds_its_pipes(rt):
         bystander_ok(bystander)
         attacker.close()
         bystander.close()
+
+
+def test_a_cell_past_its_time_whose_worker_dies_on_the_interrupt_is_a_timeout(pair):
+    # the worker is lost while being interrupted (here it exits on the interrupt; under
+    # load two interrupts could land as the cell ended): the cell still overran its time
+    attacker, bystander = pair
+    code = "import os, time\ntry:\n    time.sleep(30)\nexcept KeyboardInterrupt:\n    os._exit(1)"
+    obs = run(attacker, code)
+    assert obs.state_lost is True
+    assert obs.timed_out is True
+    bystander_ok(bystander)
