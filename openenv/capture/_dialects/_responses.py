@@ -186,45 +186,20 @@ class OpenAIResponses:
                     content_index=0,
                     part=part,
                 )
-            elif item["type"] == "custom_tool_call":
+            else:  # a tool call: custom (free-form input) or function (JSON arguments)
+                custom = item["type"] == "custom_tool_call"
+                field = "input" if custom else "arguments"
+                kind = "custom_tool_call_input" if custom else "function_call_arguments"
                 yield ev(
                     "response.output_item.added",
                     output_index=n,
-                    item={**item, "input": "", "status": "in_progress"},
+                    item={**item, field: "", "status": "in_progress"},
                 )
-                for piece in pieces(item["input"]):
-                    yield ev(
-                        "response.custom_tool_call_input.delta",
-                        output_index=n,
-                        item_id=item["id"],
-                        delta=piece,
-                    )
-                yield ev(
-                    "response.custom_tool_call_input.done",
-                    output_index=n,
-                    item_id=item["id"],
-                    input=item["input"],
-                )
-            else:
-                yield ev(
-                    "response.output_item.added",
-                    output_index=n,
-                    item={**item, "arguments": "", "status": "in_progress"},
-                )
-                for piece in pieces(item["arguments"]):
-                    yield ev(
-                        "response.function_call_arguments.delta",
-                        output_index=n,
-                        item_id=item["id"],
-                        delta=piece,
-                    )
-                yield ev(
-                    "response.function_call_arguments.done",
-                    output_index=n,
-                    item_id=item["id"],
-                    arguments=item["arguments"],
-                    name=item["name"],
-                )
+                for piece in pieces(item[field]):
+                    yield ev(f"response.{kind}.delta", output_index=n, item_id=item["id"], delta=piece)
+                named = {} if custom else {"name": item["name"]}
+                done = {field: item[field], **named}
+                yield ev(f"response.{kind}.done", output_index=n, item_id=item["id"], **done)
             yield ev("response.output_item.done", output_index=n, item=item)
         yield ev("response.completed", response=self.reply(chat, body))
 
