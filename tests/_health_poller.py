@@ -11,14 +11,41 @@ lock (dozens of attacking client threads there) nor its wait for a CPU on a load
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
+import math
+import subprocess
 import sys
 import threading
 import time
 import urllib.parse
+from collections.abc import Iterator
+from pathlib import Path
 
 from openenv.server._priority import favour_loop_thread
+
+
+@contextlib.contextmanager
+def health_polls(url: str, out: list[float]) -> Iterator[None]:
+    """/health every 50 ms from this script in a process of its own, into ``out`` at the
+    end (a failed poll: infinity). Polled from the test process, a poll waited for that
+    process's interpreter lock, held in turn by the attacking clients' threads: up to
+    50 ms on a loaded host that the server (perf sched) had answered in 2."""
+    proc = subprocess.Popen(
+        [sys.executable, str(Path(__file__).resolve()), url, "0.05"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "ready"  # polling from now on
+        yield
+    finally:
+        answered, _ = proc.communicate("", timeout=60)
+        out += [math.inf if s is None else s for s in json.loads(answered)]
 
 
 def main() -> None:

@@ -28,15 +28,11 @@ CPU to die; the loop thread also runs first (openenv/server/_priority.py).
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -47,6 +43,7 @@ from coding_env import MODELS, CodeAction
 from test_coding_hostile import BIG_CELL, FLOOD, SLOW_SET, STOP_AFTER_REPLY, STOP_BEFORE_BIG_CALL
 
 from openenv import EnvClient
+from tests._health_poller import health_polls
 
 SESSIONS = int(os.environ.get("OPENENV_CHAOS_SESSIONS", "32"))
 VICTIM_P99_S = 0.050
@@ -58,7 +55,6 @@ QUIET_STEP_P99_S = 0.010  # the victim's p99 with no attack on a quiet machine i
 QUIET_HEALTH_S = 0.050
 
 Client = EnvClient[Any, Any, Any]
-POLLER = Path(__file__).resolve().parents[3] / "tests" / "_health_poller.py"
 
 
 def _attack(url: str, kind: int, stop: threading.Event, clients: list[Client]) -> None:
@@ -108,29 +104,6 @@ def _stop_attacks(stop: threading.Event, workers: list[threading.Thread], client
     for c in clients:
         with contextlib.suppress(Exception):  # a client of a stopped server
             c.close()
-
-
-@contextlib.contextmanager
-def health_polls(url: str, out: list[float]) -> Iterator[None]:
-    """/health every 50 ms, from a process of its own (``tests/_health_poller.py``: at
-    the server loop's priority, on one keep-alive connection), into ``out`` at the end.
-    Polled from this process, a poll waited for this process's interpreter lock, held
-    in turn by the 32 attacking clients' threads: up to 50 ms on a loaded host that the
-    server (perf sched) had answered in 2."""
-    proc = subprocess.Popen(
-        [sys.executable, str(POLLER), url, "0.05"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        assert proc.stdout is not None
-        assert proc.stdout.readline().strip() == "ready"  # polling from now on
-        yield
-    finally:
-        answered, _ = proc.communicate("", timeout=60)
-        out += [float("inf") if s is None else s for s in json.loads(answered)]
 
 
 def _look(tracker: Tracker, stop: threading.Event) -> None:

@@ -17,13 +17,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import math
 import os
-import subprocess
-import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +32,7 @@ from terminal_env import MODELS, RunAction
 from openenv import AsyncEnvClient
 from openenv.sandbox._cgroup import cgroup_host
 from openenv.sandbox._sandbox import default_root
+from tests._health_poller import health_polls
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -48,7 +45,6 @@ STEP_P99_MS, HEALTH_MAX_MS = 50.0, 100.0
 #: here, the idle p99 at 45-93 ms) a latency bound measures the machine, not the server.
 QUIET_STEP_P99_MS, QUIET_HEALTH_MAX_MS = 10.0, 50.0
 STALL_S = 2.0
-POLLER = Path(__file__).resolve().parents[3] / "tests" / "_health_poller.py"
 
 
 def client(server: Any) -> AsyncEnvClient[Any, Any, Any]:
@@ -107,26 +103,6 @@ async def victim(
             assert (await http.get("/health")).status_code == 200
             health.append(time.perf_counter() - start)
     return steps, health
-
-
-@contextlib.contextmanager
-def health_polls(url: str, out: list[float]) -> Iterator[None]:
-    """/health every 50 ms from a process of its own (``tests/_health_poller.py``), into
-    ``out`` at the end (a failed poll: infinity)."""
-    proc = subprocess.Popen(
-        [sys.executable, str(POLLER), url, "0.05"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        assert proc.stdout is not None
-        assert proc.stdout.readline().strip() == "ready"  # polling from now on
-        yield
-    finally:
-        answered, _ = proc.communicate("", timeout=60)
-        out += [math.inf if s is None else s for s in json.loads(answered)]
 
 
 def p99(samples: list[float]) -> float:
