@@ -153,7 +153,7 @@ class TaskSet:
 
     def get(self, index: int, split: str | None = None) -> Task:
         """The task at ``index`` of ``split``; ``TaskNotFound`` when out of range."""
-        name = split or self.default_split
+        name = self.default_split if split is None else split
         ds = self._split(name)
         if not 0 <= index < len(ds):
             raise TaskNotFound(
@@ -177,7 +177,7 @@ class TaskSet:
         self, split: str | None = None, start: int | None = None, stop: int | None = None
     ) -> list[Task]:
         """Tasks ``[start:stop]`` of ``split`` (Python slice bounds)."""
-        name = split or self.default_split
+        name = self.default_split if split is None else split
         ds = self._split(name)
         first, last, _ = slice(start, stop).indices(len(ds))
         if last <= first:
@@ -197,7 +197,7 @@ class TaskSet:
         opts = _options(options)
         if opts.task_id is not None:
             return self.by_id(opts.task_id, opts.split)
-        split = opts.split or self.default_split
+        split = self.default_split if opts.split is None else opts.split
         if opts.index is not None:
             return self.get(opts.index, split)
         n = self.num_tasks(split)
@@ -216,7 +216,7 @@ class TaskSet:
 
     def _split(self, split: str | None) -> Any:
         data = self._data()
-        name = split or self.default_split
+        name = self.default_split if split is None else split
         try:
             return data[name]
         except KeyError:
