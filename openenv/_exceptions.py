@@ -99,11 +99,32 @@ def _wire_safe(value: Any) -> Any:
     return value
 
 
+#: Each wire code's class, filled as the classes below are defined.
+WIRE_ERRORS: dict[ErrorCode, type[WireError]] = {}
+
+
 class WireError(OpenEnvError):
-    """An error that travels on the wire with a code, a message and extra fields."""
+    """An error that travels on the wire with a code, a message and extra fields.
+
+    A subclass names its code and HTTP status in its class line,
+    ``class X(WireError, code=ErrorCode.X, http_status=400)``, which also registers it in
+    ``WIRE_ERRORS`` (one class a code). A subclass without a code (upstream's names, say)
+    keeps its base's code and is not registered.
+    """
 
     code: ErrorCode = ErrorCode.SESSION_ERROR
     http_status: int = 500
+
+    def __init_subclass__(
+        cls, code: ErrorCode | None = None, http_status: int | None = None, **kwargs: Any
+    ) -> None:
+        super().__init_subclass__(**kwargs)
+        if code is None:
+            return
+        if code in WIRE_ERRORS or http_status is None:
+            raise TypeError(f"{cls.__name__}: wire code {code} taken, or no http_status")
+        cls.code, cls.http_status = code, http_status
+        WIRE_ERRORS[code] = cls
 
     def __init__(self, message: str, **details: Any) -> None:
         super().__init__(message)
@@ -119,95 +140,59 @@ class WireError(OpenEnvError):
         return f"{type(self).__name__}({self.message!r}, code={self.code.value})"
 
 
-class InvalidJSON(WireError):
-    """The frame could not be decoded."""
-
-    code = ErrorCode.INVALID_JSON
-    http_status = 422  # as FastAPI answers a body that is not JSON (upstream)
+class InvalidJSON(WireError, code=ErrorCode.INVALID_JSON, http_status=422):
+    """The frame could not be decoded (422: as FastAPI answers a body that is not JSON, as upstream)."""
 
 
-class UnknownMessageType(WireError):
+class UnknownMessageType(WireError, code=ErrorCode.UNKNOWN_TYPE, http_status=400):
     """The message ``type`` is not one the server knows."""
 
-    code = ErrorCode.UNKNOWN_TYPE
-    http_status = 400
 
-
-class ValidationFailed(WireError):
+class ValidationFailed(WireError, code=ErrorCode.VALIDATION_ERROR, http_status=422):
     """A message or action failed validation; ``details["errors"]`` lists why."""
 
-    code = ErrorCode.VALIDATION_ERROR
-    http_status = 422
 
-
-class ExecutionError(WireError):
+class ExecutionError(WireError, code=ErrorCode.EXECUTION_ERROR, http_status=500):
     """The environment raised while handling the request."""
 
-    code = ErrorCode.EXECUTION_ERROR
-    http_status = 500
 
-
-class CapacityReached(WireError):
+class CapacityReached(WireError, code=ErrorCode.CAPACITY_REACHED, http_status=503):
     """Every session slot is taken."""
 
-    code = ErrorCode.CAPACITY_REACHED
-    http_status = 503
 
-
-class QuotaExceeded(CapacityReached):
+class QuotaExceeded(CapacityReached, code=ErrorCode.QUOTA_EXCEEDED, http_status=429):
     """This client (by peer address) already holds its quota of sessions
     (``max_sessions_per_client``); other clients still get theirs."""
 
-    code = ErrorCode.QUOTA_EXCEEDED
-    http_status = 429
 
-
-class FactoryError(WireError):
+class FactoryError(WireError, code=ErrorCode.FACTORY_ERROR, http_status=500):
     """The environment could not be constructed for a new session."""
 
-    code = ErrorCode.FACTORY_ERROR
-    http_status = 500
 
-
-class SessionError(WireError):
+class SessionError(WireError, code=ErrorCode.SESSION_ERROR, http_status=409):
     """A session-level failure."""
 
-    code = ErrorCode.SESSION_ERROR
-    http_status = 409
 
-
-class ResetRequired(SessionError):
+class ResetRequired(SessionError, code=ErrorCode.RESET_REQUIRED, http_status=409):
     """``step`` or ``state`` was called before the first ``reset``."""
 
-    code = ErrorCode.RESET_REQUIRED
-    http_status = 409
 
-
-class SessionClosed(SessionError):
+class SessionClosed(SessionError, code=ErrorCode.SESSION_CLOSED, http_status=410):
     """The session was closed (by the client, the idle reaper or a crash)."""
 
-    code = ErrorCode.SESSION_CLOSED
-    http_status = 410
 
-
-class SessionNotFound(SessionError):
+class SessionNotFound(SessionError, code=ErrorCode.SESSION_NOT_FOUND, http_status=404):
     """No session has this id."""
 
-    code = ErrorCode.SESSION_NOT_FOUND
-    http_status = 404
 
-
-class SessionBusy(SessionError):
+class SessionBusy(SessionError, code=ErrorCode.SESSION_BUSY, http_status=409):
     """The session is still running another call; this request was not applied.
 
     ``details["applied"]`` is False: retrying later is safe.
     """
 
-    code = ErrorCode.SESSION_BUSY
-    http_status = 409
 
-
-class DeadlineExceeded(WireError):
+class DeadlineExceeded(WireError, code=ErrorCode.DEADLINE_EXCEEDED, http_status=504):
     """The env call overran its deadline.
 
     ``details``: ``timeout_s``; ``session_closed`` (True when the env could not be
@@ -215,41 +200,26 @@ class DeadlineExceeded(WireError):
     cut off part-way: the action may have been applied).
     """
 
-    code = ErrorCode.DEADLINE_EXCEEDED
-    http_status = 504
 
-
-class TaskNotFound(WireError):
+class TaskNotFound(WireError, code=ErrorCode.TASK_NOT_FOUND, http_status=404):
     """No task has this id or index, or the task set has no such split.
 
     ``details``: ``split`` and, when given, ``task_id`` or ``index``.
     """
 
-    code = ErrorCode.TASK_NOT_FOUND
-    http_status = 404
 
-
-class FrameTooLarge(WireError):
+class FrameTooLarge(WireError, code=ErrorCode.FRAME_TOO_LARGE, http_status=413):
     """A frame, or an HTTP request body, exceeded the size limit."""
 
-    code = ErrorCode.FRAME_TOO_LARGE
-    http_status = 413
 
-
-class Unauthorized(WireError):
+class Unauthorized(WireError, code=ErrorCode.UNAUTHORIZED, http_status=401):
     """The server wants a bearer token (``openenv serve --auth-token``) and the request
     had none or another one. Clients pass theirs as ``token=`` (or ``OPENENV_AUTH_TOKEN``)."""
 
-    code = ErrorCode.UNAUTHORIZED
-    http_status = 401
 
-
-class Forbidden(WireError):
+class Forbidden(WireError, code=ErrorCode.FORBIDDEN, http_status=403):
     """A browser page of another origin, or a ``Host`` the server does not answer to (DNS
     rebinding), was refused (``--allowed-origins``, ``--allowed-hosts``)."""
-
-    code = ErrorCode.FORBIDDEN
-    http_status = 403
 
 
 class TransportError(OpenEnvError):
@@ -396,30 +366,6 @@ class MissingExtra(OpenEnvError, ImportError):
         self.feature = feature
         self.extra = extra
         self.module = module
-
-
-WIRE_ERRORS: dict[ErrorCode, type[WireError]] = {
-    cls.code: cls
-    for cls in (
-        InvalidJSON,
-        UnknownMessageType,
-        ValidationFailed,
-        ExecutionError,
-        CapacityReached,
-        FactoryError,
-        SessionError,
-        ResetRequired,
-        SessionClosed,
-        SessionNotFound,
-        SessionBusy,
-        DeadlineExceeded,
-        TaskNotFound,
-        FrameTooLarge,
-        QuotaExceeded,
-        Unauthorized,
-        Forbidden,
-    )
-}
 
 
 def frame_too_large(limit: int | None = None) -> FrameTooLarge:

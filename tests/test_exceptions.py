@@ -5,53 +5,37 @@ from __future__ import annotations
 import pytest
 
 import openenv
+from openenv import _exceptions as ex
 from openenv._exceptions import (
     WIRE_ERRORS,
-    CapacityReached,
     ConnectError,
     ConnectionClosed,
-    DeadlineExceeded,
     ErrorCode,
-    ExecutionError,
-    FactoryError,
-    Forbidden,
-    FrameTooLarge,
-    InvalidJSON,
     OpenEnvError,
-    QuotaExceeded,
     RequestTimeout,
-    ResetRequired,
-    SessionBusy,
-    SessionClosed,
-    SessionError,
-    SessionNotFound,
-    TaskNotFound,
     TransportError,
-    Unauthorized,
-    UnknownMessageType,
-    ValidationFailed,
     WireError,
     error_from_wire,
 )
 
 EXPECTED = {
-    "INVALID_JSON": (InvalidJSON, 422),  # FastAPI answers a non-JSON body with 422 (upstream)
-    "UNKNOWN_TYPE": (UnknownMessageType, 400),
-    "VALIDATION_ERROR": (ValidationFailed, 422),
-    "EXECUTION_ERROR": (ExecutionError, 500),
-    "CAPACITY_REACHED": (CapacityReached, 503),
-    "FACTORY_ERROR": (FactoryError, 500),
-    "SESSION_ERROR": (SessionError, 409),
-    "RESET_REQUIRED": (ResetRequired, 409),
-    "SESSION_CLOSED": (SessionClosed, 410),
-    "SESSION_NOT_FOUND": (SessionNotFound, 404),
-    "FRAME_TOO_LARGE": (FrameTooLarge, 413),
-    "SESSION_BUSY": (SessionBusy, 409),
-    "DEADLINE_EXCEEDED": (DeadlineExceeded, 504),
-    "TASK_NOT_FOUND": (TaskNotFound, 404),
-    "QUOTA_EXCEEDED": (QuotaExceeded, 429),
-    "UNAUTHORIZED": (Unauthorized, 401),
-    "FORBIDDEN": (Forbidden, 403),
+    "INVALID_JSON": (ex.InvalidJSON, 422),  # FastAPI answers a non-JSON body with 422 (upstream)
+    "UNKNOWN_TYPE": (ex.UnknownMessageType, 400),
+    "VALIDATION_ERROR": (ex.ValidationFailed, 422),
+    "EXECUTION_ERROR": (ex.ExecutionError, 500),
+    "CAPACITY_REACHED": (ex.CapacityReached, 503),
+    "FACTORY_ERROR": (ex.FactoryError, 500),
+    "SESSION_ERROR": (ex.SessionError, 409),
+    "RESET_REQUIRED": (ex.ResetRequired, 409),
+    "SESSION_CLOSED": (ex.SessionClosed, 410),
+    "SESSION_NOT_FOUND": (ex.SessionNotFound, 404),
+    "FRAME_TOO_LARGE": (ex.FrameTooLarge, 413),
+    "SESSION_BUSY": (ex.SessionBusy, 409),
+    "DEADLINE_EXCEEDED": (ex.DeadlineExceeded, 504),
+    "TASK_NOT_FOUND": (ex.TaskNotFound, 404),
+    "QUOTA_EXCEEDED": (ex.QuotaExceeded, 429),
+    "UNAUTHORIZED": (ex.Unauthorized, 401),
+    "FORBIDDEN": (ex.Forbidden, 403),
 }
 
 
@@ -59,6 +43,26 @@ def test_every_code_has_exactly_one_class():
     assert {c.value for c in ErrorCode} == set(EXPECTED)
     assert set(WIRE_ERRORS) == set(ErrorCode)
     assert len(set(WIRE_ERRORS.values())) == len(ErrorCode)
+
+
+
+def test_a_subclass_without_a_code_keeps_its_base_code_and_is_not_registered():
+    before = dict(WIRE_ERRORS)
+
+    class Mine(ex.CapacityReached):  # as upstream's SessionCapacityError
+        pass
+
+    assert (Mine.code, Mine.http_status) == (ErrorCode.CAPACITY_REACHED, 503)
+    assert before == WIRE_ERRORS
+
+
+def test_a_second_class_for_a_code_or_one_without_a_status_is_refused():
+    with pytest.raises(TypeError, match="taken"):
+
+        class Again(WireError, code=ErrorCode.INVALID_JSON, http_status=400):
+            pass
+
+    assert WIRE_ERRORS[ErrorCode.INVALID_JSON] is ex.InvalidJSON
 
 
 @pytest.mark.parametrize("code", sorted(EXPECTED))
