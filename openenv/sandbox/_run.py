@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import subprocess
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from . import _procs
@@ -81,3 +83,25 @@ async def run_process(
         stdout_omitted=out.omitted,
         stderr_omitted=err.omitted,
     )
+
+
+async def spawn_and_run(
+    spawn: Callable[..., Awaitable[asyncio.subprocess.Process]],
+    groups: set[int],
+    *,
+    input: bytes | None,
+    timeout_s: float | None,
+    output_limit: int,
+) -> Completed:
+    """``spawn(stdin=, stdout=, stderr=)`` with pipes, ``run_process`` it, then kill its
+    group and drop its pid from ``groups`` (the spawner's live process groups)."""
+    proc = await spawn(
+        stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        return await run_process(proc, input=input, timeout_s=timeout_s, output_limit=output_limit)
+    finally:
+        _procs.kill_group(proc.pid)
+        groups.discard(proc.pid)

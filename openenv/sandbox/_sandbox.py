@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import resource
 import secrets
@@ -19,7 +20,7 @@ from .._exceptions import SandboxError, SandboxUnavailable
 from . import _cgroup, _fairness, _procs, _tmpfs
 from ._bwrap import INNER_TMP, INNER_WORKDIR, bwrap_argv, bwrap_works, has_disable_userns
 from ._config import Isolation, Limits, SandboxConfig, SandboxLevel
-from ._run import Completed, run_process
+from ._run import Completed, spawn_and_run
 from ._seccomp import current_arch, filter_file, launcher_prefix
 
 _MARKER = "OPENENV_SANDBOX_ID"
@@ -292,21 +293,10 @@ class Sandbox:
         and last ``output_limit / 2`` bytes.
         """
         limit = timeout_s if timeout_s is not None else self.config.limits.wall_s
-        proc = await self.spawn(
-            argv,
-            cwd=cwd,
-            env=env,
-            binds=binds,
-            ro_binds=ro_binds,
-            stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+        spawn = functools.partial(self.spawn, argv, cwd=cwd, env=env, binds=binds, ro_binds=ro_binds)
+        return await spawn_and_run(
+            spawn, self._groups, input=input, timeout_s=limit, output_limit=output_limit
         )
-        try:
-            return await run_process(proc, input=input, timeout_s=limit, output_limit=output_limit)
-        finally:
-            _procs.kill_group(proc.pid)
-            self._groups.discard(proc.pid)
 
     def repin(self) -> None:
         """Pin to the least used cores now: call it when a sandbox made ahead of time

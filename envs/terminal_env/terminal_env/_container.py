@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import secrets
 import shutil
 import subprocess
@@ -31,7 +32,7 @@ from typing import Any
 from openenv._exceptions import ExecutionError
 from openenv.sandbox import Completed, SessionLimits
 from openenv.sandbox._procs import kill_group
-from openenv.sandbox._run import run_process
+from openenv.sandbox._run import spawn_and_run
 
 from . import _disk
 from ._harbor import ImageSettings
@@ -284,19 +285,10 @@ class ContainerBox:
         """Run ``argv`` in the container to completion. Past ``timeout_s`` the client is
         killed and so is every process in the container (``kill``): the engine gives
         no other way to reach the one exec'd process."""
-        proc = await self.spawn(
-            argv,
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+        spawn = functools.partial(self.spawn, argv, cwd=cwd, env=env)
+        done = await spawn_and_run(
+            spawn, self._groups, input=input, timeout_s=timeout_s, output_limit=output_limit
         )
-        try:
-            done = await run_process(proc, input=input, timeout_s=timeout_s, output_limit=output_limit)
-        finally:
-            kill_group(proc.pid)
-            self._groups.discard(proc.pid)
         if done.timed_out:
             await asyncio.to_thread(self.kill)
         return done
