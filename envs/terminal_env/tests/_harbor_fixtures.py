@@ -70,6 +70,21 @@ def docker_base() -> str:
     return f"python:3.11-slim={LOCAL_BASE_IMAGE}" if local else ""
 
 
+def owned(owner: str) -> list[str]:
+    """Names of the containers and networks that carry the server's owner label ``owner``."""
+    from terminal_env._container import OWNER_LABEL
+
+    from openenv.containers._docker import docker_client
+
+    client = docker_client()
+    try:
+        found = client.containers.list(all=True, filters={"label": f"{OWNER_LABEL}={owner}"})
+        found += client.networks.list(filters={"label": f"{OWNER_LABEL}={owner}"})
+        return [x.name for x in found]
+    finally:
+        client.close()
+
+
 def copy_task(name: str, dest: Path, *, toml_extra: str = "", new_name: str | None = None) -> Path:
     """A copy of a test task under ``dest``, ``toml_extra`` appended to its task.toml."""
     out = dest / (new_name or name)
@@ -78,6 +93,20 @@ def copy_task(name: str, dest: Path, *, toml_extra: str = "", new_name: str | No
         with (out / "task.toml").open("a") as f:
             f.write("\n" + toml_extra)
     return out
+
+
+def compose_refusal(dest: Path, compose: str, new_name: str) -> str:
+    """Why a copy of ``api-count`` with ``compose`` as its docker-compose.yaml is not
+    served, beside an intact ``api-count`` that still is."""
+    from terminal_env._tasks import HarborTaskSet
+
+    copy_task("api-count", dest)
+    bad = copy_task("api-count", dest, new_name=new_name)
+    (bad / "environment" / "docker-compose.yaml").write_text(compose)
+    tasks = HarborTaskSet(dest)
+    tasks.load()
+    assert [tasks.get(i).id for i in range(tasks.num_tasks())] == ["api-count"]
+    return tasks.broken[new_name]
 
 
 @asynccontextmanager

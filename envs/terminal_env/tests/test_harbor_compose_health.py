@@ -11,10 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from _harbor_fixtures import copy_task, docker_base, sh, task_env
+from _harbor_fixtures import compose_refusal, copy_task, docker_base, owned, sh, task_env
 from terminal_env._compose_health import duration_s
 from terminal_env._harbor import TaskFormatError
-from terminal_env._tasks import HarborTaskSet
 
 from openenv._exceptions import ExecutionError
 
@@ -50,24 +49,9 @@ NEVER_HEALTHY = """services:
 """
 
 FETCH = (
-    "python3 -c \"import urllib.request;"
+    'python3 -c "import urllib.request;'
     " print(urllib.request.urlopen('http://api:8000/items', timeout=5).status)\""
 )
-
-
-def _owned(owner: str) -> list[str]:
-    """The containers and networks left with the env's owner label."""
-    from terminal_env._container import OWNER_LABEL
-
-    from openenv.containers._docker import docker_client
-
-    client = docker_client()
-    try:
-        found = client.containers.list(all=True, filters={"label": f"{OWNER_LABEL}={owner}"})
-        found += client.networks.list(filters={"label": f"{OWNER_LABEL}={owner}"})
-        return [x.name for x in found]
-    finally:
-        client.close()
 
 
 def test_durations_read_as_compose_writes_them() -> None:
@@ -92,15 +76,9 @@ def test_durations_read_as_compose_writes_them() -> None:
 def test_a_healthcheck_this_env_cannot_read_is_that_tasks_error(
     tmp_path: Path, healthcheck: str, says: str
 ) -> None:
-    copy_task("api-count", tmp_path)
-    bad = copy_task("api-count", tmp_path, new_name="bad-health")
-    (bad / "environment" / "docker-compose.yaml").write_text(
-        f"services:\n  api:\n    build: ./api\n    healthcheck: {healthcheck}\n"
-    )
-    tasks = HarborTaskSet(tmp_path)
-    tasks.load()
-    assert [tasks.get(i).id for i in range(tasks.num_tasks())] == ["api-count"]
-    assert says in tasks.broken["bad-health"], tasks.broken
+    compose = f"services:\n  api:\n    build: ./api\n    healthcheck: {healthcheck}\n"
+    why = compose_refusal(tmp_path, compose, "bad-health")
+    assert says in why, why
 
 
 @pytest.mark.docker
@@ -127,4 +105,4 @@ async def test_a_service_that_never_gets_healthy_fails_that_reset_and_leaves_not
         says = "service 'api' is unhealthy after 2 failed checks (the last check exited 1: not ready yet)"
         assert says in message
         assert "\n" not in message
-        assert _owned(env.resources.images.owner) == []  # its service and network went at once
+        assert owned(env.resources.images.owner) == []  # its service and network went at once

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 import pytest
-from _harbor_fixtures import copy_task, docker_base, sh, task_env
+from _harbor_fixtures import compose_refusal, copy_task, docker_base, owned, sh, task_env
 from terminal_env import TerminalEnv
 
 pytestmark = [pytest.mark.docker, pytest.mark.timeout(300)]
@@ -34,21 +34,6 @@ for addr in sys.argv[1:]:
         out[addr] = "unreachable"
     s.close()
 print(json.dumps(out))' """
-
-
-def _left(owner: str) -> list[str]:
-    """Names of the containers and networks that carry the server's owner label."""
-    from terminal_env._container import OWNER_LABEL
-
-    from openenv.containers._docker import docker_client
-
-    client = docker_client()
-    try:
-        found = client.containers.list(all=True, filters={"label": f"{OWNER_LABEL}={owner}"})
-        found += client.networks.list(filters={"label": f"{OWNER_LABEL}={owner}"})
-        return [x.name for x in found]
-    finally:
-        client.close()
 
 
 def _session(env: TerminalEnv) -> tuple[str, str]:
@@ -86,8 +71,8 @@ async def test_a_sessions_services_are_its_own_and_reach_nothing_else(tmp_path: 
         # docker0), the outside: nothing answers, not even with a refusal
         assert result == dict.fromkeys(targets, "unreachable"), result
         owner = a.resources.images.owner
-        assert len(_left(owner)) >= 6  # two sessions: a container, a service, a network each
-    assert _left(owner) == []  # the services and the networks went with the sessions
+        assert len(owned(owner)) >= 6  # two sessions: a container, a service, a network each
+    assert owned(owner) == []  # the services and the networks went with the sessions
 
 
 @pytest.mark.parametrize(
@@ -106,15 +91,8 @@ async def test_a_sessions_services_are_its_own_and_reach_nothing_else(tmp_path: 
 def test_a_compose_file_this_env_does_not_run_is_that_tasks_error(
     tmp_path: Path, compose: str, says: str
 ) -> None:
-    from terminal_env._tasks import HarborTaskSet
-
-    copy_task("api-count", tmp_path)
-    bad = copy_task("api-count", tmp_path, new_name="bad-compose")
-    (bad / "environment" / "docker-compose.yaml").write_text(compose)
-    tasks = HarborTaskSet(tmp_path)
-    tasks.load()
-    assert [tasks.get(i).id for i in range(tasks.num_tasks())] == ["api-count"]
-    assert says in tasks.broken["bad-compose"], tasks.broken
+    why = compose_refusal(tmp_path, compose, "bad-compose")
+    assert says in why, why
 
 
 async def test_a_service_image_the_engine_lacks_fails_that_reset_only(tmp_path: Path) -> None:
