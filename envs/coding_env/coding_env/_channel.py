@@ -22,6 +22,7 @@ import json
 import os
 import select
 import struct
+import subprocess
 import time
 from collections.abc import Callable
 from typing import Any
@@ -31,6 +32,9 @@ HEADER = struct.Struct(">IQ")
 CONTROL_MAX = 4096
 _CHUNK = 1 << 16
 _POLL_S = 0.25  # how often a wait checks that the process is still alive
+#: Stale frames (only a process that floods its channel sends any) are skipped unread;
+#: this many longest frames' worth of them in one wait break the channel.
+STALE_FRAMES = 4
 
 
 class ChannelBroken(Exception):
@@ -72,6 +76,20 @@ class Channel:
         self._skipping = 0  # what is left to skip of a stale body
         os.set_blocking(wfd, False)
         os.set_blocking(rfd, False)
+
+    @classmethod
+    def to_process(cls, proc: subprocess.Popen[bytes], *, max_frame: int) -> Channel:
+        """The channel over ``proc``'s stdin and stdout pipes (broken once it exits),
+        with up to ``STALE_FRAMES`` longest frames' worth of stale ones per wait."""
+        assert proc.stdin is not None
+        assert proc.stdout is not None
+        return cls(
+            proc.stdin.fileno(),
+            proc.stdout.fileno(),
+            max_frame=max_frame,
+            stale_limit=STALE_FRAMES * max_frame,
+            alive=lambda: proc.poll() is None,
+        )
 
     # ---- writing -----------------------------------------------------------------
     def send(self, frame: bytes, deadline: float) -> None:

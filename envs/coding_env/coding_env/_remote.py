@@ -29,9 +29,6 @@ from ._channel import encode as encode_frame
 #: C call that holds the interpreter throughout: 4 MiB held every session's event loop
 #: for 40-60 ms on a loaded 2-core machine, 1 MiB for a quarter of that.
 MAX_REPLY = 1 << 20
-#: Stale replies (only a solution that floods its channel sends any) are skipped
-#: unread; this many replies' worth in one wait and the test is lost.
-_STALE_FRAMES = 4
 _SOURCE = (
     resources.files("openenv.rewards").joinpath("_plain.py").read_text()
     + "\n\n"
@@ -67,15 +64,7 @@ class SolutionProcess:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
             )
-            assert self.proc.stdin is not None
-            assert self.proc.stdout is not None
-            self._channel = Channel(
-                self.proc.stdin.fileno(),
-                self.proc.stdout.fileno(),
-                max_frame=MAX_REPLY,
-                stale_limit=_STALE_FRAMES * MAX_REPLY,
-                alive=lambda: self.proc.poll() is None,
-            )
+            self._channel = Channel.to_process(self.proc, max_frame=MAX_REPLY)
         except BaseException:
             self.close()
             raise

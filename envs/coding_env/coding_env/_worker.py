@@ -17,9 +17,6 @@ from openenv.sandbox import Sandbox, SandboxConfig, SandboxError
 
 from ._channel import Channel, ChannelBroken, encode
 
-#: A reply is skipped unread when stale; this many replies' worth of them in one wait
-#: (only a worker that floods its channel sends any) and the worker is killed.
-_STALE_FRAMES = 4
 _WORKER_SOURCE = resources.files(__package__).joinpath("_worker_main.py").read_text()
 
 
@@ -105,15 +102,7 @@ class Worker:
             finally:
                 os.close(intr_r)
             os.set_blocking(self._intr, False)
-            assert self.proc.stdin is not None
-            assert self.proc.stdout is not None
-            self._channel = Channel(
-                self.proc.stdin.fileno(),
-                self.proc.stdout.fileno(),
-                max_frame=max_reply,
-                stale_limit=_STALE_FRAMES * max_reply,
-                alive=lambda: self.proc.poll() is None,
-            )
+            self._channel = Channel.to_process(self.proc, max_frame=max_reply)
             hello = self._recv(0, time.monotonic() + start_timeout_s)
             if hello is None or hello.get("op") != "ready":
                 raise WorkerLost(f"the worker did not start within {start_timeout_s:g} s")
