@@ -14,7 +14,7 @@ from pydantic_core import PydanticCustomError
 from openenv import Environment, Execution, ValidationFailed
 from openenv.tasks import TaskNotFound
 
-from ._families import FamilyTaskSet
+from ._families import COMPOSITE, FamilyTaskSet
 from .models import RGAction, RGObservation, RGOptions, RGState
 
 
@@ -28,18 +28,46 @@ def _dataset(family: str, size: int, seed: int, config_json: str) -> Any:
     """The family's dataset (its entries are generated on demand, from ``seed`` and the index)."""
     import reasoning_gym  # type: ignore[import-untyped]
 
-    if family not in families():
+    if family not in families() and family != COMPOSITE:
         shown = ", ".join(families()[:8])
         raise TaskNotFound(
             f"unknown reasoning-gym family {family!r} (known: {shown}, ...; {len(families())} in all)",
             family=family,
         )
+    config = json.loads(config_json)
+    if family == COMPOSITE:
+        config["datasets"] = _mix(config.get("datasets"))
     try:
-        return reasoning_gym.create_dataset(family, size=size, seed=seed, **json.loads(config_json))
+        return reasoning_gym.create_dataset(family, size=size, seed=seed, **config)
     except (TypeError, ValueError, AssertionError) as exc:  # unknown or out-of-range config fields
         raise TaskNotFound(
             f"invalid config for reasoning-gym family {family!r}: {exc}", family=family
         ) from None
+
+
+def _mix(specs: Any) -> list[Any]:
+    """``composite``'s ``datasets`` as JSON (``[{"name", "weight", "config"?}, ...]``, each
+    name a family) as reasoning-gym's ``DatasetSpec`` objects, which it alone takes."""
+    from reasoning_gym.composite import DatasetSpec  # type: ignore[import-untyped]
+
+    shape = TaskNotFound(
+        f"invalid config for reasoning-gym family {COMPOSITE!r}: it mixes other families: give "
+        'config={"datasets": [{"name": FAMILY, "weight": W, "config": {...}}, ...]}',
+        family=COMPOSITE,
+    )
+    if not isinstance(specs, list) or not specs or not all(isinstance(s, dict) for s in specs):
+        raise shape
+    out = []
+    for spec in specs:
+        if set(spec) - {"name", "weight", "config"} or not isinstance(spec.get("config", {}), dict):
+            raise shape
+        name, weight = spec.get("name"), spec.get("weight", 1.0)
+        if name not in families():
+            raise TaskNotFound(f"composite: {name!r} is not a reasoning-gym family to mix", family=COMPOSITE)
+        if isinstance(weight, bool) or not isinstance(weight, int | float):
+            raise TaskNotFound(f"composite: the weight of {name!r} is not a number", family=COMPOSITE)
+        out.append(DatasetSpec(name=name, weight=float(weight), config=dict(spec.get("config", {}))))
+    return out
 
 
 def dataset_of(options: RGOptions) -> Any:
@@ -147,4 +175,3 @@ def _by_task_id(options: RGOptions) -> RGOptions:
     if "family" in options.model_fields_set and options.family != options.task_id:
         raise TaskNotFound(f"task_id {options.task_id!r} and family {options.family!r} disagree: give one")
     return options.model_copy(update={"family": options.task_id})
-

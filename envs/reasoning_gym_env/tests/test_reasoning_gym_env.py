@@ -165,3 +165,32 @@ def test_a_task_api_id_picks_the_family(url: str) -> None:
             env.reset(seed=5, task_id="chain_sum", split="test")
         with pytest.raises(TaskNotFound, match="task_id 'chain_sum' and family 'leg_counting' disagree"):
             env.reset(seed=5, task_id="chain_sum", family="leg_counting")
+
+
+def test_every_listed_task_resets_and_composite_mixes_the_families_named(url: str) -> None:
+    """Each task the Task API lists starts an episode by its id alone (``composite`` was
+    listed and refused: it has no default mix); ``composite`` itself takes its mix as JSON
+    (reasoning-gym takes ``DatasetSpec`` objects only: dicts were a 500)."""
+    with httpx.Client(base_url=url, timeout=30) as http:
+        name = http.get("/list_environments").json()[0]
+        listed = [t["id"] for t in http.post(f"/{name}/tasks", json={"split": "train"}).json()["tasks"]]
+    assert "composite" not in listed
+    with EnvClient(url, MODELS) as env:
+        for task_id in listed:
+            assert env.reset(seed=1, task_id=task_id).observation.family == task_id
+        mix = [{"name": "chain_sum", "weight": 1}, {"name": "leg_counting", "weight": 2, "config": {}}]
+        specs = [reasoning_gym.composite.DatasetSpec(m["name"], m["weight"], m.get("config", {})) for m in mix]
+        expected = reasoning_gym.create_dataset("composite", size=20, seed=0, datasets=specs)[4]
+        first = env.reset(family="composite", size=20, index=4, config={"datasets": mix}).observation
+        assert first.prompt == expected["question"]
+        assert env.step(RGAction(answer=expected["answer"])).reward == 1.0
+        for bad, message in [
+            ({}, "it mixes other families"),
+            ({"datasets": [{"name": "composite", "weight": 1}]}, "'composite' is not a reasoning-gym family"),
+            ({"datasets": [{"name": "chain_sum", "weight": -1}]}, "Weight must be positive"),
+            ({"datasets": [{"name": "chain_sum", "weight": "x"}]}, "is not a number"),
+        ]:
+            with pytest.raises(TaskNotFound, match=message):
+                env.reset(family="composite", config=bad)
+        with pytest.raises(TaskNotFound, match="it mixes other families"):
+            env.reset(task_id="composite")
