@@ -46,3 +46,32 @@ def test_no_package_writes_its_own_getattr() -> None:
         if "def __getattr__" in p.read_text()
     )
     assert own == sorted(OWN_GETATTR)
+
+
+def test_also_exports_another_modules_all_loaded_on_first_use(monkeypatch: pytest.MonkeyPatch) -> None:
+    package = types.ModuleType("lazy_also")
+    package.__path__ = []
+    monkeypatch.setitem(sys.modules, "lazy_also", package)
+    part = types.ModuleType("lazy_also.part")
+    part.__all__ = ["Zed", "alpha", "ONE"]  # type: ignore[attr-defined]
+    part.Zed, part.alpha, part.ONE = "z", "a", 1  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "lazy_also.part", part)
+    getattr_, dir_ = lazy_exports("lazy_also", {"dumps": "json"}, also=".part", missing={"Gone": "not here"})
+
+    assert getattr_("__all__") == ["ONE", "Zed", "alpha", "dumps"]  # ruff's RUF022 order
+    assert getattr_("Zed") == "z"
+    assert vars(package)["Zed"] == "z"
+    assert {"ONE", "alpha", "dumps"} <= set(dir_())
+    with pytest.raises(AttributeError, match="not provided here"):
+        getattr_("Gone")
+    with pytest.raises(AttributeError, match="has no attribute 'nope'"):
+        getattr_("nope")
+
+
+def test_export_list_is_each_modules_names_once_in_ruff_order() -> None:
+    from openenv._lazy import export_list
+
+    one, two = types.ModuleType("one"), types.ModuleType("two")
+    one.__all__ = ["b", "Action", "X"]  # type: ignore[attr-defined]
+    two.__all__ = ["Action", "a"]  # type: ignore[attr-defined]
+    assert export_list(one, two) == ["X", "Action", "a", "b"]

@@ -34,31 +34,12 @@ _CLIENT_NAMES = {
     "ToolCall": ".llm_client",
 }
 
-#: Names upstream's ``openenv.core`` re-exports from ``openenv.core.env_server``.
-_SERVER_NAMES = (
-    "Action", "BaseMessage", "CallToolAction", "CallToolObservation", "CompositeTransform",
-    "ConcurrencyConfig", "ConcurrencyConfigurationError", "Environment", "EnvironmentFactoryError",
-    "GetEndpointConfig", "GetTaskRangeRequest", "GetTaskRequest", "HTTPEnvServer", "HealthResponse",
-    "HealthStatus", "JsonRpcError", "JsonRpcErrorCode", "JsonRpcRequest", "JsonRpcResponse",
-    "ListTasksRequest", "ListToolsAction", "ListToolsObservation", "MCPEnvironment", "McpMethod",
-    "Message", "ModelTokenizer", "NullTransform", "NumTasksRequest", "Observation", "OpenEnvError",
-    "RESERVED_TOOL_NAMES", "SchemaResponse", "ServerCapacityStatus", "ServerMode",
-    "SessionCapacityError", "SessionCreationError", "SessionInfo", "SessionNotFoundError", "State",
-    "TaskProvider", "Tool", "ToolError", "ToolErrorType", "Transform", "WSCloseMessage",
-    "WSErrorCode", "WSErrorResponse", "WSIncomingMessage", "WSMCPMessage", "WSMCPResponse",
-    "WSObservationResponse", "WSResetMessage", "WSStateMessage", "WSStateResponse", "WSStepMessage",
-    "create_app", "create_fastapi_app",
-    "deserialize_action", "deserialize_action_with_preprocessing", "serialize_observation",
-)
-
-#: Sorted as ruff's RUF022 sorts: SCREAMING_CASE, then CamelCase, then the rest.
-__all__ = sorted([*_CLIENT_NAMES, *_SERVER_NAMES], key=lambda n: (not n.isupper(), not n[:1].isupper(), n))
-
-
+#: Besides these, every name of ``openenv.core.env_server`` (its ``__all__``, the one list of
+#: them), as upstream's ``openenv.core`` re-exports them; ``__all__`` is made on first use.
 __getattr__, __dir__ = _lazy_exports(
     __name__,
-    {**_CLIENT_NAMES, **dict.fromkeys(_SERVER_NAMES, ".env_server")},
-    __all__,
+    _CLIENT_NAMES,
+    also=".env_server",
     missing=dict.fromkeys(
         ("WebInterfaceManager", "create_web_interface_app"),
         "its Gradio web UI; our playground is served at /web",

@@ -34,8 +34,9 @@ NAME_LAYERS = (*LAYERS, "openenv/harbor", "openenv/validation", "openenv/discove
 #: the harness in openenv.harness (and upstream's capture names added), 3,642 with the providers in
 #: openenv.containers, 3,441 with CompatApp in openenv.server, 2,457 with the hook-based clients in
 #: openenv.client, 907 with the upstream-shaped env, its app and models in openenv.server and the
-#: MCP tool env in openenv.mcp, 851 with env_server's __all__ written compactly; may only go down.
-LINE_BUDGET = 851
+#: MCP tool env in openenv.mcp, 851 with env_server's __all__ written compactly, 764 with each name
+#: listed once (env_server's and openenv.core's __all__ made of their modules'); may only go down.
+LINE_BUDGET = 764
 
 #: Modules that still hold logic of their own, and what has no counterpart in ours yet.
 STILL_LOGIC = {

@@ -5,66 +5,28 @@ each name is a thin adapter over ``openenv``'s own model layer and server (see
 ``docs/upstream.md``). ``MCPEnvironment`` needs FastMCP only when an env is built.
 """
 
+from ..._lazy import export_list as _export_list
 from ..._lazy import lazy_exports as _lazy_exports
-from .base_transforms import CompositeTransform, NullTransform
-from .exceptions import (
-    ConcurrencyConfigurationError,
-    EnvironmentFactoryError,
-    OpenEnvError,
-    SessionCapacityError,
-    SessionCreationError,
-    SessionNotFoundError,
+from . import (
+    base_transforms,
+    exceptions,
+    http_server,
+    interfaces,
+    mcp_environment,
+    mcp_types,
+    route_config,
+    serialization,
+    types,
 )
-from .http_server import HTTPEnvServer, create_app, create_fastapi_app
-from .interfaces import Environment, Message, ModelTokenizer, TaskProvider, Transform
-from .mcp_environment import MCPEnvironment
-from .mcp_types import (
-    RESERVED_TOOL_NAMES,
-    CallToolAction,
-    CallToolObservation,
-    JsonRpcError,
-    JsonRpcErrorCode,
-    JsonRpcRequest,
-    JsonRpcResponse,
-    ListToolsAction,
-    ListToolsObservation,
-    McpMethod,
-    Tool,
-    ToolError,
-    ToolErrorType,
-    WSMCPMessage,
-    WSMCPResponse,
-)
-from .route_config import GetEndpointConfig
-from .serialization import deserialize_action, deserialize_action_with_preprocessing, serialize_observation
-from .types import (
-    Action,
-    BaseMessage,
-    CodeExecResult,
-    ConcurrencyConfig,
-    EnvironmentMetadata,
-    GetTaskRangeRequest,
-    GetTaskRequest,
-    HealthResponse,
-    HealthStatus,
-    ListTasksRequest,
-    NumTasksRequest,
-    Observation,
-    SchemaResponse,
-    ServerCapacityStatus,
-    ServerMode,
-    SessionInfo,
-    State,
-    WSCloseMessage,
-    WSErrorCode,
-    WSErrorResponse,
-    WSIncomingMessage,
-    WSObservationResponse,
-    WSResetMessage,
-    WSStateMessage,
-    WSStateResponse,
-    WSStepMessage,
-)
+from .base_transforms import *  # noqa: F403
+from .exceptions import *  # noqa: F403
+from .http_server import *  # noqa: F403
+from .interfaces import *  # noqa: F403
+from .mcp_environment import *  # noqa: F403
+from .mcp_types import *  # noqa: F403
+from .route_config import *  # noqa: F403
+from .serialization import *  # noqa: F403
+from .types import *  # noqa: F403
 
 #: Upstream's Gradio web UI is not part of this package (our playground is ``/web``).
 __getattr__ = _lazy_exports(
@@ -76,18 +38,8 @@ __getattr__ = _lazy_exports(
     ),
 )[0]
 
-__all__ = [
-    "RESERVED_TOOL_NAMES", "Action", "BaseMessage", "CallToolAction", "CallToolObservation",
-    "CodeExecResult", "CompositeTransform", "ConcurrencyConfig", "ConcurrencyConfigurationError",
-    "Environment", "EnvironmentFactoryError", "EnvironmentMetadata", "GetEndpointConfig",
-    "GetTaskRangeRequest", "GetTaskRequest", "HTTPEnvServer", "HealthResponse", "HealthStatus",
-    "JsonRpcError", "JsonRpcErrorCode", "JsonRpcRequest", "JsonRpcResponse", "ListTasksRequest",
-    "ListToolsAction", "ListToolsObservation", "MCPEnvironment", "McpMethod", "Message", "ModelTokenizer",
-    "NullTransform", "NumTasksRequest", "Observation", "OpenEnvError", "SchemaResponse",
-    "ServerCapacityStatus", "ServerMode", "SessionCapacityError", "SessionCreationError", "SessionInfo",
-    "SessionNotFoundError", "State", "TaskProvider", "Tool", "ToolError", "ToolErrorType", "Transform",
-    "WSCloseMessage", "WSErrorCode", "WSErrorResponse", "WSIncomingMessage", "WSMCPMessage",
-    "WSMCPResponse", "WSObservationResponse", "WSResetMessage", "WSStateMessage", "WSStateResponse",
-    "WSStepMessage", "create_app", "create_fastapi_app", "deserialize_action",
-    "deserialize_action_with_preprocessing", "serialize_observation",
-]
+#: Every name of the modules above (each module's ``__all__`` is the one list of its names).
+__all__ = _export_list(
+    base_transforms, exceptions, http_server, interfaces, mcp_environment, mcp_types, route_config,
+    serialization, types,
+)

@@ -1,27 +1,7 @@
-"""``openenv.core.harness.collect``: upstream's names for ``openenv.harness.collect``."""
+"""``openenv.core.harness.collect``: upstream's names for ``openenv.harness.collect``
+(the same names: the list is that package's ``__all__``)."""
 
-from ....harness.collect import (
-    METADATA_FILENAME,
-    README_FILENAME,
-    RESULTS_FILENAME,
-    CollectResult,
-    CollectRunner,
-    EpisodeRecord,
-    RolloutSerializer,
-    build_dataset_readme,
-    build_model_step,
-    push_to_hf_hub,
-)
+from ....harness import collect as _collect
+from ....harness.collect import *  # noqa: F403
 
-__all__ = [
-    "METADATA_FILENAME",
-    "README_FILENAME",
-    "RESULTS_FILENAME",
-    "CollectResult",
-    "CollectRunner",
-    "EpisodeRecord",
-    "RolloutSerializer",
-    "build_dataset_readme",
-    "build_model_step",
-    "push_to_hf_hub",
-]
+__all__ = _collect.__all__
