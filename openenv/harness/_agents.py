@@ -29,7 +29,7 @@ import platform
 import shutil
 import subprocess
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -245,6 +245,30 @@ def _npm(package: str) -> Callable[[Path], list[list[str]]]:
     return lambda home: [["npm", "install", "--prefix", str(home), "--no-audit", "--no-fund", package]]
 
 
+def _npm_agent(
+    name: str,
+    package: str,
+    command: str,
+    dialect: str,
+    *,
+    argv: Callable[[Path, str, str], list[str]],
+    env: Callable[[str, str, str], dict[str, str]],
+    **kw: Any,
+) -> AgentCLI:
+    """An agent CLI from the npm registry: in its own folder, started by its ``.bin`` script."""
+    return AgentCLI(
+        name=name,
+        folder=name,
+        program=f"node_modules/.bin/{command}",
+        argv=argv,
+        env=env,
+        install_argv=_npm(package),
+        dialect=dialect,
+        needs=("npm",),
+        **kw,
+    )
+
+
 AGENTS: dict[str, AgentCLI] = {
     "mini-swe-agent": AgentCLI(
         name="mini-swe-agent",
@@ -256,57 +280,23 @@ AGENTS: dict[str, AgentCLI] = {
         dialect="openai_chat",
         needs=("/usr/bin/python3",),
     ),
-    "codex": AgentCLI(
-        name="codex",
-        folder="codex",
-        program="node_modules/.bin/codex",
-        argv=_codex_argv,
-        env=_codex_env,
-        install_argv=_npm("@openai/codex"),
-        dialect="openai_responses",
-        needs=("npm",),
-        mcp_args=_codex_mcp,
-        node=True,
-        native=_codex_native(),
+    "codex": _npm_agent(
+        "codex", "@openai/codex", "codex", "openai_responses", argv=_codex_argv, env=_codex_env,
+        mcp_args=_codex_mcp, node=True, native=_codex_native(),
     ),
-    "opencode": AgentCLI(
-        name="opencode",
-        folder="opencode",
-        program="node_modules/.bin/opencode",
-        argv=_opencode_argv,
-        env=_opencode_env,
-        install_argv=_npm("opencode-ai"),
-        dialect="openai_chat",
-        needs=("npm",),
-        lift_address_space=True,  # Bun, as Claude Code
-        resume_args=("--continue",),
+    "opencode": _npm_agent(
+        "opencode", "opencode-ai", "opencode", "openai_chat", argv=_opencode_argv, env=_opencode_env,
+        lift_address_space=True, resume_args=("--continue",),  # Bun, as Claude Code
     ),
-    "gemini-cli": AgentCLI(
-        name="gemini-cli",
-        folder="gemini-cli",
-        program="node_modules/.bin/gemini",
-        argv=_gemini_argv,
-        env=_gemini_env,
-        install_argv=_npm("@google/gemini-cli"),
-        dialect="google",
-        needs=("npm",),
-        node=True,
-        lift_address_space=True,  # Node's WebAssembly reserves its memory up front
+    "gemini-cli": _npm_agent(
+        "gemini-cli", "@google/gemini-cli", "gemini", "google", argv=_gemini_argv, env=_gemini_env,
+        node=True, lift_address_space=True,  # Node's WebAssembly reserves its memory up front
     ),
-    "claude-code": AgentCLI(
-        name="claude-code",
-        folder="claude-code",
-        program="node_modules/.bin/claude",
-        argv=_claude_argv,
-        env=_claude_env,
-        install_argv=_npm("@anthropic-ai/claude-code"),
-        dialect="anthropic",
-        needs=("npm",),
-        lift_address_space=True,
-        resume_args=("--continue",),
-        mcp_args=_claude_mcp,
+    "claude-code": _npm_agent(
+        "claude-code", "@anthropic-ai/claude-code", "claude", "anthropic", argv=_claude_argv,
+        env=_claude_env, lift_address_space=True, resume_args=("--continue",), mcp_args=_claude_mcp,
     ),
-}
+}  # fmt: skip
 
 
 def _agent(name: str) -> AgentCLI:
@@ -372,6 +362,44 @@ class AgentRun:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
+@contextlib.asynccontextmanager
+async def ways_out(folder: Path, capture: Any, session_id: str, tools_url: str | None) -> AsyncIterator[Any]:
+    """Fill ``folder`` (bound in at ``/run/openenv``) with a run's ways out, for the block:
+    a copy of the relay, capture session ``session_id``'s endpoint socket ``model.sock``,
+    and with ``tools_url`` a socket ``tools.sock`` piped to that loopback port. Yields the
+    endpoint (its ``counts``: the model calls made, the requests refused).
+
+    Raises:
+        ValidationFailed: ``tools_url`` is not an http URL on loopback (nothing opened).
+    """
+    if tools_url is not None:
+        loopback_address(tools_url)
+    # a copy the sandbox's uid can read wherever this package lies (a venv under /root...)
+    (folder / "relay.py").write_bytes(_RELAY.read_bytes())
+    (folder / "relay.py").chmod(0o644)
+    endpoint = capture.open_endpoint(session_id, str(folder / "model.sock"))
+    try:
+        async with contextlib.AsyncExitStack() as stack:
+            if tools_url is not None:
+                await stack.enter_async_context(forward_to_loopback(str(folder / "tools.sock"), tools_url))
+            yield endpoint
+    finally:
+        endpoint.close()
+
+
+def relayed(argv: list[str], tools: bool) -> list[str]:
+    """``argv`` started by the relay in ``/run/openenv`` (``ways_out``): ``127.0.0.1:PORT``
+    to the endpoint socket, with ``tools`` also ``127.0.0.1:TOOLS_PORT`` to the tools
+    socket; ``$HOME`` (``/tmp/home``) made first."""
+    pairs = [f"{_INNER_SOCKET_DIR}/model.sock", str(PORT)]
+    if tools:
+        pairs += [f"{_INNER_SOCKET_DIR}/tools.sock", str(TOOLS_PORT)]
+    return [
+        "/bin/sh", "-c", f'mkdir -p {_HOME} && exec "$@"', "sh",
+        "/usr/bin/python3", "-I", _INNER_RELAY, *pairs, "--", *argv,
+    ]  # fmt: skip
+
+
 async def run_with_endpoint(
     box: Any,
     argv: list[str],
@@ -405,34 +433,16 @@ async def run_with_endpoint(
         )
     sock_dir = Path(box.root) / "endpoint"
     sock_dir.mkdir(mode=0o755, exist_ok=True)
-    # a copy the sandbox's uid can read wherever this package lies (a venv under /root...)
-    (sock_dir / "relay.py").write_bytes(_RELAY.read_bytes())
-    (sock_dir / "relay.py").chmod(0o644)
-    if tools_url is not None:
-        loopback_address(tools_url)  # before anything is opened
-    endpoint = capture.open_endpoint(session_id, str(sock_dir / "model.sock"))
-    try:
-        async with contextlib.AsyncExitStack() as stack:
-            pairs = [f"{_INNER_SOCKET_DIR}/model.sock", str(PORT)]
-            if tools_url is not None:
-                await stack.enter_async_context(forward_to_loopback(str(sock_dir / "tools.sock"), tools_url))
-                pairs += [f"{_INNER_SOCKET_DIR}/tools.sock", str(TOOLS_PORT)]
-            full = [
-                "/bin/sh", "-c", f'mkdir -p {_HOME} && exec "$@"', "sh",
-                "/usr/bin/python3", "-I", _INNER_RELAY, *pairs, "--", *argv,
-            ]  # fmt: skip
-            binds = {**(ro_binds or {}), _INNER_SOCKET_DIR: str(sock_dir)}
-            start = time.monotonic()
-            with _address_space(box, label or argv[0], lift_address_space):
-                done = await box.arun(
-                    full,
-                    env={"HOME": _HOME, **(env or {})},
-                    ro_binds=binds,
-                    timeout_s=timeout_s,
-                    output_limit=1 << 20,
-                )
-    finally:
-        endpoint.close()
+    async with ways_out(sock_dir, capture, session_id, tools_url) as endpoint:
+        start = time.monotonic()
+        with _address_space(box, label or argv[0], lift_address_space):
+            done = await box.arun(
+                relayed(argv, tools_url is not None),
+                env={"HOME": _HOME, **(env or {})},
+                ro_binds={**(ro_binds or {}), _INNER_SOCKET_DIR: str(sock_dir)},
+                timeout_s=timeout_s,
+                output_limit=1 << 20,
+            )
     return AgentRun(
         agent=label or argv[0],
         exit_code=None if done.timed_out else done.exit_code,
@@ -443,6 +453,60 @@ async def run_with_endpoint(
         calls=endpoint.counts.calls,
         refused=list(endpoint.counts.refused),
     )
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How to start one agent run: its command line, its environment, its read-only binds."""
+
+    agent: AgentCLI
+    argv: list[str]
+    env: dict[str, str]
+    ro_binds: dict[str, str]
+
+
+def launch(
+    name: str,
+    instruction: str,
+    session_id: str,
+    *,
+    model: str = "scripted",
+    root: Path | None = None,
+    extra_env: Mapping[str, str] | None = None,
+    resume: bool = False,
+    tools_url: str | None = None,
+    native: bool = False,
+) -> Launch:
+    """Agent ``name``'s run on ``instruction``, its API at ``http://127.0.0.1:PORT`` with key
+    ``session_id``; ``resume``: its ``resume_args``; ``tools_url``: its ``mcp_args`` naming
+    that URL's path on ``TOOLS_PORT``; ``native``: started without Node.js (its ``native``
+    program where it has one).
+
+    Raises:
+        ValidationFailed: an unknown or uninstalled agent, one that needs Node.js when
+            ``native``, a resume or tools for one that cannot take them.
+    """
+    agent = _agent(name)
+    why = agent.missing(root)
+    if why:
+        raise ValidationFailed(why)
+    exe = agent.executable(root)
+    if native and agent.node:
+        if not agent.native:
+            raise ValidationFailed(f"{name} starts through Node.js, which a terminal env image has not")
+        exe = agent.home(root) / agent.native
+    if resume and not agent.resume_args:
+        raise ValidationFailed(f"{name} cannot go on with a conversation: each run is a new one")
+    if tools_url is not None and agent.mcp_args is None:
+        raise ValidationFailed(f"{name} is not given env tools over MCP here")
+    mcp = [] if tools_url is None or agent.mcp_args is None else agent.mcp_args(_inner_tools_url(tools_url))
+    env = {
+        **agent.env(f"http://127.0.0.1:{PORT}", session_id, model),
+        "NO_PROXY": "127.0.0.1,localhost", **(extra_env or {}),
+    }  # fmt: skip
+    home = str(agent.home(root))
+    argv = [*agent.argv(exe, instruction, model), *mcp, *(agent.resume_args if resume else ())]
+    return Launch(agent, argv, env, {home: home})
 
 
 async def run_agent(
@@ -470,34 +534,20 @@ async def run_agent(
         ValidationFailed: an unknown or uninstalled agent, or tools for one that takes none.
         SandboxUnavailable: as ``run_with_endpoint``.
     """
-    agent = _agent(name)
-    why = agent.missing(root)
-    if why:
-        raise ValidationFailed(why)
-    if resume and not agent.resume_args:
-        raise ValidationFailed(f"{name} cannot go on with a conversation: each run is a new one")
-    if tools_url is not None and agent.mcp_args is None:
-        raise ValidationFailed(f"{name} is not given env tools over MCP here")
-    mcp = [] if tools_url is None or agent.mcp_args is None else agent.mcp_args(_inner_tools_url(tools_url))
-    home = str(agent.home(root))
-    env = {
-        **agent.env(f"http://127.0.0.1:{PORT}", session_id, model),
-        "NO_PROXY": "127.0.0.1,localhost", **(extra_env or {}),
-    }  # fmt: skip
+    run = launch(
+        name, instruction, session_id, model=model, root=root, extra_env=extra_env, resume=resume,
+        tools_url=tools_url,
+    )  # fmt: skip
     return await run_with_endpoint(
         box,
-        [
-            *agent.argv(agent.executable(root), instruction, model),
-            *mcp,
-            *(agent.resume_args if resume else ()),
-        ],
+        run.argv,
         capture,
         session_id,
-        env=env,
-        ro_binds={home: home},
+        env=run.env,
+        ro_binds=run.ro_binds,
         timeout_s=timeout_s,
         label=name,
-        lift_address_space=agent.lift_address_space,
+        lift_address_space=run.agent.lift_address_space,
         tools_url=tools_url,
     )
 

@@ -4,11 +4,13 @@
 envs/terminal_env``) per run: no network but its own loopback (``--network none``), a
 memory and process limit, and read-only at ``/run/openenv`` a folder holding the capture
 session's endpoint socket (``CaptureServer.open_endpoint``), the relay and the driver
-(``_image_main.py``); the agent's install folder read-only at its own path. Inside, the
+(``_image_main.py``), and with ``tools_url`` the env's MCP tools' socket (the same ways
+out as in a sandbox: ``_agents.ways_out``); the agent's install folder read-only at its
+own path. Inside, the
 driver resets the env's own ``TerminalEnv`` to the task, runs the agent in that session's
 sandbox with ``127.0.0.1:PORT`` relayed to the socket, and has the task's verifier score
-the run. The agent reaches its capture session and nothing else: no env server listens
-in the container, and the host is not on its network.
+the run. The agent reaches its capture session (and the env's tools, when given) and
+nothing else: no env server listens in the container, and the host is not on its network.
 
 The agent's program must run on the image's system (Debian 12 with glibc, no Node.js):
 Claude Code's and OpenCode's native builds do, mini-swe-agent's venv of Python 3.11 (the
@@ -30,8 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .._exceptions import ProviderError, ValidationFailed
-from ._agents import _RELAY, AGENTS, PORT, AgentRun
+from .._exceptions import ProviderError
+from ._agents import _HOME, AgentRun, launch, relayed, ways_out
 
 __all__ = ["ImageAgentRun", "run_agent_in_image", "run_in_image"]
 
@@ -56,14 +58,18 @@ def _container_run(client: Any, image: str, command: list[str], binds: dict[str,
     )
 
 
+async def _logs(container: Any, *, stdout: bool) -> str:
+    data = await asyncio.to_thread(container.logs, stdout=stdout, stderr=not stdout)
+    return bytes(data).decode(errors="replace")
+
+
 def _folder() -> Path:
-    """A fresh folder for ``/run/openenv``, with the relay and the driver, readable by all
-    (the container's uid)."""
+    """A fresh folder for ``/run/openenv``, with the driver, readable by all (the container's
+    uid); ``ways_out`` adds the relay and the sockets."""
     folder = Path(tempfile.mkdtemp(prefix="openenv-agent-"))
     folder.chmod(0o755)
-    for source, name in ((_RELAY, "relay.py"), (_DRIVER, "image_main.py")):
-        (folder / name).write_bytes(source.read_bytes())
-        (folder / name).chmod(0o644)
+    (folder / "image_main.py").write_bytes(_DRIVER.read_bytes())
+    (folder / "image_main.py").chmod(0o644)
     return folder
 
 
@@ -79,52 +85,59 @@ async def run_in_image(
     timeout_s: float = 300.0,
     label: str = "",
     memory: str = "2g",
+    tools_url: str | None = None,
 ) -> ImageAgentRun:
     """Run ``argv`` (``"{instruction}"`` in it becomes the task's instruction) in a
     container of terminal env image ``image``, in a session reset to ``task_id``, its one
-    way out ``http://127.0.0.1:PORT``: capture session ``session_id`` of ``capture``.
+    way out ``http://127.0.0.1:PORT``: capture session ``session_id`` of ``capture``; with
+    ``tools_url`` (an MCP server on a host loopback port: a ``HarnessMCPBridge``'s URL)
+    also ``127.0.0.1:TOOLS_PORT``, which reaches that port and nothing else.
     ``ro_binds`` (host path: path inside) are bound in read-only.
 
     Raises:
+        ValidationFailed: ``tools_url`` is not an http URL on loopback.
         ProviderError: no Docker engine, or the container ended without a verdict (an
             image without the terminal env, an unknown task: the reason is in the message).
     """
     from ..containers._docker import docker_client
 
     folder = _folder()
-    args = {"task_id": task_id, "argv": argv, "env": dict(env or {}), "timeout_s": timeout_s, "port": PORT}
-    endpoint = capture.open_endpoint(session_id, str(folder / "model.sock"))
+    args = {
+        "task_id": task_id,
+        "argv": relayed(argv, tools_url is not None),
+        "env": {"HOME": _HOME, **(env or {})},
+        "timeout_s": timeout_s,
+    }
     container: Any = None
     client: Any = None
     start = time.monotonic()
     try:
-        client = await asyncio.to_thread(docker_client)
-        container = await asyncio.to_thread(
-            _container_run,
-            client,
-            image,
-            ["python3", f"{_INNER}/image_main.py", json.dumps(args)],
-            {str(folder): _INNER, **(ro_binds or {})},
-            mem_limit=memory,
-            memswap_limit=memory,
-            pids_limit=512,
-            name=f"openenv-agent-{uuid.uuid4().hex[:12]}",
-            labels={LABEL: session_id},
-        )
-        try:  # the run's own timeout is the driver's; this bounds the reset and the verdict too
-            status = await asyncio.to_thread(container.wait, timeout=timeout_s + 120)
-        except Exception:  # the engine's read timed out: the container is stuck
-            await asyncio.to_thread(container.kill)
-            raise ProviderError(f"the agent's container ran past {timeout_s + 120:.0f} s") from None
-        out = (await asyncio.to_thread(container.logs, stdout=True, stderr=False)).decode(errors="replace")
-        err = (await asyncio.to_thread(container.logs, stdout=False, stderr=True)).decode(errors="replace")
+        async with ways_out(folder, capture, session_id, tools_url) as endpoint:
+            client = await asyncio.to_thread(docker_client)
+            container = await asyncio.to_thread(
+                _container_run,
+                client,
+                image,
+                ["python3", f"{_INNER}/image_main.py", json.dumps(args)],
+                {str(folder): _INNER, **(ro_binds or {})},
+                mem_limit=memory,
+                memswap_limit=memory,
+                pids_limit=512,
+                name=f"openenv-agent-{uuid.uuid4().hex[:12]}",
+                labels={LABEL: session_id},
+            )
+            try:  # the run's own timeout is the driver's; this bounds the reset and the verdict too
+                status = await asyncio.to_thread(container.wait, timeout=timeout_s + 120)
+            except Exception:  # the engine's read timed out: the container is stuck
+                await asyncio.to_thread(container.kill)
+                raise ProviderError(f"the agent's container ran past {timeout_s + 120:.0f} s") from None
+            out, err = await _logs(container, stdout=True), await _logs(container, stdout=False)
     finally:
         if container is not None:
             with contextlib.suppress(Exception):
                 await asyncio.to_thread(container.remove, force=True)
         if client is not None:
             client.close()
-        endpoint.close()
         shutil.rmtree(folder, ignore_errors=True)
     lines = out.strip().splitlines()
     try:
@@ -160,37 +173,32 @@ async def run_agent_in_image(
     root: Path | None = None,
     extra_env: Mapping[str, str] | None = None,
     memory: str = "2g",
+    tools_url: str | None = None,
 ) -> ImageAgentRun:
     """Run agent ``name`` on terminal task ``task_id`` in a container of image ``image``
-    (``run_in_image``), its model calls going to capture session ``session_id`` only.
+    (``run_in_image``), its model calls going to capture session ``session_id`` only;
+    ``tools_url``: the env's tools as an MCP server (a ``HarnessMCPBridge``'s URL), given
+    to the agent as MCP server ``env`` (its ``mcp_args``), relayed into the container.
 
     Raises:
-        ValidationFailed: an unknown or uninstalled agent.
+        ValidationFailed: an unknown or uninstalled agent, one that needs Node.js, or
+            tools for one that takes none.
         ProviderError: as ``run_in_image``.
     """
-    agent = AGENTS.get(name)
-    if agent is None:
-        raise ValidationFailed(f"no agent {name!r}: choose one of {', '.join(AGENTS)}")
-    why = agent.missing(root)
-    if why:
-        raise ValidationFailed(why)
-    if agent.node and not agent.native:
-        raise ValidationFailed(f"{name} starts through Node.js, which a terminal env image has not")
-    exe = agent.home(root) / agent.native if agent.native else agent.executable(root)
-    home = str(agent.home(root))
-    env = {
-        **agent.env(f"http://127.0.0.1:{PORT}", session_id, model),
-        "NO_PROXY": "127.0.0.1,localhost", **(extra_env or {}),
-    }  # fmt: skip
+    run = launch(
+        name, "{instruction}", session_id, model=model, root=root, extra_env=extra_env,
+        tools_url=tools_url, native=True,
+    )  # fmt: skip
     return await run_in_image(
         image,
-        agent.argv(exe, "{instruction}", model),
+        run.argv,
         capture,
         session_id,
         task_id,
-        env=env,
-        ro_binds={home: home},
+        env=run.env,
+        ro_binds=run.ro_binds,
         timeout_s=timeout_s,
         label=name,
         memory=memory,
+        tools_url=tools_url,
     )

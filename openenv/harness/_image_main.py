@@ -3,8 +3,10 @@
 Run as ``python3 /run/openenv/image_main.py ARGS_JSON`` in a container of the terminal
 env's image started with no network but loopback, the session's endpoint socket and the
 agent bound in at ``/run/openenv``. It resets a ``TerminalEnv`` to ``task_id``, runs
-the agent in that session's sandbox with the relay in front (``127.0.0.1:PORT`` to the
-socket), submits, and prints one JSON line: the agent's exit, its output, the reward.
+``argv`` (the agent behind the relay: ``127.0.0.1:PORT`` to the endpoint socket, and
+``TOOLS_PORT`` to the env's tools when given; ``"{instruction}"`` replaced by the task's)
+in that session's sandbox, submits, and prints one JSON line: the agent's exit, its
+output, the reward.
 
 Standard library and the image's own ``terminal_env`` only: the file is copied in beside
 the relay, so it works with any image of the env that has the same public API.
@@ -24,9 +26,6 @@ import json
 import sys
 from typing import Any
 
-_DIR = "/run/openenv"
-_HOME = "/tmp/home"
-
 
 async def _main(args: dict[str, Any]) -> dict[str, Any]:
     terminal_env = importlib.import_module("terminal_env")  # the image's own
@@ -39,11 +38,7 @@ async def _main(args: dict[str, Any]) -> dict[str, Any]:
             config, network=True, limits=dataclasses.replace(config.limits, memory_bytes=None)
         )
         argv = [obs.instruction if a == "{instruction}" else a for a in args["argv"]]
-        relay = ["/usr/bin/python3", "-I", f"{_DIR}/relay.py", f"{_DIR}/model.sock", str(args["port"])]
-        full = ["/bin/sh", "-c", f'mkdir -p {_HOME} && exec "$@"', "sh", *relay, "--", *argv]
-        done = await box.arun(
-            full, env={"HOME": _HOME, **args["env"]}, timeout_s=args["timeout_s"], output_limit=1 << 20
-        )
+        done = await box.arun(argv, env=args["env"], timeout_s=args["timeout_s"], output_limit=1 << 20)
         verdict = await env.step(terminal_env.SubmitAction())
         return {
             "exit_code": None if done.timed_out else done.exit_code,

@@ -6,7 +6,10 @@ without the agent installed by scripts/setup.d/57-agents.sh, it skips, saying wh
 One container per run, ``--network none``: the session's endpoint socket is bound in and
 relayed to ``127.0.0.1:8000`` inside (``openenv.harness.run_agent_in_image``). The model
 is ``ScriptedModel`` (a test double of vLLM: a call of the agent's shell tool running the
-task's command, then an answer) behind the real capture proxy.
+task's command, then an answer; an agent given the env's tools over MCP calls the env's
+``say`` instead) behind the real capture proxy. The env's tools are a ``HarnessMCPBridge``
+in front of a real env server's session, its socket bound in and relayed to
+``127.0.0.1:8001`` inside.
 """
 
 from __future__ import annotations
@@ -18,11 +21,21 @@ from typing import Any
 
 import pytest
 
+from openenv import EnvClient
 from openenv._exceptions import ValidationFailed
 from openenv.capture import CaptureServer, export_session, to_training_trace
-from openenv.harness import AGENTS, ScriptedModel, run_agent_in_image, run_in_image
+from openenv.harness import (
+    AGENTS,
+    HarnessMCPBridge,
+    ScriptedModel,
+    StepEnvSessionAdapter,
+    Tool,
+    run_agent_in_image,
+    run_in_image,
+)
 from openenv.harness._scripted import decode
-from openenv.server import serve_in_background
+from openenv.server import create_app, serve_in_background
+from tests._envs import MODELS, TAction, make_env
 
 pytestmark = [pytest.mark.docker, pytest.mark.timeout(300)]
 
@@ -49,7 +62,8 @@ def image() -> str:
 
 @pytest.fixture(scope="module")
 def capture() -> Iterator[CaptureServer]:
-    model = ScriptedModel("grep -c ERROR app.log > errors.txt")
+    # an agent offered the env's ``say`` (over MCP) calls it; one that is not runs the command
+    model = ScriptedModel("grep -c ERROR app.log > errors.txt", tool=("say", {"message": "from the image"}))
     with serve_in_background(model.app) as backend:
         model.url = backend.url
         with CaptureServer(llm_url=backend.url + "/v1", port=0, admin_key="admin-only") as server:
@@ -81,6 +95,67 @@ async def test_an_agent_solves_a_task_in_the_image_and_every_call_is_captured(
     assert all(p["role"] == "auxiliary" for p in doc["sequences"] if p is not agent_paths[0])
     trace = to_training_trace(session.graph, doc)
     assert any("grep -c ERROR" in decode(t.completion_token_ids) for t in trace.turns)
+
+
+SAY = Tool(
+    name="say",
+    description="Say something to the env; it answers with what it heard.",
+    input_schema={"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]},
+)
+
+
+@pytest.fixture(scope="module")
+def env_tools() -> Iterator[tuple[Any, HarnessMCPBridge]]:
+    """A real env server's session, its one tool ``say`` (a step) served by the MCP bridge."""
+    env_class = make_env("sync")
+    with serve_in_background(create_app(env_class)) as running:
+        session = StepEnvSessionAdapter(
+            EnvClient(running.url, MODELS),
+            tool_specs=[SAY],
+            action_builder=lambda name, args: TAction(message=args.get("message", "")),
+            initial_messages_builder=lambda result, task: [],
+        )
+        bridge = HarnessMCPBridge(session)
+        try:
+            bridge.start()
+            yield env_class, bridge
+        finally:
+            bridge.stop()
+            session.close()
+
+
+async def test_an_agent_in_the_image_calls_an_env_tool_over_mcp(
+    image: str, capture: CaptureServer, env_tools: tuple[Any, HarnessMCPBridge]
+) -> None:
+    """Claude Code, in its container, is configured with MCP server ``env`` at
+    ``127.0.0.1:8001``, relayed to the bridge through a socket of its own: the scripted
+    model calls ``mcp__env__say``, the env steps once, the step's reply goes back to the
+    model, and the call is in the bridge's trace and the capture trace. (Codex runs the
+    same way, its MCP tools offered in a Responses ``namespace`` tool that the proxy
+    forwards as chat function ``mcp__env__say``; one agent here keeps the suite's time.)"""
+    name = "claude-code"
+    why = AGENTS[name].missing()
+    if why:
+        pytest.skip(why)
+    env_class, bridge = env_tools
+    model: ScriptedModel = capture.model  # type: ignore[attr-defined]
+    session = capture.registry.create(agent=name)
+    steps, traced, before = env_class.tracker.count("step"), len(bridge.trace), len(model.calls)
+    run = await run_agent_in_image(
+        image, name, TASK, capture, session.session_id, timeout_s=120, tools_url=bridge.url
+    )
+    assert run.exit_code == 0, run.stderr[-2000:] or run.stdout[-2000:]
+    assert env_class.tracker.count("step") == steps + 1  # the call reached the env
+    called = [(e.tool_name, e.arguments) for e in bridge.trace[traced:]]
+    assert called == [("say", {"message": "from the image"})]
+    made = model.calls[before:]
+    assert run.calls == len(made) == len(session.graph) >= 2
+    assert "mcp__env__say" in [t["function"]["name"] for t in made[0].get("tools") or []]
+    replies = [m for c in made for m in c["messages"] if m.get("role") == "tool"]
+    assert any("from the image" in json.dumps(m.get("content")) for m in replies)  # the env's answer
+    trace = to_training_trace(session.graph, export_session(session))
+    assert any("mcp__env__say" in decode(t.completion_token_ids) for t in trace.turns)
+    assert run.reward == 0.0  # the task's command was not run: the verifier still scored the run
 
 
 _PROBE = textwrap.dedent(
