@@ -37,9 +37,9 @@ STOP_AFTER_REPLY = (
 #: A cell larger than any pipe holds (the worker is stopped, so it is never read).
 BIG_CELL = "x = 1\n#" + "a" * 900_000
 
-#: A correct two_sum whose grading child stops itself once it has answered test 5's
-#: lookup, before test 5's call (its arguments: about 100 kB, more than a pipe holds).
-STOP_BEFORE_BIG_CALL = """
+#: Makes a grading child stop itself once it has answered test 5's lookup, before test
+#: 5's call (its arguments: about 100 kB, more than a pipe holds); a solution follows.
+STOP_BEFORE_BIG_CALL_HOOK = """
 import os, signal, sys
 main = sys.modules["__main__"]
 forks = [0]
@@ -50,6 +50,9 @@ def send_then_stop(self, obj, *tag):
     if forks[0] == 5 and "value" in obj:
         os.kill(os.getpid(), signal.SIGSTOP)
 main.Pipe.send = send_then_stop
+"""
+#: A correct two_sum whose grading child stops before test 5's call.
+STOP_BEFORE_BIG_CALL = STOP_BEFORE_BIG_CALL_HOOK + """
 def two_sum(nums, target):
     seen = {}
     for j, x in enumerate(nums):

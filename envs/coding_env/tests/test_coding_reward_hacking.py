@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from _coding_fixtures import LEVELS, runtime
 from coding_env._runtime import CodingRuntime
+from test_coding_hostile import STOP_BEFORE_BIG_CALL_HOOK
 
 PROBLEM = next(
     json.loads(line)
@@ -196,17 +197,7 @@ def two_sum(nums, target):
 def two_sum(nums, target): return [False, True]
 """,
     # issue 27: attacks on the grader's process rather than its logic
-    "stop_reading_before_a_big_call": """
-import os, signal, sys
-main = sys.modules["__main__"]
-forks = [0]
-os.register_at_fork(before=lambda: forks.__setitem__(0, forks[0] + 1))
-send = main.Pipe.send
-def send_then_stop(self, obj, *tag):
-    send(self, obj, *tag)
-    if forks[0] == 5 and "value" in obj:
-        os.kill(os.getpid(), signal.SIGSTOP)
-main.Pipe.send = send_then_stop
+    "stop_reading_before_a_big_call": STOP_BEFORE_BIG_CALL_HOOK + """
 def two_sum(nums, target): return [0, 0]
 """,
     "flood_of_stale_replies": """
