@@ -13,9 +13,10 @@
 2. The ``harbor task init`` task (its template filled in minimally) is served by this env
    and its oracle scores 1.0, doing nothing 0.0.
 
-One Harbor job over the five tasks is shared by the assertions. Offline, Harbor builds
-from a copy of the tasks whose ``FROM`` lines are mapped by this env's own mapping to the
-local base (``openenv-local/python:3.11-bookworm``); the env maps the originals.
+One Harbor job over the five tasks is shared by the assertions (``_harbor_job.py``, which
+bench/harbor_all.py also runs over every task). Offline, Harbor builds from a copy of the
+tasks whose ``FROM`` lines are mapped by this env's own mapping to the local base
+(``openenv-local/python:3.11-bookworm``); the env maps the originals.
 
 Needs the Harbor venv (``.venv-harbor``, made by ``scripts/setup.d/56-harbor.sh``, with a
 ``docker compose`` v2 plugin where the Docker CLI lacks one) and a Docker engine: without
@@ -24,33 +25,37 @@ either the tests skip with the reason, and under ``CI=true`` they fail instead.
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import shutil
-import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from _harbor_fixtures import LOCAL_BASE_IMAGE, TASKS, WRONG, episode, task_env
+from _harbor_fixtures import TASKS, task_env
+from _harbor_job import (
+    HARBOR,
+    HarborUnavailable,
+    Job,
+    engine_base,
+    env_rewards,
+    harbor,
+    harbor_env,
+    run_job,
+    write_tasks,
+)
 from terminal_env import SubmitAction
 from terminal_env._tasks import TASKS_DIR, task_dirs
 
 pytestmark = [pytest.mark.docker, pytest.mark.timeout(900)]
 
-REPO = Path(__file__).resolve().parents[3]
-HARBOR_VENV = REPO / ".venv-harbor"
-HARBOR = HARBOR_VENV / "bin" / "harbor"
-COMPOSE_PLUGINS = HARBOR_VENV / "docker" / "cli-plugins"
 INIT_TASK = "hello-harbor"
 #: The test tasks Harbor runs in CI (with their oracles) and those it also runs with a
 #: wrong answer; OPENENV_HARBOR_TASKS=all: every task, both ways.
 CI_ORACLES = ("api-count", "paid-totals", "word-counts")  # five trials with the two below, as before
 CI_WRONG = ("word-counts",)
 MODE = os.environ.get("OPENENV_HARBOR_TASKS", "")
-SOURCE = TASKS_DIR if MODE == "builtin" else TASKS
+BUILTIN = MODE == "builtin"
+SOURCE = TASKS_DIR if BUILTIN else TASKS
 if MODE in ("all", "builtin"):
     ORACLES = WRONGS = tuple(p.name for p in task_dirs(SOURCE))
 else:
@@ -58,86 +63,11 @@ else:
 HARBOR_TIMEOUT_S = 600 if len(ORACLES) < 10 else 3600
 
 
-def wrong_answer(name: str) -> str:
-    """A wrong answer (a shell command): a test task's, or a built-in task's first fake."""
-    if MODE != "builtin":
-        return WRONG[name]
-    from test_terminal_task_fakes import FAKES
-
-    return next(iter(FAKES[name].values()))
-
-
 def unavailable(reason: str) -> None:
     """Skip with ``reason``; under ``CI=true`` the test fails instead (it must run there)."""
     if os.environ.get("CI") == "true":
         pytest.fail(f"CI=true: the Harbor client tests must run, not skip ({reason})")
     pytest.skip(reason)
-
-
-def engine_base() -> str:
-    """The env's ``base_images`` mapping (``""`` where the local base is absent)."""
-    from openenv._exceptions import ProviderError
-    from openenv.containers._docker import docker_client
-
-    try:
-        client = docker_client()
-    except ProviderError as exc:
-        unavailable(f"the Harbor client tests need a Docker engine: {exc}")
-        raise AssertionError("unreachable") from exc
-    try:
-        local = bool(client.images.list(name=LOCAL_BASE_IMAGE))
-    finally:
-        client.close()
-    if not local:
-        return ""
-    if MODE == "builtin":  # four built-in tasks need git, which the local base lacks
-        return f"python:3.11-slim={git_base(LOCAL_BASE_IMAGE)},ubuntu:24.04={LOCAL_BASE_IMAGE}"
-    # The `harbor task init` template's base, mapped like the tasks' python base.
-    return f"python:3.11-slim={LOCAL_BASE_IMAGE},ubuntu:24.04={LOCAL_BASE_IMAGE}"
-
-
-def git_base(fallback: str) -> str:
-    """A local image with Python 3.11 and git, run as root: the terminal env's own image
-    (``openenv-terminal``, built by its tests) with its user and entrypoint reset; else
-    ``fallback`` (the git tasks then fail to build in Harbor, saying so)."""
-    tag = "openenv-local/python-git:3.11"
-    # its server's /health check replaced (compose's --wait needs one that passes)
-    dockerfile = (
-        "FROM openenv-terminal:latest\nUSER root\nENTRYPOINT []\nCMD [\"bash\"]\n"
-        "HEALTHCHECK --interval=1s --start-period=0s CMD true\n"
-    )
-    argv = ["docker", "build", "-q", "-t", tag, "-"]
-    done = subprocess.run(argv, input=dockerfile, capture_output=True, text=True, timeout=300)
-    return tag if done.returncode == 0 else fallback
-
-
-def harbor_env(tmp: Path) -> dict[str, str]:
-    """The environment Harbor runs in: no telemetry, LiteLLM's bundled cost map (it
-    fetches one otherwise), and the compose plugin of the venv where the Docker CLI has
-    none (through a Docker config of the test's own naming it)."""
-    env = dict(os.environ, HARBOR_TELEMETRY="0", LITELLM_LOCAL_MODEL_COST_MAP="True")
-    probe = subprocess.run(["docker", "compose", "version"], capture_output=True, timeout=60)
-    if probe.returncode != 0:
-        if not (COMPOSE_PLUGINS / "docker-compose").exists():
-            unavailable(
-                "Harbor needs `docker compose` v2: the Docker CLI has no compose plugin and "
-                f"{COMPOSE_PLUGINS} has none (run scripts/setup.d/56-harbor.sh)"
-            )
-        config = tmp / "docker-config"
-        config.mkdir()
-        (config / "config.json").write_text(json.dumps({"cliPluginsExtraDirs": [str(COMPOSE_PLUGINS)]}))
-        env["DOCKER_CONFIG"] = str(config)
-    return env
-
-
-def harbor(env: dict[str, str], *args: str, cwd: Path, timeout_s: float = 120) -> str:
-    argv = [str(HARBOR), *args]
-    proc = subprocess.run(
-        argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout_s
-    )
-    out = proc.stdout + proc.stderr
-    assert proc.returncode == 0, f"harbor {' '.join(args)} exited {proc.returncode}:\n{out[-4000:]}"
-    return out
 
 
 def init_task(env: dict[str, str], dest: Path) -> Path:
@@ -159,68 +89,25 @@ def init_task(env: dict[str, str], dest: Path) -> Path:
     return task
 
 
-@dataclass
-class Job:
-    tasks: Path  # the folders as written (the env maps their FROM itself)
-    base: str  # the env's base_images
-    rewards: dict[str, dict[str, float]]  # Harbor's per-task named rewards
-    errors: dict[str, Any]  # Harbor's per-task exceptions (none expected)
-    dataset: Path  # Harbor's copy (FROM mapped)
-    trials: list[str]  # Harbor's trial names (its compose projects and images are named by them)
-
-
 @pytest.fixture(scope="module")
 def job(tmp_path_factory: pytest.TempPathFactory) -> Job:
-    if not HARBOR.exists():
-        unavailable(f"the Harbor client tests need {HARBOR} (run scripts/setup.d/56-harbor.sh)")
-    base = engine_base()
-    from terminal_env._image import base_map, rewrite_dockerfile
-
     tmp = tmp_path_factory.mktemp("harbor")
-    env = harbor_env(tmp)
+    try:
+        env = harbor_env(tmp)
+        base = engine_base(BUILTIN)
+    except HarborUnavailable as exc:
+        unavailable(str(exc))
+        raise
     tasks = tmp / "tasks"
     tasks.mkdir()
-    for name in ORACLES:
-        shutil.copytree(SOURCE / name, tasks / name)
-    for name in WRONGS:
-        shutil.copytree(SOURCE / name, tasks / f"{name}-wrong")
-        (tasks / f"{name}-wrong" / "solution" / "solve.sh").write_text(f"#!/bin/bash\n{wrong_answer(name)}\n")
+    write_tasks(tasks, SOURCE, ORACLES, WRONGS, BUILTIN)
     init_task(env, tasks)
-
-    # Harbor's copy: every Dockerfile's FROM (compose services' too) mapped as the env maps it.
-    dataset = tmp / "dataset"
-    shutil.copytree(tasks, dataset)
-    mapping = base_map(base)
-    for dockerfile in dataset.glob("*/environment/**/Dockerfile"):
-        dockerfile.write_text(rewrite_dockerfile(dockerfile.read_text(), mapping))
-
-    jobs = tmp / "jobs"
-    run = ["run", "-p", str(dataset), "-a", "oracle", "-e", "docker", "-o", str(jobs), "--job-name", "client"]
-    harbor(env, *run, "-n", "2", "-q", "-y", cwd=tmp, timeout_s=HARBOR_TIMEOUT_S)
-    rewards: dict[str, dict[str, float]] = {}
-    errors: dict[str, Any] = {}
-    trials = [p.parent.name.lower() for p in (jobs / "client").glob("*/result.json")]
-    for result in (jobs / "client").glob("*/result.json"):
-        trial = json.loads(result.read_text())
-        name = trial["task_name"].rsplit("/", 1)[-1]
-        rewards[name] = (trial.get("verifier_result") or {}).get("rewards") or {}
-        if trial.get("exception_info"):
-            errors[name] = trial["exception_info"]
-    return Job(tasks=tasks, base=base, rewards=rewards, errors=errors, dataset=dataset, trials=trials)
+    return run_job(tmp, tasks, base, env, timeout_s=HARBOR_TIMEOUT_S)
 
 
 async def our_rewards(job: Job, name: str) -> dict[str, float]:
     """The env's named rewards for ``name`` played with its ``solution/solve.sh``."""
-    script = (job.tasks / name / "solution" / "solve.sh").read_text()
-    if MODE == "builtin":  # a script as a file, as test_terminal_tasks.py plays them
-        script = f"bash -s <<'__SOLVE__'\n{script}\n__SOLVE__"
-    async with task_env(job.tasks, job.base) as env:
-        done = await episode(env, name, script)
-    breakdown = done.metadata["reward_breakdown"]
-    assert "error" not in breakdown, breakdown
-    rewards = breakdown.get("rewards") or {"reward": breakdown["reward"]}  # checks.toml: one
-    assert done.reward == rewards.get("reward"), breakdown
-    return dict(rewards)
+    return await env_rewards(job.tasks, job.base, name, BUILTIN)
 
 
 def test_harbor_ran_every_task_without_an_error(job: Job) -> None:
