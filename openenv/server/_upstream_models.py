@@ -26,7 +26,14 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
 
 from .. import _protocol as _proto
-from .._exceptions import CapacityReached, FactoryError, OpenEnvError, SessionError, SessionNotFound
+from .._exceptions import (
+    CapacityReached,
+    ErrorCode,
+    FactoryError,
+    OpenEnvError,
+    SessionError,
+    SessionNotFound,
+)
 from .._models import Action as _Action
 from .._models import EnvironmentMetadata as _EnvironmentMetadata
 from .._models import Observation as _Observation
@@ -38,29 +45,28 @@ Scalar = int | float | bool
 _UPSTREAM = ConfigDict(validate_assignment=True, arbitrary_types_allowed=True)
 
 
-class ServerMode(str, Enum):  # noqa: UP042 - upstream's str(), not StrEnum's
+class _StrEnum(str, Enum):  # noqa: UP042 - upstream's str(), not StrEnum's
+    """Upstream's enums: ``str`` values whose ``str()`` is ``Class.NAME``, as upstream's."""
+
+
+class ServerMode(_StrEnum):
     """``simulation`` serves ``/reset``, ``/step`` and ``/state``; ``production`` does not."""
 
     SIMULATION = "simulation"
     PRODUCTION = "production"
 
 
-class HealthStatus(str, Enum):  # noqa: UP042 - upstream's str(), not StrEnum's
+class HealthStatus(_StrEnum):
     HEALTHY = "healthy"
     UNHEALTHY = "unhealthy"
     DEGRADED = "degraded"
 
 
-class WSErrorCode(str, Enum):  # noqa: UP042 - upstream's str(), not StrEnum's
-    """Upstream's seven wire codes (ours, ``openenv.ErrorCode``, adds more)."""
-
-    INVALID_JSON = "INVALID_JSON"
-    UNKNOWN_TYPE = "UNKNOWN_TYPE"
-    VALIDATION_ERROR = "VALIDATION_ERROR"
-    EXECUTION_ERROR = "EXECUTION_ERROR"
-    CAPACITY_REACHED = "CAPACITY_REACHED"
-    FACTORY_ERROR = "FACTORY_ERROR"
-    SESSION_ERROR = "SESSION_ERROR"
+#: Upstream's seven wire codes, named and valued as the first seven of ours (``openenv.ErrorCode``
+#: adds more).
+WSErrorCode = Enum(  # type: ignore[misc]  # members from ours, so not a literal
+    "WSErrorCode", [(code.name, code.value) for code in list(ErrorCode)[:7]], type=str, module=__name__
+)
 
 
 class Action(_Action):
@@ -252,12 +258,12 @@ class SessionInfo(BaseMessage):
     environment_type: str
 
 
-class McpMethod(str, Enum):  # noqa: UP042 - upstream's str(), not StrEnum's
+class McpMethod(_StrEnum):
     TOOLS_LIST = "tools/list"
     TOOLS_CALL = "tools/call"
 
 
-class ToolErrorType(str, Enum):  # noqa: UP042 - upstream's str(), not StrEnum's
+class ToolErrorType(_StrEnum):
     EXECUTION_ERROR = "execution_error"
     INVALID_ARGS = "invalid_args"
     TRANSPORT_ERROR = "transport_error"

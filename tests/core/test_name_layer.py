@@ -235,3 +235,13 @@ def test_missing_upstream_names_say_so() -> None:
         _ = env_server.create_web_interface_app
     with pytest.raises(AttributeError, match="not provided here"):
         _ = openenv.core.WebInterfaceManager
+
+
+def test_upstreams_seven_wire_codes_are_the_first_seven_of_ours() -> None:
+    from openenv import ErrorCode
+    from openenv.core.env_server import WSErrorCode
+
+    assert [(c.name, c.value) for c in WSErrorCode] == [(c.name, c.value) for c in list(ErrorCode)[:7]]
+    assert [c.name for c in WSErrorCode][-1] == "SESSION_ERROR"  # upstream's last
+    assert WSErrorCode("UNKNOWN_TYPE") == "UNKNOWN_TYPE"
+    assert str(WSErrorCode.UNKNOWN_TYPE) == "WSErrorCode.UNKNOWN_TYPE"  # upstream's str(), not StrEnum's
