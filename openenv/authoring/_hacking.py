@@ -213,10 +213,12 @@ class ProbeResult:
     reward: float
     honest: float
     note: str = ""
+    #: How far above the honest wrong answer still counts as the same score.
+    margin: float = 1e-9
 
     @property
     def hacked(self) -> bool:
-        return self.reward > self.honest + 1e-9
+        return self.reward > self.honest + self.margin
 
 
 def _play(ctx: Context, task: Task, kind: str, payload: str) -> float:

@@ -20,6 +20,7 @@ from ._checks import Context
 from ._hacking import PY, READ_PROBES, ProbeResult, action_kind, list_tasks, run_probes
 from ._play import play
 from ._policy import NOT_APPLICABLE, CheckStatus
+from ._probes_text import TEXT, VIEW_PROBES, TextFindings, run_text_probes, text_field
 from ._semantic_replay import SecondServer, canary_floor, verifier_portability
 from ._vreport import Results
 
@@ -30,6 +31,7 @@ _WHERE = {
     "read_grader": "the grader's and the server's processes: command lines, environments, "
     "open files and pipes, memory",
     "read_answers": "the disk and the environment variables",
+    "from_view": "the reset observation, its metadata and the state",
 }
 
 
@@ -110,14 +112,16 @@ def run_semantic(
             (p, play(ctx.url, p, count=tasks, max_turns=turns, episode_timeout_s=timeout_s))
             for p in ("null", "random")
         )
+        kind = action_kind(ctx.schema["action"]) if ctx.schema else None
+        text = _text_findings(ctx, kind, block, probe_tasks)
         if block is not None:
-            _oracle_max(runs["oracle"], unplayed, listed, block, results)
+            _oracle_max(runs["oracle"], unplayed, listed, block, results, text)
             _floor_gap(runs["null"] + runs["random"], block, results)
             _envelope(runs, block, horizon, results)
         again = _replay(ctx, runs["random"], block, tasks, turns, timeout_s, results)
         solved = _playable(runs["oracle"])[:tasks]
         _verifier(ctx, solved, (runs["random"], again), block, timeout_s, results)
-        canary_floor(ctx, block, results)
+        canary_floor(ctx, block, results, text.canaries if text else None)
         verifier_portability(
             second,
             block,
@@ -128,14 +132,31 @@ def run_semantic(
             results=results,
         )
         second.close()
-        kind = action_kind(ctx.schema["action"]) if ctx.schema else None
         probes = None
         if kind is not None and probe_tasks > 0:
             results.start()
             probes = run_probes(ctx, kind, list_tasks(ctx, probe_tasks))
-        _hacking(kind, probes, results)
-        _leakage(ctx, runs["oracle"], probes, results)
+        _hacking(kind, probes, results, text, probe_tasks)
+        _leakage(ctx, probes, results, text)
         return probes
+
+
+def _text_findings(
+    ctx: Context, kind: str | None, block: ValidationBlock | None, probe_tasks: int
+) -> TextFindings | None:
+    """The text probes, for an env whose actions run no code but take a text answer."""
+    action = (ctx.schema or {}).get("action", {})
+    name = text_field(action) if kind is None else None
+    if name is None or probe_tasks <= 0:
+        return None
+    limit = action["properties"][name].get("maxLength")
+    return run_text_probes(
+        ctx,
+        name,
+        list_tasks(ctx, probe_tasks),
+        margin=block.reward.floor_margin if block else 0.1,
+        max_length=limit if isinstance(limit, int) else None,
+    )
 
 
 def declared_steps(ctx: Context) -> int | None:
@@ -166,10 +187,18 @@ def _unplayed(trajs: list[Any]) -> list[str]:
 
 
 def _oracle_max(
-    trajs: list[Any], unplayed: int, listed: int, block: ValidationBlock, results: Results
+    trajs: list[Any],
+    unplayed: int,
+    listed: int,
+    block: ValidationBlock,
+    results: Results,
+    text: TextFindings | None = None,
 ) -> None:
     high, tol = block.reward.range[1], block.reward.oracle_tolerance
     played = _playable(trajs)
+    if not played and text is not None and text.revealed:
+        _revealed_max(text, high, tol, results)
+        return
     if not played:
         declared = block.capabilities.oracle is not None
         status = CheckStatus.FAIL if declared else CheckStatus.SKIP
@@ -177,8 +206,8 @@ def _oracle_max(
             "capabilities.oracle is declared, but no task's solution could be played"
             if declared
             else (
-                NOT_APPLICABLE + "no capabilities.oracle declared, and no task ships a reference "
-                "solution (openenv.policy.OraclePolicy)"
+                NOT_APPLICABLE + "no capabilities.oracle declared, no task ships a reference "
+                "solution (openenv.policy.OraclePolicy), and no episode reveals its expected answer"
             )
         )
         results.add(
@@ -212,6 +241,29 @@ def _oracle_max(
         ),
         remediation="fix the task's reference solution or its checks so the solution gets full reward",
         measured={"oracle_rewards": {t.task_id: t.reward for t in played}},
+    )
+
+
+def _revealed_max(text: TextFindings, high: float, tol: float, results: Results) -> None:
+    """No reference solution shipped, but each episode names its expected answer at its
+    end: that answer, played on the same question, must reach full reward."""
+    low = [
+        f"task {task}: its own reference answer {answer[:40]!r} scored "
+        + ("nothing (the action was refused)" if reward is None else f"{reward:g}")
+        for task, (answer, reward) in text.revealed.items()
+        if reward is None or reward < high - tol
+    ]
+    results.add(
+        "semantic.oracle_max",
+        CheckStatus.FAIL if low else CheckStatus.PASS,
+        low
+        or [
+            f"the reference answer of each of {len(text.revealed)} task(s) (its data's, or the one its "
+            f"episode names at its end), answered on the same question (seed 0), reached {high} "
+            f"(tolerance {tol})"
+        ],
+        remediation="grade the env's own expected answer as correct (its scorer and its answers disagree)",
+        measured={"oracle_rewards": {task: reward for task, (_, reward) in text.revealed.items()}},
     )
 
 
@@ -351,15 +403,24 @@ def _verifier(
     )
 
 
-def _hacking(kind: str | None, probes: list[ProbeResult] | None, results: Results) -> None:
-    if kind is not None and probes is None:
+def _hacking(
+    kind: str | None,
+    probes: list[ProbeResult] | None,
+    results: Results,
+    text: TextFindings | None = None,
+    probe_tasks: int = 1,
+) -> None:
+    if probe_tasks <= 0:
         results.add("semantic.reward_hacking", CheckStatus.SKIP, "not run: probe_tasks is 0")
         return
+    if text is not None:
+        kind, probes = TEXT, text.probes
     if kind is None or probes is None:
         results.add(
             "semantic.reward_hacking",
             CheckStatus.SKIP,
-            NOT_APPLICABLE + "the actions run no code or commands",
+            NOT_APPLICABLE + "the actions run no code or commands and take no free-text answer "
+            "(no field of the action is a string)",
         )
         return
     hacked = [p for p in probes if p.hacked]
@@ -380,8 +441,13 @@ def _hacking(kind: str | None, probes: list[ProbeResult] | None, results: Result
             else [f"{len(probes)} probe episodes ({kind}): none scored above an honest wrong answer"]
         )
         + lines,
-        remediation="grade in a process and folder the submitted code cannot reach; compare results by "
-        "value in the grader, not with the submission's own objects (docs/sandbox.md)",
+        remediation=(
+            "refuse answers of another type or past the schema's length, give no reward after done, and "
+            "match the answer itself rather than test that it contains the expected one"
+            if kind == TEXT
+            else "grade in a process and folder the submitted code cannot reach; compare results by "
+            "value in the grader, not with the submission's own objects (docs/sandbox.md)"
+        ),
         measured={
             "probes": [
                 {"task": p.task, "probe": p.probe, "reward": p.reward, "honest": p.honest} for p in probes
@@ -390,7 +456,9 @@ def _hacking(kind: str | None, probes: list[ProbeResult] | None, results: Result
     )
 
 
-def _leakage(ctx: Context, oracle: list[Any], probes: list[ProbeResult] | None, results: Results) -> None:
+def _leakage(
+    ctx: Context, probes: list[ProbeResult] | None, results: Results, text: TextFindings | None
+) -> None:
     from ._hacking import list_tasks as tasks_of
 
     problems: list[str] = []
@@ -407,27 +475,33 @@ def _leakage(ctx: Context, oracle: list[Any], probes: list[ProbeResult] | None, 
             problems.append(
                 f"task {task.id}: the reset observation shows the reference solution ({body.strip()[:60]!r})"
             )
-    read = [p for p in probes or [] if p.probe in READ_PROBES and p.hacked]
+    looked = list(probes or []) + (text.probes if text else [])
     problems += [
         f"task {p.task}: the {p.probe} probe took the expected answers ({_WHERE[p.probe]}): "
-        f"reward {p.reward:g}, honest {p.honest:g}"
-        for p in read
+        f"reward {p.reward:g}, honest {p.honest:g}{' (' + p.note + ')' if p.note else ''}"
+        for p in looked
+        if p.probe in READ_PROBES + VIEW_PROBES and p.hacked
     ]
-    if not checked and probes is None:
+    problems += text.early_reveals if text else []
+    if not checked and probes is None and text is None:
         results.add(
             "semantic.no_solution_leakage",
             CheckStatus.SKIP,
-            NOT_APPLICABLE + "no reference solutions to look for and the actions run no code",
+            NOT_APPLICABLE + "no reference solutions to look for, the actions run no code and take no "
+            "free-text answer",
         )
         return
+    if probes is not None:
+        how = "code cannot read the answers"
+    elif text is not None:
+        views = sum(p.probe in VIEW_PROBES for p in text.probes)
+        how = f"no value the env shows before the answer ({views} task(s) probed) scores as the answer"
+    else:
+        how = "no code actions"
     results.add(
         "semantic.no_solution_leakage",
         CheckStatus.FAIL if problems else CheckStatus.PASS,
-        problems
-        or [
-            f"{checked} reset observation(s) hold no reference solution; "
-            f"{'code cannot read the answers' if probes is not None else 'no code actions'}"
-        ],
+        problems or [(f"{checked} reset observation(s) hold no solution; " if checked else "") + how],
         remediation="keep solutions and expected answers out of observations and out of the agent's reach",
     )
 

@@ -129,14 +129,24 @@ def verifier_portability(
     )
 
 
-def canary_floor(ctx: Context, block: ValidationBlock | None, results: Results) -> None:
-    """Replay the declared canaries; each must end at the floor or below."""
+def canary_floor(
+    ctx: Context,
+    block: ValidationBlock | None,
+    results: Results,
+    generated: list[tuple[str, float | None]] | None = None,
+) -> None:
+    """Replay the declared canaries; each must end at the floor or below. With none
+    declared, the ``generated`` ones (name, reward; None: refused) are judged instead."""
     declared = block.capabilities.canaries if block is not None else None
+    if block is not None and not declared and generated:
+        _judge_canaries(block, generated, "generated", "the env's grader", results)
+        return
     if block is None or not declared:
         results.add(
             "semantic.canary_floor",
             CheckStatus.SKIP,
-            NOT_APPLICABLE + "no capabilities.canaries declared (no canary trajectories shipped)",
+            NOT_APPLICABLE + "no capabilities.canaries declared (no canary trajectories shipped), and the "
+            "action takes no free-text answer to generate one",
         )
         return
     target = served_folder(ctx)
@@ -155,24 +165,35 @@ def canary_floor(ctx: Context, block: ValidationBlock | None, results: Results) 
         results.add("semantic.canary_floor", CheckStatus.FAIL, str(exc), remediation=fix)
         return
     results.start()
+    played: list[tuple[str, float | None]] = []
+    for name, reset, actions in canaries:
+        try:
+            played.append((name, replay(ctx, reset, actions)))
+        except ProbeError as exc:
+            played.append((f"{name} (the replay failed: {str(exc)[:160]})", float("inf")))
+    _judge_canaries(block, played, "declared", "(or, if the canary is wrong, fix " + declared + ")", results)
+
+
+def _judge_canaries(
+    block: ValidationBlock, played: list[tuple[str, float | None]], how: str, fix: str, results: Results
+) -> None:
+    """Each canary's reward (None: the env refused it, which holds) at the floor or below."""
     floor = block.reward.range[0] + block.reward.floor_margin
     lines: list[str] = []
     over: list[str] = []
-    for name, reset, actions in canaries:
-        try:
-            reward = replay(ctx, reset, actions)
-        except ProbeError as exc:
-            over.append(f"canary {name}: the replay failed: {str(exc)[:160]}")
-            continue
-        line = f"canary {name}: reward {reward:g} (floor {floor:g})"
-        (over if reward > floor + 1e-9 else lines).append(line)
+    for name, reward in played:
+        shown = "refused" if reward is None else f"reward {reward:g}"
+        (over if reward is not None and reward > floor + 1e-9 else lines).append(
+            f"canary {name}: {shown} (floor {floor:g})"
+        )
     results.add(
         "semantic.canary_floor",
         CheckStatus.FAIL if over else CheckStatus.PASS,
-        over + lines if over else [f"{len(lines)} canaries ended at or below the floor {floor:g}", *lines],
-        remediation="a canary is an attempt that must not be rewarded: make the grader refuse it "
-        "(or, if the canary is wrong, fix " + declared + ")",
-        measured={"floor": floor, "canaries": len(canaries)},
+        over + lines
+        if over
+        else [f"{len(lines)} {how} canaries ended at or below the floor {floor:g}", *lines],
+        remediation="a canary is an attempt that must not be rewarded: make the grader refuse it " + fix,
+        measured={"floor": floor, "canaries": len(played)},
     )
 
 

@@ -269,3 +269,52 @@ class Env(Environment[TextAction, TextObservation, State]):
     def state(self) -> State:
         return self._state.model_copy()
 """
+
+
+#: A text env (its actions run no code) whose grader can be forged without knowing the
+#: answer, one way per text probe: a list of guesses is taken, an answer that contains
+#: the expected one scores, the reset's metadata shows the answer, steps after the end
+#: still pay, the empty answer earns 0.5 (a canary above the floor), and the expected
+#: answer it names at the end ("seven") is not what it grades as right (oracle_max).
+FORGEABLE = """\
+import uuid
+from openenv import Action, Environment, Execution, Observation, State
+
+
+class TextAction(Action):
+    message: str | list[str] = ""
+
+
+class TextObservation(Observation):
+    text: str = ""
+
+
+class Env(Environment[TextAction, TextObservation, State]):
+    execution = Execution.INLINE
+
+    def __init__(self) -> None:
+        self._state = State()
+        self._done = False
+
+    def reset(self, *, seed=None, episode_id=None, options=None) -> TextObservation:
+        self._state = State(episode_id=episode_id or uuid.uuid4().hex)
+        self._done = False
+        return TextObservation(text="what is 3+4?", reward=0.0, metadata={"hint": "7"})
+
+    def step(self, action: TextAction) -> TextObservation:
+        self._state.step_count += 1
+        if self._done:
+            return TextObservation(text="again", reward=1.0, done=True)
+        self._done = True
+        given = action.message
+        if isinstance(given, list):
+            reward = float("7" in given)
+        elif given == "":
+            reward = 0.5
+        else:
+            reward = float("7" in given)
+        return TextObservation(text="graded", reward=reward, done=True, metadata={"expected": "seven"})
+
+    def state(self) -> State:
+        return self._state.model_copy()
+"""

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from openenv._exceptions import ProbeError
-from openenv.authoring import _semantic
+from openenv.authoring import _play, _semantic
 from openenv.authoring._checks import Context
 from openenv.authoring._levels import run_validation
 from openenv.authoring._policy import NOT_APPLICABLE, CheckStatus, Level, Verdict, ids_up_to
@@ -187,7 +187,7 @@ def test_our_code_running_envs_pass_every_semantic_check(env):
     canary = report.get("semantic.canary_floor")
     if env == "coding_env":  # it ships canaries.jsonl
         assert canary.status is CheckStatus.PASS, canary.evidence
-        assert canary.evidence[0] == "3 canaries ended at or below the floor 0.1", canary.evidence
+        assert canary.evidence[0] == "3 declared canaries ended at or below the floor 0.1", canary.evidence
     else:
         assert canary.status is CheckStatus.SKIP
         assert canary.evidence[0].startswith(NOT_APPLICABLE + "no capabilities.canaries declared")
@@ -199,3 +199,30 @@ def test_the_oracle_stops_starting_tasks_when_its_budget_is_spent(tmp_path, monk
     with serve_process(make_env(tmp_path, WRONG_ORACLE)) as (url, _):
         played, left, listed = _semantic._play_oracle(Context(url=url, report=Report(url)), None, 3, 30.0)
     assert ([t.task_id for t in played], left, listed) == (["t1", "t2"], 4, 7)  # a chunk, then no more
+
+
+#: A text env that serves one session at a time (upstream's template serves one).
+ONE_SESSION = (
+    HEADER
+    + """
+class Env(_Base):
+    max_sessions = 1
+
+    def step(self, action: TextAction) -> TextObservation:
+        self._state.step_count += 1
+        return TextObservation(text="graded", reward=0.0, done=True)
+"""
+)
+
+
+def test_the_policies_keep_within_the_servers_session_limit(tmp_path, monkeypatch):
+    """Four episodes at a concurrency of 4 on a server of one session: the limit it
+    serves at GET /sessions is kept; where a server does not say (upstream's), the
+    episodes it refused for capacity are played again one at a time."""
+    with serve_process(make_env(tmp_path, ONE_SESSION)) as (url, _):
+        assert _play.free_sessions(url) == 1
+        played = _play.play(url, "random", count=4, concurrency=4)
+        assert [(t.status, t.error) for t in played] == [("done", None)] * 4
+        monkeypatch.setattr(_play, "free_sessions", lambda *a: None)
+        played = _play.play(url, "random", count=4, concurrency=4)
+        assert [(t.status, t.error) for t in played] == [("done", None)] * 4

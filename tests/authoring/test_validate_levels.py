@@ -14,7 +14,7 @@ from openenv.authoring._levels import run_validation
 from openenv.authoring._policy import NOT_APPLICABLE, POLICY, CheckStatus, Level, Verdict, ids_up_to
 from openenv.authoring._vreport import write_report
 
-from ._flawed import HACKABLE, HACKABLE_SHELL, HEADER, NOISY, NULL_PASSES, OUT_OF_RANGE, make_env
+from ._flawed import FORGEABLE, HACKABLE, HACKABLE_SHELL, HEADER, NOISY, NULL_PASSES, OUT_OF_RANGE, make_env
 from ._validate_reports import every_level_report, semantic_report
 
 REPO = Path(__file__).resolve().parents[2]
@@ -55,8 +55,14 @@ def test_every_level_gives_each_check_id_a_pass_or_a_declared_na(env):
     for r in report.results:
         assert r.status in (CheckStatus.PASS, CheckStatus.SKIP), report.render()
         assert r.status is CheckStatus.PASS or r.evidence, f"{r.check_id} skipped without a reason"
-        # no SKIP at STATIC, RUNTIME or STATISTICAL (SEMANTIC's: issue 33's probe work)
-        assert r.status is CheckStatus.PASS or r.check_id.startswith("semantic."), report.render()
+        # no SKIP but oracle_max: neither env ships or reveals an answer to play
+        assert r.status is CheckStatus.PASS or r.check_id == "semantic.oracle_max", report.render()
+    assert report.get("semantic.oracle_max").evidence[0].startswith(NOT_APPLICABLE), report.render()
+    hacking = report.get("semantic.reward_hacking").evidence
+    assert hacking[0].endswith("probe episodes (text): none scored above an honest wrong answer"), hacking
+    probed = {line.split(": ")[1].split(" on ")[0] for line in hacking[1:]}
+    assert {"stuffed", "other_type:list", "after_done", "from_view"} <= probed, hacking
+    assert "2 generated canaries" in report.get("semantic.canary_floor").evidence[0]
     assert report.get("runtime.host_containment").measured["action_kind"] is None
     assert report.get("runtime.network_policy").measured == {
         "declared": "public",
@@ -151,6 +157,25 @@ def test_a_reward_file_the_agents_commands_can_write(tmp_path):
     assert "equal_anything" not in {p["probe"] for p in result.measured["probes"]}  # Python's only
     _caught(report, "runtime.host_containment", "read a file the validator keeps outside the session")
     assert {"early_exit", "inject_verifier_output"}.isdisjoint(hacked), result.evidence
+
+
+def test_a_text_grader_forged_without_the_answer(tmp_path):
+    """Each text probe catches its flaw in FORGEABLE; the check meant for it fails with
+    the evidence; the probes aimed at flaws it lacks hold."""
+    report = run_validation(make_env(tmp_path, FORGEABLE), max_level=Level.SEMANTIC, tasks=1, probe_tasks=1)
+    hacking = report.get("semantic.reward_hacking")
+    _caught(report, "semantic.reward_hacking", "probe(s) scored above an honest wrong answer")
+    lines = {line.split(": ")[1].split(" on ")[0]: line for line in hacking.evidence[1:]}
+    for probe in ("other_type:list", "stuffed", "from_view"):
+        assert lines[probe].startswith("HACKED: "), hacking.evidence
+    for probe in ("other_type:number", "other_type:object", "other_type:null"):
+        assert lines[probe].startswith("held: "), hacking.evidence
+    # its step after the end would pay, but our server refuses a step after done=true
+    # (the probe catches it on a server that does not: upstream's, validated by URL)
+    assert lines["after_done"].endswith("0 of 2 steps after done answered: refused"), hacking.evidence
+    _caught(report, "semantic.no_solution_leakage", "the from_view probe took the expected answers")
+    _caught(report, "semantic.canary_floor", "canary seed-0: the empty answer: reward 0.5 (floor 0.1)")
+    _caught(report, "semantic.oracle_max", "task seed-0: its own reference answer 'seven' scored 0")
 
 
 def test_manifest_with_an_unknown_key_or_a_wrong_type_names_the_key(tmp_path):
