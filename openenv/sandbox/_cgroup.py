@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import logging
 import os
 import signal
 import threading
@@ -35,6 +36,8 @@ from pathlib import Path
 from ._config import SessionLimits
 from ._cpuset import CorePicker, parse_cpu_list, prepare_parent
 from ._fairness import Counter
+
+log = logging.getLogger("openenv.sandbox")
 
 #: The controllers a session's cgroup needs; cpuacct (v1) is joined where mounted.
 NEEDED = ("memory", "cpu", "pids")
@@ -314,13 +317,16 @@ class SessionCgroup:
                 _try_write(weight, before)
 
     def remove(self) -> None:
-        """Kill what is left and remove the directories. Idempotent."""
+        """Kill what is left in every directory, then remove them (each try kills what
+        has joined since: see ``_rmdir``), within ``RMDIR_WAIT_S`` in all. Idempotent."""
         cores, self.cores = getattr(self, "cores", []), []
         try:
-            for path in self.dirs:
-                if path.exists():
-                    kill_tree(path)
-                    _rmdir(path)
+            dirs = [path for path in self.dirs if path.exists()]
+            for path in dirs:
+                kill_tree(path)
+            deadline = time.monotonic() + RMDIR_WAIT_S
+            for path in dirs:
+                _rmdir(path, deadline)
         finally:  # the cores are free even when a directory could not be removed
             if cores and self.host.picker is not None:
                 self.host.picker.give(cores)
@@ -387,16 +393,48 @@ def sweep(host: CgroupHost, prefix: str) -> None:
                     _rmdir(Path(entry.path))
 
 
-def _rmdir(path: Path) -> None:
-    """Remove a cgroup directory, busy while its last processes finish exiting (slow on
-    a loaded host): retried for ``RMDIR_WAIT_S`` here, then for a minute more in the
-    background."""
-    deadline = time.monotonic() + RMDIR_WAIT_S
+def _rmdir(path: Path, deadline: float | None = None) -> None:
+    """Remove a cgroup directory, busy while a process is in it: each failed try kills
+    what is there (a process that joined after the kill: a sandbox's first step, started
+    as the sandbox closed, joins its cgroups one by one and then runs its command) and
+    the next waits for it to finish exiting (slow on a loaded host). Past ``deadline``
+    (default ``RMDIR_WAIT_S`` from now) the directory is logged with what holds it and
+    handed to a thread that goes on the same way for a minute more."""
+    if deadline is None:
+        deadline = time.monotonic() + RMDIR_WAIT_S
     while not _try_rmdir(path):
         if time.monotonic() > deadline:
+            log.warning(
+                "cgroup %s is still busy %g s after its removal began (%s); retried in the background",
+                path,
+                RMDIR_WAIT_S,
+                _holders(path),
+            )
             _LATER.add(path)
             return
+        kill_tree(path)
         time.sleep(0.005)
+
+
+def _holders(path: Path) -> str:
+    """What keeps ``path`` busy: its processes (pid, state, kernel wait, name) or its
+    child cgroups."""
+    about = []
+    for pid in pids_in(path):
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            state = stat[stat.rindex(")") + 2 :].split()[0]
+            name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        except (OSError, ValueError, IndexError):
+            state, name = "?", "?"
+        try:
+            wchan = Path(f"/proc/{pid}/wchan").read_text().strip() or "-"
+        except OSError:
+            wchan = "?"
+        about.append(f"pid {pid} {name} state {state} in {wchan}")
+    with contextlib.suppress(OSError):
+        about += [f"child cgroup {entry.name}" for entry in os.scandir(path) if entry.is_dir()]
+    return ", ".join(about) or "nothing left in it now"
 
 
 def _try_rmdir(path: Path) -> bool:
@@ -411,7 +449,7 @@ def _try_rmdir(path: Path) -> bool:
 
 class _Later:
     """Cgroup directories still busy after ``_rmdir``'s retries, retried by a thread
-    of their own every 0.25 s for ``keep_s``."""
+    of their own every 0.25 s for ``keep_s`` (killing what is in them each time)."""
 
     def __init__(self, keep_s: float = 60.0) -> None:
         self.keep_s = keep_s
@@ -433,7 +471,12 @@ class _Later:
                 paths = list(self._paths.items())
             now = time.monotonic()
             for path, until in paths:
-                if _try_rmdir(path) or now > until:
+                gone = _try_rmdir(path)
+                if not gone:
+                    kill_tree(path)
+                    if now > until:
+                        log.error("cgroup %s could not be removed: %s", path, _holders(path))
+                if gone or now > until:
                     with self._lock:
                         self._paths.pop(path, None)
             with self._lock:

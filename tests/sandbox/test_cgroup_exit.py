@@ -9,6 +9,8 @@ joins are made while it still runs with the server's priority.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import subprocess
 import time
 from pathlib import Path
@@ -65,7 +67,12 @@ def test_the_cpu_cgroup_is_joined_last() -> None:
         assert files[-1] == str(group._path("cpu") / "cgroup.procs")
 
 
-def test_a_busy_cgroup_is_removed_once_its_last_process_is_gone(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_cgroup_still_busy_past_its_removal_is_named_and_removed_in_the_background(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A process that outlives the removal's kills (none here: they are made no-ops for
+    the removal) is logged with its state, and the background retries kill it and remove
+    the directory."""
     monkeypatch.setattr(_cgroup, "RMDIR_WAIT_S", 0.05)
     with Sandbox(CONFIG) as box:
         group = box._cgroup
@@ -76,12 +83,51 @@ def test_a_busy_cgroup_is_removed_once_its_last_process_is_gone(monkeypatch: pyt
                 break
             time.sleep(0.01)
         memory = group._path("memory")
-        _cgroup._rmdir(memory)  # busy: its process lives
+        kill_tree = _cgroup.kill_tree
+        monkeypatch.setattr(_cgroup, "kill_tree", lambda path: None)
+        with caplog.at_level(logging.WARNING, logger="openenv.sandbox"):
+            _cgroup._rmdir(memory)  # busy: its process lives
         assert memory.exists()
-        box.kill()
-        proc.wait(timeout=10)
-        for _ in range(100):  # retried in the background
+        assert f"still busy 0.05 s after its removal began (pid {group.pids()[0]} " in caplog.text
+        monkeypatch.setattr(_cgroup, "kill_tree", kill_tree)
+        assert proc.wait(timeout=10) != 0  # killed by the background retries
+        for _ in range(100):
             if not memory.exists():
                 break
             time.sleep(0.05)
         assert not memory.exists()
+
+
+def test_a_process_that_joins_after_the_kill_is_killed_and_the_cgroups_go_with_close(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A sandbox's first step started as the sandbox closes joins its cgroups after they
+    were emptied (then runs its command): the removal kills it and every directory is
+    gone when ``close`` returns (before: a busy directory was retried without a kill,
+    and the process lived on in it until the uid's next lease)."""
+    monkeypatch.setattr(_cgroup, "RMDIR_WAIT_S", 1.0)
+    box = Sandbox(CONFIG)
+    group = box._cgroup
+    assert group is not None
+    late: list[subprocess.Popen[bytes]] = []
+    kill_tree = _cgroup.kill_tree
+
+    def joined_after(path: Path) -> None:
+        kill_tree(path)
+        if path == group.dirs[-1] and not late:  # the last one emptied: a process joins them all
+            proc = subprocess.Popen(["sleep", "300"])
+            late.append(proc)
+            for where in group.dirs:
+                with contextlib.suppress(OSError):  # removed already
+                    (where / "cgroup.procs").write_text(str(proc.pid))
+
+    monkeypatch.setattr(_cgroup, "kill_tree", joined_after)
+    try:
+        box.close()
+        assert late
+        assert [str(p) for p in group.dirs if p.exists()] == []
+        assert late[0].wait(timeout=10) != 0  # killed
+    finally:
+        for proc in late:
+            proc.kill()
+            proc.wait(timeout=10)
