@@ -25,7 +25,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-__all__ = ["FINISH_MINI", "ScriptedModel", "decode"]
+__all__ = ["FINISH_MINI", "ScriptedModel", "chat_completion", "decode", "logprob"]
 
 START, SEP, END, TOOLS = 256, 257, 258, 259
 #: What mini-swe-agent reads as "the task is done".
@@ -76,7 +76,8 @@ def _render(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) 
     return [*ids, START, *b"assistant", SEP]
 
 
-def _logprob(i: int, token: int) -> float:
+def logprob(i: int, token: int) -> float:
+    """The scripted logprob of sampled id ``token`` at position ``i``."""
     return -((token * 7 + i) % 13) / 10 - 0.01
 
 
@@ -144,23 +145,12 @@ class ScriptedModel:
         finish = "tool_calls" if message.get("tool_calls") else "stop"
         logprobs = {
             "content": [
-                {"token": f"token_id:{t}", "logprob": _logprob(i, t), "top_logprobs": []}
+                {"token": f"token_id:{t}", "logprob": logprob(i, t), "top_logprobs": []}
                 for i, t in enumerate(sampled)
             ]
         }
         choice: dict[str, Any] = {"index": 0, "message": message, "finish_reason": finish}
-        out: dict[str, Any] = {
-            "id": f"chatcmpl-{len(self.calls)}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": self.model,
-            "choices": [choice],
-            "usage": {
-                "prompt_tokens": len(prompt),
-                "completion_tokens": len(sampled),
-                "total_tokens": len(prompt) + len(sampled),
-            },
-        }
+        out = chat_completion(f"chatcmpl-{len(self.calls)}", self.model, choice, len(prompt), len(sampled))
         if body.get("logprobs"):
             choice["logprobs"] = logprobs
         if body.get("return_token_ids"):
@@ -169,6 +159,24 @@ class ScriptedModel:
         if not body.get("stream"):
             return JSONResponse(out)
         return StreamingResponse(iter(_chunks(out, message, body)), media_type="text/event-stream")
+
+
+def chat_completion(
+    reply_id: str, model: str, choice: dict[str, Any], prompt_tokens: int, completion_tokens: int
+) -> dict[str, Any]:
+    """A chat completions reply of one ``choice`` (the caller adds ids and logprobs)."""
+    return {
+        "id": reply_id,
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [choice],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }
 
 
 def _call(call_id: str, name: str, arguments: str) -> dict[str, Any]:

@@ -1,8 +1,9 @@
 """ScriptedBackend: a TEST DOUBLE of a vLLM-style chat completions server, over real HTTP.
 
 Token ids are UTF-8 bytes (0-255) plus four specials, so any id list decodes without a
-tokenizer: ``decode`` keeps the bytes and drops the specials. A chat renders as, per
-message, ``<start> role <sep> content [<tool_call>{json}</tool_call>...] <end>``, then
+tokenizer: ``decode`` keeps the bytes and drops the specials (ids, logprobs and the reply's
+body are those of ``openenv.harness._scripted``; the rendering here marks tool calls up).
+A chat renders as, per message, ``<start> role <sep> content [<tool_call>{json}</tool_call>...] <end>``, then
 ``<start> assistant <sep>`` for the reply; the reply is sampled as its bytes then
 ``<end>``, so turn k+1's prompt begins with turn k's prompt + sampled ids exactly (a
 multi-turn conversation links by prefix). Replies are scripted, not sampled:
@@ -40,16 +41,15 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-START, SEP, END, TOOLS = 256, 257, 258, 259
+from openenv.harness._scripted import END, SEP, START, TOOLS, chat_completion, decode, logprob
+
+__all__ = ["END", "ScriptedBackend", "decode", "encode", "render", "script"]
+
 _CALL = re.compile(r"<tool_call>(.*?)</tool_call>", re.S)
 
 
 def encode(text: str) -> list[int]:
     return list(text.encode())
-
-
-def decode(ids: list[int]) -> str:
-    return bytes(i for i in ids if i < 256).decode()
 
 
 def _render_message(m: dict[str, Any]) -> list[int]:
@@ -86,10 +86,6 @@ def script(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -
         call = {"name": fn["name"], "arguments": {key: content}}
         return "<tool_call>" + json.dumps(call) + "</tool_call>"
     return "reply to: " + content
-
-
-def logprob(i: int, token: int) -> float:
-    return -((token * 7 + i) % 13) / 10 - 0.01
 
 
 class ScriptedBackend:
@@ -157,18 +153,7 @@ class ScriptedBackend:
                 for i, c in enumerate(calls)
             ]
         choice: dict[str, Any] = {"index": 0, "message": message, "finish_reason": finish, "logprobs": None}
-        out: dict[str, Any] = {
-            "id": f"chatcmpl-{len(self.calls)}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": self.model,
-            "choices": [choice],
-            "usage": {
-                "prompt_tokens": len(prompt),
-                "completion_tokens": len(sampled),
-                "total_tokens": len(prompt) + len(sampled),
-            },
-        }
+        out = chat_completion(f"chatcmpl-{len(self.calls)}", self.model, choice, len(prompt), len(sampled))
         if self.mode != "text":
             if body.get("logprobs"):
                 choice["logprobs"] = {
