@@ -32,13 +32,19 @@ def random_hf_model(
     intermediate_size: int = 256,
     max_positions: int = 2048,
     seed: int = 0,
+    alphabet: str | None = None,
+    roles: tuple[str, ...] = ("user", "assistant", "system"),
 ) -> Path:
-    """Save a random ``LlamaForCausalLM`` and its tokenizer to ``path``; returns ``path``."""
+    """Save a random ``LlamaForCausalLM`` and its tokenizer to ``path``; returns ``path``.
+
+    ``alphabet``: the characters of the vocabulary (default: the ``tiny`` alphabet and a
+    newline); ``roles``: the chat roles, each a special token ``<|role|>``."""
     transformers = require("transformers", extra="train", feature="random_hf_model")
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers
 
-    specials = ["<pad>", "<s>", "</s>", "<unk>", "<|user|>", "<|assistant|>", "<|system|>"]
-    vocab = {tok: i for i, tok in enumerate([*specials, *tiny_alphabet(), "\n"])}
+    specials = ["<pad>", "<s>", "</s>", "<unk>", *(f"<|{role}|>" for role in roles)]
+    chars = tiny_alphabet() + "\n" if alphabet is None else alphabet
+    vocab = {tok: i for i, tok in enumerate([*specials, *dict.fromkeys(chars)])}
     core = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
     core.pre_tokenizer = pre_tokenizers.Split("", behavior="isolated")
     core.decoder = decoders.Fuse()

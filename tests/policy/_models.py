@@ -3,8 +3,9 @@ trained here in a few seconds to answer any chat with ``REPLY`` (a tool call), s
 server's tool-call path is driven by a real model. Nothing is downloaded.
 
 ``cached_model`` is the one way tests get one: each distinct checkpoint (this file's
-code, its arguments, the torch and transformers versions) is trained once and kept in
-``.cache/tiny-models``, so a test run trains it once however many modules use it.
+and ``random_hf_model``'s code, its arguments, the torch and transformers versions) is
+trained once and kept in ``.cache/tiny-models``, so a test run trains it once however
+many modules use it.
 ``tool_caller`` is the checkpoint the policy-serve, eval and capture tests share."""
 
 from __future__ import annotations
@@ -20,50 +21,26 @@ ROOT = Path(__file__).resolve().parents[2]
 CACHE = ROOT / ".cache" / "tiny-models"
 
 REPLY = '<tool_call>{"name": "echo_action", "arguments": {"message": "hi"}}</tool_call>'
-TEMPLATE = (
-    "{% for m in messages %}{{ '<|' + m['role'] + '|>' + m['content'] }}"
-    "{% if m['role'] == 'assistant' %}{{ eos_token }}{% endif %}{% endfor %}"
-    "{% if add_generation_prompt %}{{ '<|assistant|>' }}{% endif %}"
-)
+#: The tokenizer's characters: every printable one but the vertical whitespace a chat never holds.
+CHARS = "".join(c for c in string.printable if c not in "\r\x0b\x0c")
 
 
 def make_model(
     path: Path, reply: str = REPLY, steps: int = 400, extra_prompts: list[list[dict[str, str]]] | None = None
 ) -> Path:
-    """Train and save the model; ``extra_prompts``: more chats it must answer with ``reply``."""
+    """Train and save the model; ``extra_prompts``: more chats it must answer with ``reply``.
+    It starts as the product's ``random_hf_model`` (with a ``tool`` role and printable text)."""
     import torch
     import transformers
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
 
-    specials = ["<pad>", "<s>", "</s>", "<unk>", "<|user|>", "<|assistant|>", "<|system|>", "<|tool|>"]
-    chars = [c for c in string.printable if c not in "\r\x0b\x0c"]
-    vocab = {tok: i for i, tok in enumerate([*specials, *chars])}
-    core = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
-    core.pre_tokenizer = pre_tokenizers.Split("", behavior="isolated")
-    core.decoder = decoders.Fuse()
-    tok = transformers.PreTrainedTokenizerFast(
-        tokenizer_object=core,
-        bos_token="<s>",
-        eos_token="</s>",
-        pad_token="<pad>",
-        unk_token="<unk>",
-        additional_special_tokens=specials[4:],
-    )
-    tok.chat_template = TEMPLATE
-    config = transformers.LlamaConfig(
-        vocab_size=len(vocab),
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=4,
-        max_position_embeddings=512,
-        bos_token_id=1,
-        eos_token_id=2,
-        pad_token_id=0,
-    )
-    torch.manual_seed(0)
-    model = transformers.LlamaForCausalLM(config)
+    from openenv.train import random_hf_model
+
+    random_hf_model(
+        path, intermediate_size=128, max_positions=512, alphabet=CHARS,
+        roles=("user", "assistant", "system", "tool"),
+    )  # fmt: skip
+    tok = transformers.AutoTokenizer.from_pretrained(path)
+    model = transformers.AutoModelForCausalLM.from_pretrained(path)
     prompts = [
         [{"role": "user", "content": text}]
         for text in ("hello", "say something", "x", "what now?", '{"echoed_message": "ready"}')
@@ -115,7 +92,8 @@ def cached_model(
     import transformers
 
     versions = [torch.__version__, transformers.__version__]
-    what = [Path(__file__).read_text(), reply, steps, extra_prompts, *versions]
+    code = [Path(__file__).read_text(), (ROOT / "openenv" / "train" / "_hf.py").read_text()]
+    what = [*code, reply, steps, extra_prompts, *versions]
     key = hashlib.sha256(json.dumps(what).encode()).hexdigest()[:16]
     dest = CACHE / f"{name}-{key}"
     if (dest / ".done").exists():
