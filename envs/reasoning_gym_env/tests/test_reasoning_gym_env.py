@@ -179,7 +179,9 @@ def test_every_listed_task_resets_and_composite_mixes_the_families_named(url: st
         for task_id in listed:
             assert env.reset(seed=1, task_id=task_id).observation.family == task_id
         mix = [{"name": "chain_sum", "weight": 1}, {"name": "leg_counting", "weight": 2, "config": {}}]
-        specs = [reasoning_gym.composite.DatasetSpec(m["name"], m["weight"], m.get("config", {})) for m in mix]
+        specs = [
+            reasoning_gym.composite.DatasetSpec(m["name"], m["weight"], m.get("config", {})) for m in mix
+        ]
         expected = reasoning_gym.create_dataset("composite", size=20, seed=0, datasets=specs)[4]
         first = env.reset(family="composite", size=20, index=4, config={"datasets": mix}).observation
         assert first.prompt == expected["question"]
