@@ -13,7 +13,8 @@ Gemini CLI, OpenCode) run in a sandbox whose one way out is its capture session 
 ``terminal_task_env`` one on a terminal task scored by its verifier, ``run_agent_in_image``
 one in a container of the terminal env's Docker image. An env's own tools
 (a ``ToolSource``) reach the agent as an MCP server (``HarnessMCPBridge``, relayed into
-its sandbox: ``HarnessEnvironment(adapter, tools=...)``); ``ScriptedModel``
+its sandbox: ``HarnessEnvironment(adapter, tools=...)``; into its container:
+``run_agent_in_image(..., tools_url=...)``); ``ScriptedModel``
 is a scripted chat backend to run them against (a test double). See docs/agents.md.
 """
 
