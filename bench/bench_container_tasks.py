@@ -8,7 +8,8 @@ and one run, each figure beside its baseline:
   image built): bounds 0.1 s and 1 s; baseline the sandboxed session's warm-pool reset;
 * the cold reset's phases (the engine's create and start, the disk limit's own layer
   filesystem of ``_disk.py``, the shell's ``docker exec``), and the cold reset with no disk
-  limit (``disk=none``) beside it: what the limit costs;
+  limit (``disk=none``) beside it: what the limit costs; and the cold reset with its layer
+  filesystem formatted in the reset (no spare ready, ``_disk_spares.py``): what spares save;
 * step overhead: ``run "echo hi"`` in the container session minus the same step in a
   sandboxed session (bound 1 ms; also the ratio);
 * 32 concurrent container sessions on one server's resources: every one resets to a
@@ -131,6 +132,25 @@ class Phases:
             setattr(owner, name, real)
 
 
+async def cold_resets(env: TerminalEnv, n: int, *, spares: bool) -> list[float]:
+    """Cold resets (no pool); with ``spares``, the disk limit's filesystem formatted ahead
+    (``_disk_spares.py``: waited for untimed, as between episodes); without, none ready
+    (formatted in the reset, as before spares)."""
+    from terminal_env import _disk_spares
+
+    out = []
+    for _ in range(n):
+        if spares:
+            for _ in range(1000):  # 10 s at most
+                if not _disk_spares._filling:
+                    break
+                await asyncio.sleep(0.01)
+        else:
+            _disk_spares.discard()
+        out += await resets(env, 1, TASK, pooled=False)
+    return out
+
+
 async def ours(rounds: int, n_steps: int, n_resets: int, n_conc: int) -> dict[str, Any]:
     level = os.environ.get("OPENENV_SANDBOX", "auto")
     box = TerminalEnv(sandbox=level, tasks_dir=str(TASKS), pool_size=2, image_pool_size=0)
@@ -156,6 +176,7 @@ async def ours(rounds: int, n_steps: int, n_resets: int, n_conc: int) -> dict[st
             "sandbox, warm pool": [],
             "container, warm pool": [],
             "container, cold": [],
+            "container, cold, no spare": [],
             "container, cold, no disk limit": [],
         }
         out["load_reset"] = load()
@@ -164,7 +185,8 @@ async def ours(rounds: int, n_steps: int, n_resets: int, n_conc: int) -> dict[st
             reset["sandbox, warm pool"] += await resets(sand, n_resets, {"free_shell": True}, pooled=True)
             reset["container, warm pool"] += await resets(warm, n_resets, TASK, pooled=True)
             with phases:
-                reset["container, cold"] += await resets(box, n_resets, TASK, pooled=False)
+                reset["container, cold"] += await cold_resets(box, n_resets, spares=True)
+            reset["container, cold, no spare"] += await cold_resets(box, n_resets, spares=False)
             reset["container, cold, no disk limit"] += await resets(nodisk, n_resets, TASK, pooled=False)
         await wait_pool(warm)
         out |= {"step": step, "reset": reset, "cold_phases": phases.times}
@@ -217,6 +239,9 @@ def report(res: dict[str, Any]) -> dict[str, Any]:
         "reset_cold_nodisk_s": median(reset["container, cold, no disk limit"]),
         "reset_cold_nodisk_p90_s": pct(reset["container, cold, no disk limit"], 90),
         "reset_cold_x_nodisk": r_cold / median(reset["container, cold, no disk limit"]),
+        "reset_cold_nospare_s": median(reset["container, cold, no spare"]),
+        "reset_cold_nospare_p90_s": pct(reset["container, cold, no spare"], 90),
+        "reset_cold_x_nospare": r_cold / median(reset["container, cold, no spare"]),
         "cold_phases_s": {k: median(v) for k, v in res["cold_phases"].items() if v},
         "reset_sandbox_warm_s": r_base,
         "reset_warm_x_sandbox": r_warm / r_base,
@@ -280,6 +305,13 @@ def main() -> None:
             fmt(fig["reset_cold_s"] * ms, 0),
             fmt(fig["reset_cold_x_sandbox"], 1),
             "<= 1000 ms",
+            res["load_reset"],
+        ],
+        [
+            "reset cold, disk formatted in the reset",
+            fmt(fig["reset_cold_nospare_s"] * ms, 0),
+            f"{fig['reset_cold_x_nospare']:.2f}x -> cold",
+            f"p90 {fig['reset_cold_p90_s'] * ms:.0f} vs {fig['reset_cold_nospare_p90_s'] * ms:.0f}",
             res["load_reset"],
         ],
         [

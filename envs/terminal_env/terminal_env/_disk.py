@@ -32,7 +32,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from . import _loop
+from . import _disk_spares, _loop
 from ._owner import start_ticks
 
 #: The file of a container's layer filesystem (a label, for the sweep of a dead server's).
@@ -76,29 +76,49 @@ def _run(argv: list[str]) -> None:
         raise DiskRefused(f"{argv[0]} failed: {why}")
 
 
+def format_file(path: Path, size_mb: int, content: Path | None = None) -> None:
+    """A sparse file of ``size_mb`` formatted as ext4, with ``content``'s files copied in."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    with open(path, "wb") as f:
+        f.truncate(size_mb << 20)
+    copy = ["-d", str(content)] if content is not None else []
+    _run(["mke2fs", "-q", "-F", "-t", "ext4", "-m", "0", "-O", "^has_journal",
+          "-E", "nodiscard,lazy_itable_init=1", *copy, str(path)])  # fmt: skip
+
+
 def attach(container: Any, path: Path, size_mb: int) -> Path:
     """Put the created (not started) container's writable layer on a new filesystem of
-    ``size_mb`` in ``path``; the layer folder it is mounted on."""
+    ``size_mb`` in ``path``; the layer folder it is mounted on. A spare formatted ahead
+    (``_disk_spares.py``) is used where one is ready, else one is formatted now."""
     layer = layer_dir(container)
     if not (layer / "diff").is_dir():
         raise DiskRefused(f"the engine's layer folder {layer} is not seen here (another machine or mounts)")
     mode = layer.stat().st_mode & 0o7777
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    entries = _disk_spares.snapshot(layer)
+    spare = _disk_spares.take(size_mb) if entries is not None else None
     try:
-        with open(path, "wb") as f:
-            f.truncate(size_mb << 20)
-        _run(["mke2fs", "-q", "-F", "-t", "ext4", "-m", "0", "-O", "^has_journal",
-              "-E", "nodiscard,lazy_itable_init=1", "-d", str(layer), str(path)])  # fmt: skip
+        if spare is not None:
+            spare.rename(path)
+        else:
+            format_file(path, size_mb, layer)
         try:
             _loop.mount_image(str(path), str(layer), options="noinit_itable")
         except OSError:  # no LOOP_CONFIGURE (Linux < 5.8): mount(8) sets the device up
             _run(["mount", "-o", "loop,noinit_itable,nosuid,nodev", str(path), str(layer)])
+        if spare is not None and entries is not None:
+            try:
+                _disk_spares.restore(layer, entries)
+            except BaseException:
+                detach(layer, None)
+                raise
     except BaseException:
         path.unlink(missing_ok=True)
         raise
     with contextlib.suppress(OSError):
         (layer / "lost+found").rmdir()
     os.chmod(layer, mode)
+    if entries is not None:
+        _disk_spares.refill(size_mb, format_file)
     return layer
 
 
