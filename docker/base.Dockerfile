@@ -8,6 +8,8 @@
 #                       optionally wheels of local projects such as openenv)
 #     requirements.txt  pinned deps to install (written by build_wheelhouse.sh)
 #     local.txt         name==version of the local project wheels (informational)
+#     openenv-install-env  the script env Dockerfiles install their context with
+#                       (docker/openenv-install-env; becomes /opt/venv/bin/openenv-install-env)
 #
 #   scripts/docker/build_wheelhouse.sh .wheelhouse
 #   docker build -f docker/base.Dockerfile -t openenv-base .wheelhouse
@@ -42,6 +44,11 @@ RUN set -eu; \
         --no-cache-dir --disable-pip-version-check \
         -r /wheels/requirements.txt ${OPENENV_PACKAGES}; \
     /opt/venv/bin/dumb-init --version; \
+    if [ ! -f /wheels/openenv-install-env ]; then \
+        echo "ERROR: build context has no openenv-install-env (docker/openenv-install-env); run scripts/docker/build_wheelhouse.sh again" >&2; \
+        exit 1; \
+    fi; \
+    install -m 0755 /wheels/openenv-install-env /opt/venv/bin/openenv-install-env; \
     /opt/venv/bin/python3 -c "import uvicorn, websockets, pydantic, orjson, msgpack"
 
 # ---- runtime stage ------------------------------------------------------------

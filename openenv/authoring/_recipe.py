@@ -9,9 +9,13 @@ it names by a build argument, and the OCI labels of ``openenv.containers._labels
 - ``static.reproducible_build``: no step fetches anything (no package manager or
   downloader reaching out, no ``ADD`` of a URL, every ``pip install`` ``--no-index``),
   and the base is pinned (a build argument the builder sets, a digest, or a tag other
-  than ``latest``).
+  than ``latest``). A ``RUN openenv-install-env`` (the base image's installer, from
+  ``docker/openenv-install-env``) is judged by that script's own commands, and its
+  ``--apt`` list must be exactly what ``[tool.openenv.build] apt`` makes ``openenv build``
+  fetch: the script stops a build whose context lacks them rather than fetch them.
 - ``static.image_hygiene``: no secret in ``ENV``/``ARG``/``LABEL``, no pip cache kept,
-  no apt lists kept, ``COPY`` rather than ``ADD`` for local files.
+  no apt lists kept, ``COPY`` rather than ``ADD`` for local files (the installer's
+  commands judged as well).
 - ``static.sbom``: the bill of materials can be written: the env's name and version,
   and every dependency a PEP 508 requirement naming a distribution (no bare URL or
   path, whose version nothing states); ``measured`` holds it.
@@ -30,6 +34,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from .._exceptions import ProviderError
 from ._policy import CheckStatus
 from ._vreport import Results
 
@@ -38,6 +43,9 @@ _FETCHERS = re.compile(
     r"dnf\s+install|npm\s+(install|ci)|conda\s+install|go\s+get)\b"
 )
 _PIP = re.compile(r"\bpip3?\b[^;&|]*\binstall\b")
+#: What a command is run through (``env``, ``sudo``) or with (``NAME=value``): not the command.
+_PREFIX = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*=\S*|env|sudo|exec|command|nice|nohup)$")
+INSTALLER = "openenv-install-env"
 _SECRET = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|PRIVATE_?KEY|CREDENTIAL)", re.I)
 
 
@@ -129,6 +137,10 @@ def _fetch_problems(steps: list[tuple[str, str]]) -> list[str]:
             continue
         for command in re.split(r"&&|\|\||[;|]|\bthen\b|\belse\b|\bdo\b", rest):
             words = command.strip().split()
+            while words and _PREFIX.match(words[0]):
+                words.pop(0)
+            if words:
+                words[0] = words[0].rsplit("/", 1)[-1]  # /usr/bin/apt-get is apt-get
             match = _FETCHERS.match(" ".join(words))
             local = [w for w in words[2:] if not w.startswith("-")]
             if match and not (
@@ -184,29 +196,139 @@ def run_recipe(folder: Path, results: Results) -> None:
             )
         return
     steps = instructions(text)
-    _reproducible(steps, results)
-    _hygiene(steps, results)
+    installer = _installer(steps, project)
+    _reproducible(steps, installer, results)
+    _hygiene(steps, installer, results)
     _sbom(project, results)
     _labels(folder, steps, results)
     _pinning(project, results)
 
 
-def _reproducible(steps: list[tuple[str, str]], results: Results) -> None:
+class _Installer:
+    """The RUN steps that call the base image's ``openenv-install-env``, and that script's
+    commands as one ``RUN`` (``None`` when it cannot be read): judged with the Dockerfile."""
+
+    def __init__(self, calls: list[str], script: str | None, where: str, apt: list[str]) -> None:
+        self.calls, self.script, self.where, self.apt = calls, script, where, apt
+
+    def steps(self) -> list[tuple[str, str]]:
+        return [("RUN", self.script)] if self.calls and self.script is not None else []
+
+    def problems(self) -> list[str]:
+        """The script missing, or an ``--apt`` that is not what ``openenv build`` fetches."""
+        if not self.calls:
+            return []
+        if self.script is None:
+            return [f"RUN {INSTALLER}: the script it runs ({self.where}) is not here to judge"]
+        out = []
+        for call in self.calls:
+            named = _apt_option(call)
+            if named is None:
+                out.append(f"RUN {call[:80]}: {INSTALLER} takes --no-deps, --apt LIST and one folder")
+            elif sorted(named) != sorted(self.apt):
+                out.append(
+                    f"RUN {INSTALLER} --apt {' '.join(named) or '(none)'}: [tool.openenv.build] apt "
+                    f"brings {' '.join(self.apt) or 'nothing'} (what openenv build fetches into debs/)"
+                )
+        return out
+
+
+def _installer(steps: list[tuple[str, str]], project: dict[str, Any]) -> _Installer:
+    from ..containers._build import INSTALLER as PATH
+    from ..containers._build import source_root
+
+    calls = []
+    for op, rest in steps:
+        if op != "RUN":
+            continue
+        for command in re.split(r"&&|\|\||;", rest):
+            words = command.split()
+            if words and words[0].rsplit("/", 1)[-1] == INSTALLER:
+                calls.append(command.strip())
+    apt = project["_tool"].get("build", {}).get("apt", [])
+    apt = [str(a) for a in apt] if isinstance(apt, list) else []
+    try:
+        text: str | None = (source_root() / PATH).read_text()
+    except (OSError, ProviderError):
+        text = None
+    if text is not None:  # one RUN: comments out, continuations joined, a command a line
+        lines = [line for line in text.splitlines() if not line.strip().startswith("#")]
+        text = "; ".join(_joined(lines))
+    return _Installer(calls, text, PATH, apt)
+
+
+def _joined(lines: list[str]) -> list[str]:
+    out, buf = [], ""
+    for line in lines:
+        if line.rstrip().endswith("\\"):
+            buf += line.rstrip()[:-1] + " "
+            continue
+        out.append((buf + line).strip())
+        buf = ""
+    return [c for c in [*out, buf.strip()] if c]
+
+
+def _apt_option(call: str) -> list[str] | None:
+    """The packages ``openenv-install-env ... --apt "A B" ...`` names; None if unparsable."""
+    try:
+        words = shlex.split(call)[1:]
+    except ValueError:
+        return None
+    named: list[str] = []
+    while words and words[0].startswith("-"):
+        flag = words.pop(0)
+        if flag == "--apt" and words:
+            named = words.pop(0).split()
+        elif flag != "--no-deps":
+            return None
+    return named if len(words) <= 1 else None
+
+
+def _reproducible(steps: list[tuple[str, str]], installer: _Installer, results: Results) -> None:
     bases, problems = _base_problems(steps)
     problems += _fetch_problems(steps)
+    problems += [f"{installer.where}: {p}" for p in _fetch_problems(installer.steps())]
+    problems += installer.problems()
     runs = sum(1 for op, _ in steps if op == "RUN")
+    judged = (
+        f"; {INSTALLER} ({installer.where}) judged with them"
+        + (f", --apt {' '.join(installer.apt)} as [tool.openenv.build] apt" if installer.apt else "")
+        if installer.calls
+        else ""
+    )
     results.add(
         "static.reproducible_build",
         CheckStatus.FAIL if problems else CheckStatus.PASS,
         problems
-        or [f"FROM {', '.join(bases)} (pinned); {runs} RUN step(s) fetch nothing (no index, no download)"],
-        remediation="install only what the build context brings (pip install --no-index --find-links), "
+        or [
+            f"FROM {', '.join(bases)} (pinned); {runs} RUN step(s) fetch nothing (no index, no download)"
+            + judged
+        ],
+        remediation="install only what the build context brings (pip install --no-index --find-links; "
+        ".deb files that [tool.openenv.build] apt makes openenv build fetch), "
         "and pin the base by a version tag or digest",
-        measured={"bases": bases, "run_steps": runs},
+        measured={
+            "bases": bases,
+            "run_steps": runs,
+            "installer": installer.where if installer.calls else None,
+        },
     )
 
 
-def _hygiene(steps: list[tuple[str, str]], results: Results) -> None:
+def _hygiene(steps: list[tuple[str, str]], installer: _Installer, results: Results) -> None:
+    problems = [f"{installer.where}: {p}" for p in _hygiene_problems(installer.steps())[0]]
+    found, user = _hygiene_problems(steps)
+    problems = found + problems
+    results.add(
+        "static.image_hygiene",
+        CheckStatus.FAIL if problems else CheckStatus.PASS,
+        problems or [f"no secrets, no package caches, COPY for local files; runs as {user}"],
+        remediation="keep secrets out of the Dockerfile and clean package caches in the step that makes them",
+        measured={"user": user},
+    )
+
+
+def _hygiene_problems(steps: list[tuple[str, str]]) -> tuple[list[str], str]:
     problems = []
     user = "root (no USER)"
     for op, rest in steps:
@@ -227,13 +349,7 @@ def _hygiene(steps: list[tuple[str, str]], results: Results) -> None:
             problems.append(f"RUN {rest[:60]}...: apt lists kept in the image (rm -rf /var/lib/apt/lists/*)")
         if op == "USER":
             user = rest
-    results.add(
-        "static.image_hygiene",
-        CheckStatus.FAIL if problems else CheckStatus.PASS,
-        problems or [f"no secrets, no package caches, COPY for local files; runs as {user}"],
-        remediation="keep secrets out of the Dockerfile and clean package caches in the step that makes them",
-        measured={"user": user},
-    )
+    return problems, user
 
 
 def _sbom(project: dict[str, Any], results: Results) -> None:

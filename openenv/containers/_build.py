@@ -5,7 +5,9 @@ Two images, two Dockerfiles:
 * the shared base (``docker/base.Dockerfile``, tag ``openenv-base:<version>-<base>``):
   a venv with ``openenv[server,mcp]`` and dumb-init, uid 1000, ``HEALTHCHECK``, port 8000;
 * the env image (``<env folder>/Dockerfile``, tag ``openenv-<name>``): ``FROM`` the
-  base, adds only that env's wheels, ``CMD ["openenv", "serve", "<name>"]``.
+  base, adds only that env's wheels (and the ``.deb`` files its ``[tool.openenv.build]
+  apt`` asks for) with the base's ``openenv-install-env``, ``CMD ["openenv", "serve",
+  "<name>"]``.
 
 Wheels are built on the host (``pip wheel``) into each build context, and every
 ``RUN`` installs with ``--no-index``; builds run with ``network_mode="none"``. That is
@@ -144,6 +146,11 @@ def _docker_build(
 
 #: What the shared base installs: the server and the MCP bridge (``openenv mcp IMAGE``).
 BASE_EXTRAS = "server,mcp"
+#: The script every env Dockerfile installs its context with (``/opt/venv/bin`` in the base).
+INSTALLER = "docker/openenv-install-env"
+#: The base's moving tag, also set on each base built or reused: the ``OPENENV_BASE``
+#: default of the env Dockerfiles, so a plain ``docker build`` of a context finds a base.
+LATEST = "openenv-base:latest"
 
 
 def base_image_tag(base_image: str) -> str:
@@ -157,7 +164,7 @@ def base_image_tag(base_image: str) -> str:
         if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
             h.update(str(path.relative_to(root)).encode())
             h.update(path.read_bytes())
-    for extra in ("pyproject.toml", "docker/base.Dockerfile"):
+    for extra in ("pyproject.toml", "docker/base.Dockerfile", INSTALLER):
         if (root / extra).is_file():
             h.update((root / extra).read_bytes())
     return f"openenv-base:{__version__}-{h.hexdigest()[:10]}"
@@ -178,7 +185,7 @@ def build_base(
         tag = base_image_tag(base_image)
         if not rebuild:
             try:
-                client.images.get(tag)
+                client.images.get(tag).tag(*LATEST.split(":"))
                 progress(f"reusing {tag} (base {base_image})")
                 return tag
             except docker.errors.ImageNotFound:
@@ -191,7 +198,9 @@ def build_base(
             _pip_wheel([f"{root}[{BASE_EXTRAS}]", "dumb-init"], ctx, progress)
             (ctx / "requirements.txt").write_text(f"openenv[{BASE_EXTRAS}]\ndumb-init\n")
             shutil.copy(root / "docker" / "base.Dockerfile", ctx / "Dockerfile")
+            shutil.copy(root / INSTALLER, ctx / "openenv-install-env")
             _docker_build(client, ctx, tag, {"BASE_IMAGE": base_image}, no_cache, progress)
+        client.images.get(tag).tag(*LATEST.split(":"))
         return tag
 
 

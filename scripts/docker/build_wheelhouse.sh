@@ -21,7 +21,9 @@
 #                     by installing everything into a scratch venv with --no-index
 #                     (this is what docker/base.Dockerfile installs);
 #   local.txt         name==version of each local project wheel (install these by
-#                     name, e.g. --build-arg OPENENV_PACKAGES="openenv echo-env").
+#                     name, e.g. --build-arg OPENENV_PACKAGES="openenv echo-env");
+#   openenv-install-env  a copy of docker/openenv-install-env, which the base image
+#                     puts at /opt/venv/bin for the env Dockerfiles.
 #
 # The wheels are built for the interpreter $PYTHON (default python3), which must
 # match the image's Python (3.11 for openenv-local/python:3.11-bookworm and
@@ -36,6 +38,7 @@
 set -euo pipefail
 
 PY="${PYTHON:-python3}"
+INSTALLER="$(cd "$(dirname "$0")/../../docker" && pwd)/openenv-install-env"
 RUNTIME_REQS=(starlette uvicorn websockets pydantic httpx orjson msgpack uvloop httptools dumb-init)
 
 log() { printf '[build_wheelhouse] %s\n' "$*" >&2; }
@@ -146,6 +149,7 @@ log "pip wheel ${RUNTIME_REQS[*]} ${specs[*]:-} ${dep_specs[*]:-}"
     "${RUNTIME_REQS[@]}" "${specs[@]}" "${dep_specs[@]}" </dev/null \
     || die "pip wheel of the runtime dependencies failed"
 
+install -m 0755 "$INSTALLER" "$OUT/openenv-install-env"
 printf '%s\n' "${local_pins[@]}" > "$OUT/local.txt"
 [ "${#local_pins[@]}" -gt 0 ] || : > "$OUT/local.txt"
 

@@ -24,7 +24,9 @@ IMAGE_IDS = (
 )
 
 
-@pytest.mark.parametrize("env", ["echo_env", "arith_env", "coding_env", "reasoning_gym_env"])
+@pytest.mark.parametrize(
+    "env", ["echo_env", "arith_env", "coding_env", "reasoning_gym_env", "terminal_env", "browser_env"]
+)
 def test_our_recipes_pass_every_image_check(env):
     report = run_validation(REPO / "envs" / env, max_level=Level.STATIC)
     assert report.verdict is Verdict.PASS, report.render()
