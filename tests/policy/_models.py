@@ -15,7 +15,9 @@ import json
 import os
 import shutil
 import string
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = ROOT / ".cache" / "tiny-models"
@@ -88,19 +90,29 @@ def cached_model(
 ) -> Path:
     """``make_model``'s checkpoint for these arguments, trained at most once (kept in
     ``.cache/tiny-models``, keyed by a hash of this file and of what it was given)."""
+    code = [Path(__file__).read_text(), (ROOT / "openenv" / "train" / "_hf.py").read_text()]
+    return cached(
+        name, [*code, reply, steps, extra_prompts],
+        lambda path: make_model(path, reply=reply, steps=steps, extra_prompts=extra_prompts),
+    )  # fmt: skip
+
+
+def cached(name: str, what: list[Any], make: Callable[[Path], object]) -> Path:
+    """The folder ``make(folder)`` fills, made at most once per ``what`` (the code and
+    arguments it depends on; the torch and transformers versions are added): kept in
+    ``.cache/tiny-models`` as ``NAME-HASH``, made aside and renamed into place, so
+    concurrent test processes never see half a checkpoint."""
     import torch
     import transformers
 
-    versions = [torch.__version__, transformers.__version__]
-    code = [Path(__file__).read_text(), (ROOT / "openenv" / "train" / "_hf.py").read_text()]
-    what = [*code, reply, steps, extra_prompts, *versions]
+    what = [*what, torch.__version__, transformers.__version__]
     key = hashlib.sha256(json.dumps(what).encode()).hexdigest()[:16]
     dest = CACHE / f"{name}-{key}"
     if (dest / ".done").exists():
         return dest
     scratch = CACHE / f".{name}-{key}-{os.getpid()}"
     shutil.rmtree(scratch, ignore_errors=True)
-    make_model(scratch, reply=reply, steps=steps, extra_prompts=extra_prompts)
+    make(scratch)
     (scratch / ".done").touch()
     try:
         scratch.rename(dest)

@@ -10,10 +10,6 @@ a group of 8 runs then gets both rewards with near certainty (8 alike: 2 ** -7 a
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -32,7 +28,7 @@ from openenv.capture import TrainingTrace, TrainingTurn
 from openenv.cli import main as cli_main
 from openenv.train import TrainConfig
 
-from ..policy._models import CACHE
+from ..policy._models import cached
 
 pytest.importorskip("openai", reason="the agent speaks through the openai SDK (the capture extra)")
 terminal_env = pytest.importorskip("terminal_env", reason="envs/terminal_env is not installed")
@@ -54,29 +50,17 @@ def one_thread() -> Iterator[None]:
 @pytest.fixture(scope="module")
 def prior(one_thread: None) -> Path:
     """``command_prior``'s checkpoint for ``LETTERS``, made once per version of its code."""
-    import transformers
-
     package = Path(__file__).resolve().parents[2] / "openenv"
-    what = [(package / f).read_text() for f in SOURCES]
-    what += [LETTERS, torch.__version__, transformers.__version__]
-    key = hashlib.sha256(json.dumps(what).encode()).hexdigest()[:16]
-    dest = CACHE / f"agent-prior-{key}"
-    if (dest / ".done").exists():
-        return dest
-    scratch = CACHE / f".agent-prior-{key}-{os.getpid()}"
-    shutil.rmtree(scratch, ignore_errors=True)
-    command_prior(
-        scratch,
-        [f"create an empty file named {c}." for c in LETTERS],
-        [f"touch {c}" for c in LETTERS],
-        steps=80,
+    return cached(
+        "agent-prior",
+        [*((package / f).read_text() for f in SOURCES), LETTERS],
+        lambda path: command_prior(
+            path,
+            [f"create an empty file named {c}." for c in LETTERS],
+            [f"touch {c}" for c in LETTERS],
+            steps=80,
+        ),
     )
-    (scratch / ".done").touch()
-    try:
-        scratch.rename(dest)
-    except OSError:  # another process kept it first
-        shutil.rmtree(scratch, ignore_errors=True)
-    return dest
 
 
 @pytest.fixture(scope="module")
