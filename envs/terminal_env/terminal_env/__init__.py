@@ -1,37 +1,7 @@
 """Terminal environment. Clients import the models; the server imports ``TerminalEnv``."""
 
+from . import models
 from .env import TerminalEnv
-from .models import (
-    MODELS,
-    AnyTerminalAction,
-    InterruptAction,
-    ReadAction,
-    ReadFileAction,
-    RestartAction,
-    RunAction,
-    SendKeysAction,
-    SubmitAction,
-    TerminalAction,
-    TerminalObservation,
-    TerminalResetOptions,
-    TerminalState,
-    WriteFileAction,
-)
+from .models import *  # noqa: F403  (the models' names, listed once in models.__all__)
 
-__all__ = [
-    "MODELS",
-    "AnyTerminalAction",
-    "InterruptAction",
-    "ReadAction",
-    "ReadFileAction",
-    "RestartAction",
-    "RunAction",
-    "SendKeysAction",
-    "SubmitAction",
-    "TerminalAction",
-    "TerminalEnv",
-    "TerminalObservation",
-    "TerminalResetOptions",
-    "TerminalState",
-    "WriteFileAction",
-]
+__all__ = ["TerminalEnv", *models.__all__]

@@ -205,3 +205,9 @@ class TerminalResetOptions(TaskOptions):
 
 
 MODELS = EnvModels(TerminalAction, TerminalObservation, TerminalState)
+
+__all__ = [
+    "MODELS", "AnyTerminalAction", "InterruptAction", "ReadAction", "ReadFileAction", "RestartAction",
+    "RunAction", "SendKeysAction", "SubmitAction", "TerminalAction", "TerminalObservation",
+    "TerminalResetOptions", "TerminalState", "WriteFileAction",
+]
