@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -243,25 +244,45 @@ def _play(ctx: Context, task: Task, kind: str, payload: str) -> float:
     return float(reward) if isinstance(reward, int | float) else 0.0
 
 
+#: Probe episodes played at once (within the server's free sessions).
+PROBE_CONCURRENCY = 4
+
+
 def run_probes(
     ctx: Context, kind: str, tasks: list[Task], names: tuple[str, ...] = PROBES
 ) -> list[ProbeResult]:
-    """Each probe on each task, against that task's honest wrong answer."""
+    """Each probe on each task, against that task's honest wrong answer; the episodes
+    are played ``PROBE_CONCURRENCY`` at a time (fewer where the server has fewer free
+    sessions), each in a session of its own."""
+    from ._play import free_sessions
+
     table = PY_PROBES if kind == PY else SHELL_PROBES
+    wrong = _py_wrong if kind == PY else (lambda t: _SHELL_WRONG)
+    plays = [(task, None, wrong(task)) for task in tasks] + [
+        (task, name, table[name](task)) for task in tasks for name in names if name in table
+    ]
+
+    def one(item: tuple[Task, str | None, str]) -> float | ProbeError:
+        try:
+            return _play(ctx, item[0], kind, item[2])
+        except ProbeError as exc:
+            return exc
+
+    width = max(1, min(PROBE_CONCURRENCY, free_sessions(ctx.url, ctx.headers) or 1))
+    with ThreadPoolExecutor(width, thread_name_prefix="validate-probe") as pool:
+        played = list(pool.map(one, plays))
+    honest = {item[0].id: got for item, got in zip(plays, played, strict=True) if item[1] is None}
     out: list[ProbeResult] = []
     for task in tasks:
-        wrong = _py_wrong(task) if kind == PY else _SHELL_WRONG
-        try:
-            honest = _play(ctx, task, kind, wrong)
-        except ProbeError as exc:
-            out.append(ProbeResult(task.id, "honest_wrong", 0.0, 0.0, f"honest wrong answer failed: {exc}"))
+        base = honest[task.id]
+        if isinstance(base, ProbeError):
+            out.append(ProbeResult(task.id, "honest_wrong", 0.0, 0.0, f"honest wrong answer failed: {base}"))
             continue
-        for name in names:
-            if name not in table:
+        for (t, name, _), got in zip(plays, played, strict=True):
+            if t is not task or name is None:
                 continue
-            try:
-                reward, note = _play(ctx, task, kind, table[name](task)), ""
-            except ProbeError as exc:
-                reward, note = 0.0, f"episode failed: {str(exc)[:120]}"
-            out.append(ProbeResult(task.id, name, reward, honest, note))
+            if isinstance(got, ProbeError):
+                out.append(ProbeResult(task.id, name, 0.0, base, f"episode failed: {str(got)[:120]}"))
+            else:
+                out.append(ProbeResult(task.id, name, got, base))
     return out

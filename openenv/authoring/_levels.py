@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -87,25 +88,29 @@ def run_validation(
     text = str(target)
     folder = Path(text).resolve() if "://" not in text and Path(text).is_dir() else None
     results = Results()
-    manifest: Manifest | None = None
-    block: ValidationBlock | None = None
     digest = ""
+    static: Future[tuple[Manifest | None, ValidationBlock | None]] = Future()
     if folder is not None:
         digest = source_digest(folder)
-        manifest, block = run_static(folder, results)
+        if max_level >= Level.RUNTIME:  # read the folder while its server starts
+            pool = ThreadPoolExecutor(1, thread_name_prefix="validate-static")
+            static = pool.submit(run_static, folder, results)
+            pool.shutdown(wait=False)
+        else:
+            static.set_result(run_static(folder, results))
     else:
         for check_id in ids_up_to(Level.STATIC):
             results.add(
                 check_id, CheckStatus.SKIP, f"no package folder: {text} is validated as a running server"
             )
+        static.set_result((None, None))
     levels = [Level.STATIC]
     if max_level >= Level.RUNTIME:
         levels += [lvl for lvl in (Level.RUNTIME, Level.SEMANTIC, Level.STATISTICAL) if lvl <= max_level]
         _live(
             text,
             folder,
-            manifest,
-            block,
+            static,
             results,
             max_level=max_level,
             actions=actions,
@@ -119,6 +124,7 @@ def run_validation(
             stat_tasks=stat_tasks,
             seeds=seeds,
         )
+    manifest, block = static.result()
     declared = declared_not_applicable(manifest, block) if folder is not None else {}
     not_applicable = {}
     for check_id in ids_up_to(max_level):
@@ -146,8 +152,7 @@ def run_validation(
 def _live(
     text: str,
     folder: Path | None,
-    manifest: Manifest | None,
-    block: ValidationBlock | None,
+    static: Future[tuple[Manifest | None, ValidationBlock | None]],
     results: Results,
     *,
     max_level: Level,
@@ -162,9 +167,10 @@ def _live(
     stat_tasks: int,
     seeds: int,
 ) -> None:
-    results.start()
     try:
         with _served(text, folder, start_timeout_s) as (url, pid):
+            manifest, block = static.result()  # STATIC's results are all in before RUNTIME's
+            results.start()
             ctx = Context(
                 url=url,
                 report=Report(text),
@@ -202,6 +208,7 @@ def _live(
                 results.start()
                 run_statistical(ctx, block, results, tasks=stat_tasks, seeds=seeds)
     except ProbeError as exc:
+        static.result()
         results.add(
             "runtime.startup",
             CheckStatus.FAIL,

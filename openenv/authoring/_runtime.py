@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -54,6 +55,27 @@ def _worst(*checks: Check) -> CheckStatus:
     return CheckStatus.PASS
 
 
+def _warm_mcp(ctx: Context) -> threading.Thread:
+    """A ``GET /mcp`` without a session, sent beside the other checks: an openenv server
+    imports its MCP stack on the first request to ``/mcp`` (about a second; it is not
+    loaded at start, so a server that is never asked pays nothing), and this lets that
+    import overlap the checks before ``check_mcp``. It opens no session and its answer
+    (an error: no session named) is not read."""
+
+    def get() -> None:
+        with contextlib.suppress(ProbeError):
+            http(
+                "GET",
+                ctx.url + "/mcp",
+                timeout_s=ctx.timeout_s,
+                headers={**ctx.headers, "accept": MCP_ACCEPT},
+            )
+
+    thread = threading.Thread(target=get, name="validate-warm-mcp", daemon=True)
+    thread.start()
+    return thread
+
+
 def run_runtime(
     ctx: Context, block: ValidationBlock | None, results: Results, pid: int | None, folder: Path | None = None
 ) -> None:
@@ -73,6 +95,7 @@ def run_runtime(
             results.add(check_id, CheckStatus.SKIP, "unmet dependency: runtime.startup")
         return
     took: dict[str, float] = {}
+    warm = _warm_mcp(ctx)
     for check in (
         check_schema,
         check_episode,
@@ -84,6 +107,8 @@ def run_runtime(
         check_tasks,
         check_mcp,
     ):
+        if check is check_mcp:
+            warm.join(ctx.timeout_s)
         started = time.monotonic()
         check(ctx)
         took[check.__name__.removeprefix("check_")] = time.monotonic() - started
