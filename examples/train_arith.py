@@ -19,11 +19,14 @@ Needs the env installed (``pip install -e envs/arith_env``; ``scripts/setup.sh``
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from arith_env import EASY, ArithEnv
 
 from openenv.server import create_app, serve_in_background
-from openenv.train import TrainConfig, dr_grpo_advantages, plot_rewards, train
+from openenv.train import TrainConfig, plot_rewards, train
+
+TOML = Path(__file__).resolve().parents[1] / "envs" / "arith_env" / "train_tiny.toml"
 
 
 def main() -> None:
@@ -33,26 +36,13 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="runs/arith")
     args = parser.parse_args()
-    server = serve_in_background(create_app(ArithEnv, env_kwargs=EASY.model_dump(exclude_unset=True)))
-    try:
-        cfg = TrainConfig(
-            env=[server.url],
-            model="tiny",
-            steps=args.steps,
-            group_size=16,
-            prompts_per_step=16,
-            max_turns=1,
-            max_new_tokens=1,  # the easy level's answers (0-6) are one character
-            lr=2e-3,
-            advantage=dr_grpo_advantages,
-            workers=args.workers,
-            seed=args.seed,
-            out=args.out,
+    app = create_app(ArithEnv, env_kwargs=EASY.model_dump(exclude_unset=True))
+    with serve_in_background(app) as server:  # the settings are the toml's, as the CLI run above
+        cfg = TrainConfig.from_file(
+            TOML, env=[server.url], steps=args.steps, workers=args.workers, seed=args.seed, out=args.out,
             progress=False,
-        )
+        )  # fmt: skip
         rows = train(cfg)
-    finally:
-        server.stop()
     for row in rows[::10] + rows[-1:]:
         print(f"step {row['step']:4d}  reward_mean {row['reward_mean']:.3f}  entropy {row['entropy']:.2f}")
     print("plot:", plot_rewards(args.out))
