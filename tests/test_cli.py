@@ -434,26 +434,34 @@ class HereEnv(Environment[A, Observation, State]):
 """
 
 
-def test_the_console_script_serves_a_module_of_the_current_directory_and_prints_its_url(tmp_path):
-    """`openenv serve here_mod:HereEnv` from the module's folder: the console script's
-    sys.path has no current directory unless the CLI adds it; the URL is the first line."""
-    (tmp_path / "here_mod.py").write_text(_GUESS_MODULE)
+@contextmanager
+def _console_script_serving_here(folder: Path) -> Iterator[int]:
+    """``openenv serve here_mod:HereEnv`` by the console script, run from ``folder`` (no
+    ``OPENENV_*`` variables, no ``PYTHONPATH``); yields the port once its first line names
+    it (bounded: the test's timeout, or EOF if it exits); stopped after."""
+    (folder / "here_mod.py").write_text(_GUESS_MODULE)
     script = Path(sys.executable).with_name("openenv")
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENENV_") and k != "PYTHONPATH"}
     proc = subprocess.Popen(
-        [str(script), "serve", "here_mod:HereEnv", "--port", str(port)], cwd=tmp_path, env=env,
+        [str(script), "serve", "here_mod:HereEnv", "--port", str(port)], cwd=folder, env=env,
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
     )
     try:
         assert proc.stdout is not None
-        first = proc.stdout.readline().strip()  # bounded: the test's timeout, or EOF if it exits
+        first = proc.stdout.readline().strip()
         assert first == f"openenv: serving HereEnv on http://127.0.0.1:{port} (Ctrl-C stops it)"
-        with EnvClient(f"http://127.0.0.1:{port}") as client:
-            client.reset()
-            assert client.step({"n": 2}).reward == 2.0
+        yield port
     finally:
         stop(proc)
+
+
+def test_the_console_script_serves_a_module_of_the_current_directory_and_prints_its_url(tmp_path):
+    """`openenv serve here_mod:HereEnv` from the module's folder: the console script's
+    sys.path has no current directory unless the CLI adds it; the URL is the first line."""
+    with _console_script_serving_here(tmp_path) as port, EnvClient(f"http://127.0.0.1:{port}") as client:
+        client.reset()
+        assert client.step({"n": 2}).reward == 2.0
 
 
 def test_serve_prints_the_port_it_bound_when_asked_for_port_0(tmp_path):
@@ -478,18 +486,6 @@ def test_a_module_of_the_current_directory_never_shadows_an_installed_one(tmp_pa
     """Issue 34: the CLI put the current directory first on sys.path, so a `uvicorn.py`
     there ran in place of uvicorn. Now it goes after the installed packages: the target
     module is still found there, and the folder's uvicorn.py is never imported."""
-    (tmp_path / "here_mod.py").write_text(_GUESS_MODULE)
     (tmp_path / "uvicorn.py").write_text("raise SystemExit('the folder uvicorn.py ran')\n")
-    script = Path(sys.executable).with_name("openenv")
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENENV_") and k != "PYTHONPATH"}
-    proc = subprocess.Popen(
-        [str(script), "serve", "here_mod:HereEnv", "--port", str(port)], cwd=tmp_path, env=env,
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
-    )
-    try:
-        assert proc.stdout is not None
-        first = proc.stdout.readline().strip()  # bounded: the test's timeout, or EOF if it exits
-        assert first == f"openenv: serving HereEnv on http://127.0.0.1:{port} (Ctrl-C stops it)"
-    finally:
-        stop(proc)
+    with _console_script_serving_here(tmp_path):
+        pass  # its first line came: the installed uvicorn ran, not the folder's
