@@ -15,6 +15,7 @@ from collections import deque
 from openenv.sandbox import Sandbox, SandboxConfig
 from openenv.sandbox._sandbox import reclaim
 
+from ._ptyio import off_loop
 from ._shell import PtyShell
 
 log = logging.getLogger("terminal_env")
@@ -34,7 +35,7 @@ def reclaim_leftovers(config: SandboxConfig) -> None:
 
 async def new_shell(config: SandboxConfig) -> PtyShell:
     """A new sandbox with a started shell in it."""
-    box = await asyncio.to_thread(Sandbox, config)
+    box = await off_loop(Sandbox, config)
     shell = PtyShell(box)
     try:
         await shell.start()
@@ -47,7 +48,7 @@ async def new_shell(config: SandboxConfig) -> PtyShell:
 async def close_shell(shell: PtyShell) -> None:
     """Stop the shell and remove its sandbox (processes, directory, uid)."""
     await shell.close()
-    await asyncio.to_thread(shell.sandbox.close)
+    await off_loop(shell.sandbox.close)
 
 
 class ShellPool:

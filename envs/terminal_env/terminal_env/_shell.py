@@ -9,6 +9,10 @@ with the exit status and working directory after every command::
 Output is collected between markers into a bounded buffer (head and tail kept). When
 nobody waits and the buffer is full, the PTY is no longer read, so a ``yes`` left
 running blocks on its own terminal instead of costing server memory and CPU.
+
+The loop never polls or reads the terminal nor starts the shell itself (``_ptyio``): a
+thread of its own reads and hands chunks over, and a sandbox's shell is started on a
+worker thread.
 """
 
 from __future__ import annotations
@@ -19,12 +23,16 @@ import os
 import re
 import secrets
 import signal
+import subprocess
 import time
 from collections import deque
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from openenv.sandbox import HeadTail, Sandbox
+
+from . import _ptyio
 
 if TYPE_CHECKING:
     from ._container import ContainerBox
@@ -84,8 +92,10 @@ class PtyShell:
     def __init__(self, sandbox: Sandbox | ContainerBox, *, read_limit: int = 1 << 20) -> None:
         self.sandbox = sandbox
         self.read_limit = read_limit
-        self.proc: asyncio.subprocess.Process | None = None
+        self.proc: subprocess.Popen[bytes] | asyncio.subprocess.Process | None = None
         self._fd = -1
+        self._io: _ptyio.Terminal | None = None
+        self._gone = asyncio.Event()  # the shell has exited
         self._nonce = secrets.token_hex(6)
         self._mark = re.compile(rb"\x1e" + self._nonce.encode() + rb":(\d+):([^\x1e]*)\x1e")
         self._window = bytearray()
@@ -97,30 +107,39 @@ class PtyShell:
         self._eof = False
         self._exited = False
         self._watcher: asyncio.Future[None] | None = None
-        self._room: tuple[int, asyncio.Future[None]] | None = None  # a writer waiting for room
+        self._room: asyncio.Future[None] | None = None  # a writer waiting for room
         self.cwd = sandbox.inner_workdir
 
     # ---- lifecycle -----------------------------------------------------------------
     async def start(self, timeout_s: float = 10.0) -> None:
-        master, slave = os.openpty()
-        try:
-            env = {**_ENV, "PROMPT_COMMAND": f'printf "\\036{self._nonce}:%s:%s\\036" "$?" "$PWD"'}
-            self.proc = await self.sandbox.spawn(
-                ["bash", "--noprofile", "--norc", "--noediting", "-i"],
-                stdin=slave,
-                stdout=slave,
-                stderr=slave,
-                ctty=True,
-                env=env,
-            )
-        except BaseException:
-            os.close(master)
-            raise
-        finally:
-            os.close(slave)
-        os.set_blocking(master, False)
+        env = {**_ENV, "PROMPT_COMMAND": f'printf "\\036{self._nonce}:%s:%s\\036" "$?" "$PWD"'}
+        argv = ["bash", "--noprofile", "--norc", "--noediting", "-i"]
+        pump, workers = _ptyio.shared()
+        box = self.sandbox
+        if isinstance(box, Sandbox):  # forked and exec'd on a worker, not the loop
+            started = workers.submit(lambda: _open(box, argv, env))
+            try:
+                master, proc = await asyncio.shield(asyncio.wrap_future(started))
+            except asyncio.CancelledError:
+                started.add_done_callback(_discard)
+                raise
+            self.proc = proc
+            self._io = pump.attach(master, proc, self._on_data, self._on_exit)
+        else:  # a container's: ``docker exec``, started by the engine's client
+            master, slave = os.openpty()
+            try:
+                self.proc = await self.sandbox.spawn(
+                    argv, stdin=slave, stdout=slave, stderr=slave, ctty=True, env=env
+                )
+            except BaseException:
+                os.close(master)
+                raise
+            finally:
+                os.close(slave)
+            os.set_blocking(master, False)
+            self._io = pump.attach(master, None, self._on_data, self._on_exit)
+            self._watcher = asyncio.ensure_future(self._watch_exit(self.proc))
         self._fd = master
-        self._watcher = asyncio.ensure_future(self._watch_exit(self.proc))
         self._resume()
         # Bash prompts (a marker) before it reads the setup line, then once after it.
         deadline = time.monotonic() + timeout_s
@@ -133,25 +152,30 @@ class PtyShell:
     async def _watch_exit(self, proc: asyncio.subprocess.Process) -> None:
         # A background job may hold the terminal open after the shell is gone: no EOF then.
         await proc.wait()
+        self._on_exit()
+
+    def _on_exit(self) -> None:
         self._exited = True
+        self._gone.set()
         self._event.set()
 
     async def close(self) -> None:
         """Stop reading and close the terminal (the sandbox kills the processes)."""
-        if self._watcher is not None:
-            self._watcher.cancel()
         self._pause()
         self._stop_writer()  # before the fd closes; the writer then finds the shell gone
-        if self._fd >= 0:
-            os.close(self._fd)
+        if self._io is not None:
             self._fd = -1
-        if self.proc is not None and self.proc.returncode is None:
+            self._io.close()  # the pump closes the fd once it no longer watches it
+            self._io = None
+        if self.proc is not None and not self._exited:
             # os.kill, not proc.kill(): Popen.send_signal polls first and may reap the
-            # process under the nose of asyncio's child watcher (returncode 255, a warning).
+            # process under the nose of its watcher (the pump's pidfd; asyncio's).
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.proc.pid, signal.SIGKILL)
             with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self.proc.wait(), 5)
+                await asyncio.wait_for(self._gone.wait(), 5)
+        if self._watcher is not None:
+            self._watcher.cancel()
 
     @property
     def alive(self) -> bool:
@@ -193,10 +217,11 @@ class PtyShell:
 
     async def _writable(self, timeout_s: float) -> bool:
         """Wait until the terminal has room for input (True) or ``timeout_s`` (False)."""
-        loop = asyncio.get_running_loop()
-        room: asyncio.Future[None] = loop.create_future()
-        self._room = (self._fd, room)
-        loop.add_writer(self._fd, self._stop_writer)
+        if self._io is None:
+            return False
+        room: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._room = room
+        self._io.when_writable(self._stop_writer)
         try:
             await asyncio.wait_for(room, timeout_s)
             return True
@@ -208,9 +233,9 @@ class PtyShell:
     def _stop_writer(self) -> None:
         """Stop watching for room and wake the writer (room, a deadline, or close())."""
         if self._room is not None:
-            fd, room = self._room
-            self._room = None
-            asyncio.get_running_loop().remove_writer(fd)
+            room, self._room = self._room, None
+            if self._io is not None:
+                self._io.when_writable(None)
             if not room.done():
                 room.set_result(None)
 
@@ -281,14 +306,8 @@ class PtyShell:
         finally:
             self._waiting -= 1
 
-    # ---- reading (event loop callback) --------------------------------------------------
-    def _on_readable(self) -> None:
-        try:
-            data = os.read(self._fd, 65536)
-        except BlockingIOError:
-            return
-        except OSError:  # EIO: every process holding the terminal is gone
-            data = b""
+    # ---- reading (the pump's chunks, on the loop) ----------------------------------------
+    def _on_data(self, data: bytes) -> None:
         if not data:
             self._eof = True
             self._pause()
@@ -319,11 +338,38 @@ class PtyShell:
             del self._window[:cut]
 
     def _resume(self) -> None:
-        if not self._reading and self._fd >= 0 and not self._eof:
-            asyncio.get_running_loop().add_reader(self._fd, self._on_readable)
+        if not self._reading and self._io is not None and not self._eof:
+            self._io.read(True)
             self._reading = True
 
     def _pause(self) -> None:
         if self._reading:
-            asyncio.get_running_loop().remove_reader(self._fd)
+            if self._io is not None:
+                self._io.read(False)
             self._reading = False
+
+
+def _open(sandbox: Sandbox, argv: list[str], env: dict[str, str]) -> tuple[int, subprocess.Popen[bytes]]:
+    """On a worker: a terminal, and the shell started on it (its master end, non-blocking)."""
+    master, slave = os.openpty()
+    try:
+        proc = sandbox.popen(argv, stdin=slave, stdout=slave, stderr=slave, ctty=True, env=env)
+    except BaseException:
+        os.close(master)
+        raise
+    finally:
+        os.close(slave)
+    os.set_blocking(master, False)
+    return master, proc
+
+
+def _discard(started: Future[tuple[int, subprocess.Popen[bytes]]]) -> None:
+    """A shell started for a caller that is gone (cancelled): kill it, close its terminal."""
+    if started.cancelled() or started.exception() is not None:
+        return
+    master, proc = started.result()
+    os.close(master)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(proc.pid, signal.SIGKILL)
+    # Not waited for here (this may run on the loop): ``subprocess`` reaps a dropped
+    # Popen that was still running at its next start; the sandbox's close kills the rest.

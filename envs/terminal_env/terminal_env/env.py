@@ -30,6 +30,7 @@ from openenv.sandbox._sandbox import describe
 from ._container import ContainerBox
 from ._container_verifier import verify_in_container
 from ._pool import ShellPool, close_shell, reclaim_leftovers
+from ._ptyio import off_loop, shared
 from ._shell import Chunk, PtyShell, ShellDied, TerminalStalled
 from ._task_images import TaskImages
 from ._tasks import TASKS_DIR, HarborTaskSet, TerminalTask
@@ -131,6 +132,7 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
     def _resources(cls, **env_kwargs: Any) -> Iterator[TerminalResources]:
         resources = TerminalResources.build(**{"task_set": cls.task_set, **env_kwargs})
         reclaim_leftovers(resources.config)  # what a SIGKILLed server left, before any new
+        shared()  # the terminal pump and shell starters: their threads start now, not on the loop
         cls._active = resources
         try:
             yield resources
@@ -266,7 +268,7 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
         box = self._sandbox
         assert isinstance(box, Sandbox)
         if task.workdir_files is not None:
-            await asyncio.to_thread(_copy_owned, task.workdir_files, box.workdir, box.uid)
+            await off_loop(_copy_owned, task.workdir_files, box.workdir, box.uid)
         if task.setup_script is not None:
             done = await box.arun(["bash", "-s"], input=task.setup_script.read_bytes(), timeout_s=60)
             if done.exit_code != 0:
@@ -464,7 +466,7 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
         # Every process of the agent dies at once, the shell with them: none of them
         # sees the shell go (the submit) and gets to act before the checks.
         box = self._sandbox
-        await asyncio.to_thread(box.stop if isinstance(box, ContainerBox) else box.kill)
+        await (asyncio.to_thread(box.stop) if isinstance(box, ContainerBox) else off_loop(box.kill))
         if self._shell is not None:
             await self._shell.close()
         if isinstance(self._sandbox, ContainerBox):
@@ -482,7 +484,7 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
         assert self._sandbox is not None
         if self._shell is not None:
             await self._shell.close()
-        await asyncio.to_thread(self._sandbox.kill)
+        await off_loop(self._sandbox.kill)
         self._shell = PtyShell(self._sandbox)
         await self._shell.start()
         self._state.restarts += 1
@@ -518,7 +520,8 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
             self._closing.add(task)
             task.add_done_callback(self._closing.discard)
         elif box is not None:
-            await asyncio.to_thread(box.close)
+            # a container's engine calls may take seconds: not on the shell starters
+            await (asyncio.to_thread(box.close) if isinstance(box, ContainerBox) else off_loop(box.close))
 
 
 def _join(first: Chunk, second: Chunk) -> Chunk:

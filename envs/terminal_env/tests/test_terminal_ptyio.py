@@ -1,0 +1,68 @@
+"""The event loop never waits on a terminal (``terminal_env._ptyio``): it never polls a
+PTY (the kernel flushes the terminal's input first, and the poller sleeps until a
+kernel worker has run: 10-38 ms at a time on a loaded host) nor starts a shell (a fork
+of the server and a wait for the child's exec); every shell it started is reaped."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from typing import Any
+
+import psutil
+import pytest
+from _terminal_fixtures import LEVELS, sh, terminal
+from terminal_env import RestartAction
+
+from openenv.sandbox import Sandbox
+
+LONG = "echo " + "x" * 200_000 + " | wc -c"  # more than a terminal takes at once
+
+
+async def test_the_loop_never_polls_a_terminal_nor_starts_a_shell(monkeypatch: pytest.MonkeyPatch) -> None:
+    loop = asyncio.get_running_loop()
+    loop_thread = threading.get_ident()
+    polled: list[int] = []
+    for name in ("add_reader", "add_writer"):
+        real = getattr(loop, name)
+
+        def watch(fd: Any, *args: Any, _real: Any = real) -> Any:
+            if isinstance(fd, int) and os.isatty(fd):
+                polled.append(fd)
+            return _real(fd, *args)
+
+        monkeypatch.setattr(loop, name, watch)
+    started: list[tuple[str, int, int]] = []  # (how, thread, pid)
+    real_popen, real_spawn = Sandbox.popen, Sandbox.spawn
+
+    def popen(self: Sandbox, argv: Any, **kw: Any) -> Any:
+        proc = real_popen(self, argv, **kw)
+        started.append(("popen", threading.get_ident(), proc.pid))
+        return proc
+
+    async def spawn(self: Sandbox, argv: Any, **kw: Any) -> Any:
+        proc = await real_spawn(self, argv, **kw)
+        started.append(("spawn", threading.get_ident(), proc.pid))
+        return proc
+
+    monkeypatch.setattr(Sandbox, "popen", popen)
+    monkeypatch.setattr(Sandbox, "spawn", spawn)
+
+    async with terminal(LEVELS[-1], pool_size=0) as env:
+        assert (await sh(env, "seq 200000 | tail -n 1")).output.strip() == "200000"
+        assert (await sh(env, LONG)).output.strip() == "200001"  # typed as the terminal took it
+        flood = await sh(env, "yes $(seq 100)", timeout_s=1)
+        assert flood.timed_out
+        assert flood.output
+        await env.step(RestartAction())
+        assert (await sh(env, "echo hi")).output == "hi\n"
+    assert polled == []
+    assert [how for how, _, _ in started] == ["popen", "popen"]  # the first shell, the restart's
+    assert all(thread != loop_thread for _, thread, _ in started)
+    for _, _, pid in started:  # killed with their sandboxes, and reaped
+        for _ in range(100):
+            if not psutil.pid_exists(pid):
+                break
+            await asyncio.sleep(0.05)
+        assert not psutil.pid_exists(pid), psutil.Process(pid).status()
