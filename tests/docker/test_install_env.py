@@ -5,6 +5,7 @@ naming ``openenv build``, and nothing is fetched (the build has no network)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -30,7 +31,8 @@ def test_a_plain_docker_build_of_an_env_folder_names_openenv_build(docker: Any, 
     ):
         errors += [chunk["error"]] if "error" in chunk else []
         output += [chunk.get("stream", "")]
-    said = [line for line in "".join(output).splitlines() if line.startswith("openenv-install-env:")]
+    text = re.sub(r"\x1b\[[0-9;]*m", "", "".join(output))  # the engine colours a step's stderr
+    said = [line for line in text.splitlines() if line.startswith("openenv-install-env:")]
     assert said == [f"openenv-install-env: no wheels in /tmp/ctx or /tmp/ctx/wheels; {ONE_LINE_END}"], output
     assert errors
     assert "openenv-install-env /tmp/ctx" in errors[0]
