@@ -113,6 +113,10 @@ class Environment(_EnvBase[ActT, ObsT, StateT], abc.ABC):
     """A sync environment. Subclass with concrete models as generic parameters."""
 
     execution: ClassVar[Execution] = Execution.AUTO
+    #: ``DEDICATED_THREAD``: a closed session's thread may serve a later session. Only
+    #: for an env that leaves nothing on its thread (a ``threading.local``, an event loop,
+    #: a library's per-thread state); otherwise each session gets a thread no session ran on.
+    reuse_session_thread: ClassVar[bool] = False
     _is_env_root: ClassVar[bool] = True
 
     @abc.abstractmethod

@@ -26,7 +26,7 @@ from typing import Any
 
 from .._env import AnyEnv, AsyncEnvironment, EnvClass, Execution
 from .._exceptions import DeadlineExceeded
-from ._threads import INTERRUPTS, SESSIONS
+from ._threads import INTERRUPTS, session_lanes
 
 log = logging.getLogger("openenv.server")
 
@@ -113,7 +113,7 @@ class EnvRunner:
         if callable(getattr(self.env_class, "interrupt", None)):
             INTERRUPTS.prestart(INTERRUPTS.max_idle)
         if self.execution is Execution.DEDICATED_THREAD:
-            SESSIONS.prestart()
+            session_lanes(self.env_class).prestart()
         cm = self.env_class.process_resources(**self.env_kwargs)
         if cm is None:
             return
@@ -208,7 +208,9 @@ class EnvRunner:
             # Async and INLINE envs promise not to block: build them on the loop.
             return EnvHandle(self, self._build(), None)
         if self.execution is Execution.DEDICATED_THREAD:
-            own = SESSIONS.take()  # a thread started before: the loop starts none (_threads.py)
+            # A thread started before (the loop starts none), reused only for an env that
+            # leaves no thread-local state (_threads.py)
+            own = session_lanes(self.env_class).take()
             try:
                 env = await loop.run_in_executor(own, self._build)
             except BaseException:

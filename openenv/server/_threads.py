@@ -15,6 +15,16 @@ idle is handed to the next session, and threads are started only when none is id
 (the first burst of sessions; an interrupt that never returns keeps its lane). Lane
 threads are daemons, outside ``concurrent.futures``' exit-time join: a call stuck past
 shutdown (its sandbox is killed by then) never holds the process's exit.
+
+A thread that ran one session's env carries whatever that env left on it: values in a
+``threading.local``, an event loop set for the thread, a library's per-thread handle
+(Playwright's sync API, a database connection checked against the thread). No one can
+list or clear those (a ``threading.local`` keeps its values in each thread's own state),
+so a lane that ran a session serves another only for an env that says it leaves nothing
+(``Environment.reuse_session_thread``: the coding env). Any other env's session gets a
+lane from ``FRESH_SESSIONS``: a thread no call ran on, started ahead by that pool's own
+thread (never the loop's, but for a burst past its spares), and ended once its session
+is given back.
 """
 
 from __future__ import annotations
@@ -26,7 +36,7 @@ from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from typing import Any
 
-__all__ = ["INTERRUPTS", "SESSIONS", "Lane", "Lanes"]
+__all__ = ["FRESH_SESSIONS", "INTERRUPTS", "SESSIONS", "Lane", "Lanes", "session_lanes"]
 
 #: Idle lanes kept for later sessions (more, given back at once, end their threads).
 SESSION_IDLE = 64
@@ -34,6 +44,8 @@ SESSION_IDLE = 64
 SESSION_SPARE = 2
 #: Idle lanes kept for ``interrupt()`` calls.
 INTERRUPT_IDLE = 4
+#: Unused lanes kept ready for sessions of envs whose threads are not reused.
+FRESH_SPARE = 4
 
 
 class Lane(Executor):
@@ -47,6 +59,7 @@ class Lane(Executor):
         )
         self._pending = 0  # submitted, not yet returned (under the lanes' lock)
         self._given_back = False
+        self.used = False  # something was submitted to it
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
 
@@ -58,6 +71,7 @@ class Lane(Executor):
             if self._given_back:
                 raise RuntimeError("cannot schedule new futures after shutdown")
             self._pending += 1
+            self.used = True
         self._calls.put((fut, fn, args))
         return fut
 
@@ -112,12 +126,14 @@ class Lanes:
     Once ``prestart`` has run, a thread of its own keeps ``spare`` lanes idle: a burst of
     new sessions takes those while it starts more (a thread's start also waits until the
     new thread has run: tens of milliseconds on a loaded host, not the loop's to wait).
+    ``reuse=False``: a lane given back after a call ends its thread, never idle again.
     """
 
-    def __init__(self, name: str, max_idle: int, spare: int = 0) -> None:
+    def __init__(self, name: str, max_idle: int, spare: int = 0, *, reuse: bool = True) -> None:
         self.name = name
         self.max_idle = max_idle
         self.spare = min(spare, max_idle)
+        self.reuse = reuse
         self.lock = threading.Lock()
         self._short = threading.Condition(self.lock)
         self._idle: list[Lane] = []
@@ -157,7 +173,7 @@ class Lanes:
 
     def give_back(self, lane: Lane) -> None:
         with self.lock:
-            if len(self._idle) < self.max_idle:
+            if (self.reuse or not lane.used) and len(self._idle) < self.max_idle:
                 self._idle.append(lane)
                 return
         lane._end()
@@ -178,14 +194,22 @@ def _nothing() -> None:
 #: Sessions' own threads (``Execution.DEDICATED_THREAD``), shared by every env app of
 #: the process.
 SESSIONS = Lanes("openenv-session", SESSION_IDLE, spare=SESSION_SPARE)
+#: Sessions' own threads for envs that do not say they may be reused: one thread per
+#: session, started ahead.
+FRESH_SESSIONS = Lanes("openenv-session-fresh", FRESH_SPARE, spare=FRESH_SPARE, reuse=False)
 #: The threads ``interrupt()`` calls run on.
 INTERRUPTS = Lanes("openenv-interrupt", INTERRUPT_IDLE)
+
+
+def session_lanes(env_class: type[Any]) -> Lanes:
+    """Where a ``DEDICATED_THREAD`` env's sessions take their threads."""
+    return SESSIONS if getattr(env_class, "reuse_session_thread", False) else FRESH_SESSIONS
 
 
 
 def _forked() -> None:
     """A forked child has none of the parent's threads: none idle there."""
-    for lanes in (SESSIONS, INTERRUPTS):
+    for lanes in (SESSIONS, FRESH_SESSIONS, INTERRUPTS):
         lanes._idle.clear()
         lanes._spawner = None
 

@@ -19,8 +19,13 @@ import pytest
 
 from openenv import DeadlineExceeded
 from openenv._env import Execution
+from openenv.core.env_server.interfaces import Environment as UpstreamEnvironment
+from openenv.core.env_server.types import Action as UpstreamAction
+from openenv.core.env_server.types import Observation as UpstreamObservation
+from openenv.core.env_server.types import State as UpstreamState
 from openenv.server._runner import EnvRunner
-from openenv.server._threads import Lanes
+from openenv.server._threads import FRESH_SESSIONS, Lanes
+from openenv.server._upstream_app import adapt
 
 from .._envs import SyncTestEnv, TAction
 
@@ -84,6 +89,7 @@ class Interruptible(SyncTestEnv):
     """A step that sleeps ``sleep_s`` unless interrupted."""
 
     execution = Execution.DEDICATED_THREAD
+    reuse_session_thread = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -171,3 +177,89 @@ def test_spare_lanes_are_kept_by_a_thread_of_their_own():
     assert started == []  # the caller started no thread
     for lane in taken:
         lane.shutdown()
+
+
+def test_a_lane_that_must_not_be_reused_ends_its_thread_once_given_back():
+    lanes = Lanes("test-lane-fresh", max_idle=2, spare=0, reuse=False)
+    lanes.prestart(2)
+    assert lanes.idle == 2  # never used: kept
+    lane = lanes.take()
+    thread = lane._thread
+    assert lane.submit(threading.get_ident).result(5) == thread.ident
+    lane.shutdown()
+    assert lanes.idle == 1  # not given back to the stack
+    assert _wait(lambda: not thread.is_alive())
+    assert lanes.take() is not lane
+
+
+#: What an upstream-style env left on its thread (a ``threading.local`` it never clears).
+_LEFT = threading.local()
+
+
+class _Observation(UpstreamObservation):
+    found: str = ""
+
+
+class _ThreadLocalEnv(UpstreamEnvironment):
+    """Upstream-style and thread-affine (``REQUIRES_SINGLE_THREAD_EXECUTOR``): its reset
+    keeps its episode id in a ``threading.local`` and reports what it found there."""
+
+    SUPPORTS_CONCURRENT_SESSIONS = True
+    REQUIRES_SINGLE_THREAD_EXECUTOR = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._state = UpstreamState(episode_id="", step_count=0)
+
+    def reset(self, seed: Any = None, episode_id: Any = None, **kwargs: Any) -> _Observation:
+        found = getattr(_LEFT, "episode", "")
+        _LEFT.episode = episode_id
+        self._state = UpstreamState(episode_id=episode_id, step_count=0)
+        return _Observation(found=found)
+
+    def step(self, action: Any, timeout_s: Any = None, **kwargs: Any) -> _Observation:
+        return _Observation()
+
+    @property
+    def state(self) -> UpstreamState:
+        return self._state
+
+
+async def test_an_env_that_leaves_thread_local_state_gets_a_thread_no_session_ran_on():
+    """Sessions one after another of an upstream env keeping a ``threading.local``: none
+    finds another's value (each runs on a thread of its own), and the event loop starts none of
+    those threads (they are started ahead). Before, a closed session's thread served the
+    next session with the value still there."""
+    env = adapt(
+        _ThreadLocalEnv, UpstreamAction, _Observation, UpstreamState, name="thread_local", max_sessions=None
+    )
+    assert env.execution is Execution.DEDICATED_THREAD
+    assert not env.reuse_session_thread
+    runner = EnvRunner(env, env, slow_call_s=1, thread_workers=2)
+    await runner.start()
+    started: list[str] = []
+    start = threading.Thread.start
+    loop_thread = threading.get_ident()
+
+    def recording(self: threading.Thread) -> None:
+        if threading.get_ident() == loop_thread:
+            started.append(self.name)
+        start(self)
+
+    seen: list[str] = []
+    threading.Thread.start = recording  # type: ignore[method-assign]
+    try:
+        for i in range(4):
+            for _ in range(500):  # the spare lanes are made again off the loop
+                if FRESH_SESSIONS.idle >= FRESH_SESSIONS.spare:
+                    break
+                await asyncio.sleep(0.01)
+            handle = await runner.open()
+            obs = await handle.call("reset", None, seed=None, episode_id=f"episode-{i}", options=None)
+            seen.append(obs.found)
+            await handle.close()
+    finally:
+        threading.Thread.start = start  # type: ignore[method-assign]
+    await runner.stop()
+    assert seen == [""] * 4
+    assert started == []

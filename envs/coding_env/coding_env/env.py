@@ -65,6 +65,9 @@ class CodingEnv(Environment[CodeAction, CodeObservation, CodeState]):
     # Each session runs on a thread of its own: a cell that blocks (up to cell_timeout_s)
     # holds only its own session, never a pool that other sessions wait on.
     execution = Execution.DEDICATED_THREAD
+    # It leaves nothing on that thread (no thread-local state): a closed session's thread
+    # serves the next one, so new sessions start no thread (openenv/server/_threads.py).
+    reuse_session_thread = True
     call_timeout_s: ClassVar[float | None] = 120.0  # a grading may take a while
     task_set: ClassVar[TaskSet] = TaskSet(str(PROBLEMS))
     reset_options_model = CodingResetOptions
