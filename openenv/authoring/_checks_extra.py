@@ -8,7 +8,18 @@ import json
 from typing import Any
 
 from .._exceptions import ProbeError
-from ._checks import Context, observation_problems
+from ._checks import (
+    Context,
+    check_bad_frames,
+    check_close,
+    check_determinism,
+    check_episode,
+    check_health,
+    check_isolation,
+    check_metadata,
+    check_schema,
+    observation_problems,
+)
 from ._probe import HttpReply, http
 from ._report import Outcome
 
@@ -175,3 +186,21 @@ def _initialized_list(ctx: Context, headers: dict[str, str]) -> Any:
         if session:  # end it: an env that allows one session at a time needs the slot back
             with contextlib.suppress(ProbeError):
                 http("DELETE", ctx.url + "/mcp", None, timeout_s=ctx.timeout_s, headers=headers)
+
+
+#: Every live check, in the order they run (health and metadata first: the rest need a
+#: server that answers); ``validate_url`` runs them all, RUNTIME (``_runtime``) maps
+#: their outcomes onto its check ids.
+CHECKS = (
+    check_health,
+    check_metadata,
+    check_schema,
+    check_episode,
+    check_http,
+    check_determinism,
+    check_bad_frames,
+    check_isolation,
+    check_close,
+    check_tasks,
+    check_mcp,
+)

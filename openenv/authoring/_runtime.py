@@ -17,20 +17,8 @@ from typing import Any
 
 from .._exceptions import ProbeError
 from .._vmanifest import ValidationBlock
-from ._checks import (
-    Context,
-    check_bad_frames,
-    check_close,
-    check_determinism,
-    check_episode,
-    check_health,
-    check_isolation,
-    check_metadata,
-    check_schema,
-    schema_errors,
-    stable,
-)
-from ._checks_extra import MCP_ACCEPT, _initialized_list, _rpc_body, check_http, check_mcp, check_tasks
+from ._checks import Context, schema_errors, stable
+from ._checks_extra import CHECKS, MCP_ACCEPT, _initialized_list, _rpc_body, check_mcp
 from ._contain import run_containment
 from ._policy import CheckStatus
 from ._probe import http
@@ -81,7 +69,7 @@ def run_runtime(
 ) -> None:
     """Every RUNTIME check id gets a result (the orchestrator adds oracle_containment)."""
     legacy = ctx.report
-    for check in (check_health, check_metadata):
+    for check in CHECKS[:2]:  # health and metadata
         check(ctx)
     startup = [legacy.get("health"), legacy.get("metadata")]
     results.add(
@@ -96,17 +84,7 @@ def run_runtime(
         return
     took: dict[str, float] = {}
     warm = _warm_mcp(ctx)
-    for check in (
-        check_schema,
-        check_episode,
-        check_http,
-        check_determinism,
-        check_bad_frames,
-        check_isolation,
-        check_close,
-        check_tasks,
-        check_mcp,
-    ):
+    for check in CHECKS[2:]:
         if check is check_mcp:
             warm.join(ctx.timeout_s)
         started = time.monotonic()

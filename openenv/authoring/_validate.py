@@ -23,34 +23,10 @@ from typing import Any
 from .._exceptions import ManifestError, ProbeError
 from .._extras import require
 from .._manifest import MANIFEST, load_manifest
-from ._checks import (
-    Context,
-    check_bad_frames,
-    check_close,
-    check_determinism,
-    check_episode,
-    check_health,
-    check_isolation,
-    check_metadata,
-    check_schema,
-)
-from ._checks_extra import check_http, check_mcp, check_tasks
+from ._checks import Context, check_health
+from ._checks_extra import CHECKS
 from ._probe import http
 from ._report import Outcome, Report
-
-CHECKS = (
-    check_health,
-    check_metadata,
-    check_schema,
-    check_episode,
-    check_http,
-    check_determinism,
-    check_bad_frames,
-    check_isolation,
-    check_close,
-    check_tasks,
-    check_mcp,
-)
 
 
 def validate_url(
