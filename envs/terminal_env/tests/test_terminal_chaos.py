@@ -1,11 +1,13 @@
 """Chaos on a real ``openenv serve terminal``: many sessions whose shells stop themselves
 and are fed long commands, others flooding their terminals with output, while a victim
-session steps and ``/health`` is polled. The victim's p99 step stays under 50 ms and
-every ``/health`` under 100 ms throughout (checked where the machine itself is quiet
-enough: see ``QUIET_STEP_P99_MS``; no step or /health ever stalls 2 s). /health is
-polled from a process of its own at the server loop's priority
-(``tests/_health_poller.py``), so what it measures is the server, not this process
-(the attackers' clients share its event loop). Afterwards nothing the test made is
+session steps and ``/health`` is polled. Every ``/health`` answers within 100 ms
+throughout, whatever the load (the server's loop never waits on a session: its
+terminals are read and its shells started off the loop, ``terminal_env._ptyio``); the
+victim's p99 step stays under 50 ms where the machine itself is quiet enough (see
+``QUIET_STEP_P99_MS``: the victim steps from this process, beside the attackers'
+clients); no step ever stalls 2 s. /health is polled from a process of its own at the
+server loop's priority (``tests/_health_poller.py``), so what it measures is the
+server, not this process. Afterwards nothing the test made is
 left: no process of the server's tree, no sandbox directory, mount or cgroup, no uid
 lease, while the server runs and after it stops.
 
@@ -40,10 +42,13 @@ STOPPED, FLOODING = 8, 4
 CHAOS_S = 8.0
 LONG = "echo " + "x" * 200_000 + " | wc -c"
 STEP_P99_MS, HEALTH_MAX_MS = 50.0, 100.0
-#: The bounds are checked where the same victim, measured just before the chaos, is well
-#: inside them: on a machine loaded by others (a load average of 20 on 2 cores was seen
-#: here, the idle p99 at 45-93 ms) a latency bound measures the machine, not the server.
-QUIET_STEP_P99_MS, QUIET_HEALTH_MAX_MS = 10.0, 50.0
+#: The victim's p99 is checked where the same victim, measured just before the chaos, is
+#: well inside it and the host's load average was at most ``QUIET_LOAD`` per core then:
+#: on a machine loaded by others (a load average of 20 on 2 cores was seen here, the idle
+#: p99 at 45-93 ms) it measures this process and the machine. (An idle p99 of 8.6 ms
+#: at load 31 was seen once, then 92 ms under the chaos: the victim's shell waited for
+#: a CPU.)
+QUIET_STEP_P99_MS, QUIET_LOAD = 10.0, 2.0
 STALL_S = 2.0
 
 
@@ -149,7 +154,7 @@ async def gone(server_pid: int | None, names: list[str]) -> list[str]:
 
 async def test_stopped_shells_and_floods_leave_the_victim_and_health_fast() -> None:
     with served(LEVELS[-1], OPENENV_ENV_KWARGS='{"pool_size": 0}') as server:
-        names, steps, health, counts, left, (idle_steps, idle_health) = await _chaos(server)
+        names, steps, health, counts, left, (idle_steps, idle_health, idle_load) = await _chaos(server)
         pid = server.proc.pid
     left_after_stop = await gone(None, names)
     step_p99, health_max = p99(steps) * 1000, max(health) * 1000
@@ -167,24 +172,24 @@ async def test_stopped_shells_and_floods_leave_the_victim_and_health_fast() -> N
     # Always: no stall (one was 5 s for /health and 38 s for a step when the PTY write
     # slept on the event loop); a loaded machine's worst seen here was 0.47 s.
     assert max(steps) < STALL_S
-    assert health_max < STALL_S * 1000
-    idle_p99, idle_health = p99(idle_steps) * 1000, max(idle_health) * 1000
-    if idle_p99 > QUIET_STEP_P99_MS or idle_health > QUIET_HEALTH_MAX_MS:
+    # Whatever the load: before the pump (the loop polled and read the terminals, and
+    # forked the shells) the worst was 61-253 ms at load 14-18 (two CI suites beside),
+    # 41-190 ms in 7 runs at load 14-34 (CPU hogs and cgroup moves beside); after, 27-64 ms
+    # in 11 runs there.
+    assert health_max <= HEALTH_MAX_MS, f"/health took {health_max:.1f} ms; load {os.getloadavg()}"
+    idle_p99 = p99(idle_steps) * 1000
+    if idle_p99 > QUIET_STEP_P99_MS or idle_load > QUIET_LOAD * (os.cpu_count() or 1):
         pytest.skip(
-            f"the machine is too loaded to hold a latency bound: before the chaos the victim's p99 "
-            f"was {idle_p99:.1f} ms and /health took up to {idle_health:.1f} ms "
-            f"(quiet: {QUIET_STEP_P99_MS:g} and {QUIET_HEALTH_MAX_MS:g}); load {os.getloadavg()}"
+            f"/health held; the machine is too loaded to hold the victim's p99: before the chaos "
+            f"it was {idle_p99:.1f} ms at load {idle_load:.1f} (quiet: {QUIET_STEP_P99_MS:g} ms, "
+            f"load {QUIET_LOAD:g} a core); load now {os.getloadavg()}"
         )
     assert step_p99 <= STEP_P99_MS
-    # Not asserted whatever the load, as the coding server's is: on the shared 2-core
-    # machine with two CI suites (load 14-18, 2026-11-27) the worst /health was 61, 78,
-    # 113, 139 and 253 ms in 5 runs (the same poller: the server's own time).
-    assert health_max <= HEALTH_MAX_MS
 
 
 async def _chaos(
     server: Any,
-) -> tuple[list[str], list[float], list[float], list[int], list[str], tuple[list[float], list[float]]]:
+) -> tuple[list[str], list[float], list[float], list[int], list[str], tuple[list[float], list[float], float]]:
     stopped = [client(server) for _ in range(STOPPED)]
     flooding = [client(server) for _ in range(FLOODING)]
     calm = client(server)
@@ -194,7 +199,7 @@ async def _chaos(
         await asyncio.gather(*(env.reset(free_shell=True) for env in everyone))
         names = list(await asyncio.gather(*(sandbox_of(env) for env in everyone)))
         await victim(server, calm, time.monotonic() + 0.5)  # warm
-        idle = await victim(server, calm, time.monotonic() + 2.0)  # the same machine, no chaos
+        idle = (*await victim(server, calm, time.monotonic() + 2.0), os.getloadavg()[0])  # no chaos
         health: list[float] = []
         with health_polls(server.base_url, health):
             until = time.monotonic() + CHAOS_S
