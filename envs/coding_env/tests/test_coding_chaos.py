@@ -11,11 +11,13 @@ attacking sessions (default 32).
 
 /health is polled from a process of its own at the server loop's priority
 (``tests/_health_poller.py``), so its bound is the server's and holds whatever the load:
-it is asserted always. The victim steps from this process, beside the attackers' client
-threads, so its p99 also measures this process and the machine: the same victim and
-/health figures with no attack are printed first, and the p99 bound is asserted only
-when those show a quiet machine (else the test skips, with the figures); a stall of 2 s
-or more fails it whatever the load.
+it is asserted always. The victim steps from a process of its own too, at the same
+priority (``_victim.py``; from this process, beside the attackers' 32 client threads, a
+step also waited for this process's interpreter lock: p99 58.9 and 68.9 ms in 2 of 14
+runs). Its p99 still measures the machine (its worker is a sandboxed process that waits
+for a CPU like any other): the victim's steps with no attack, in the same process, come
+first, and the p99 bound is asserted only when those show a quiet machine (else the
+test skips, with the figures); a stall of 2 s or more fails it whatever the load.
 
 What made /health slow (found with ``perf sched``): the event loop's thread asleep in
 the kernel, uninterruptibly, starting a thread (169 ms) while a starved sandbox process
@@ -39,6 +41,7 @@ import httpx
 import pytest
 from _coding_fixtures import server_process
 from _leftovers import Tracker, held_uids, threads
+from _victim import victim_steps
 from coding_env import MODELS, CodeAction
 from test_coding_hostile import BIG_CELL, FLOOD, SLOW_SET, STOP_AFTER_REPLY, STOP_BEFORE_BIG_CALL
 
@@ -112,20 +115,17 @@ def _look(tracker: Tracker, stop: threading.Event) -> None:
         tracker.look()
 
 
-def _idle(victim: Client, url: str) -> tuple[list[float], list[float]]:
-    """The victim's step times and /health times with no attack (3 s)."""
-    steps: list[float] = []
+def _idle_health(url: str, seconds: float) -> list[float]:
+    """/health times with no attack, polled from this process."""
     health: list[float] = []
-    end = time.monotonic() + 3.0
+    end = time.monotonic() + seconds
     with httpx.Client(timeout=5) as http:
         while time.monotonic() < end:
             t0 = time.monotonic()
-            victim.step(CodeAction(code="1"))
-            steps.append(time.monotonic() - t0)
-            t0 = time.monotonic()
             http.get(url + "/health")
             health.append(time.monotonic() - t0)
-    return steps, health
+            time.sleep(0.01)
+    return health
 
 
 def _pct(xs: list[float], p: float) -> float:
@@ -147,26 +147,23 @@ def test_chaos_victim_health_leftovers_and_sigterm(record_property: Any) -> None
         time.sleep(1.0)
         base_threads = threads(proc.pid)
 
-        victim: Client = EnvClient(url, MODELS)
-        victim.reset(task_id="two_sum")
-        idle_steps, idle_health = _idle(victim, url)  # for the record: the machine's own noise
         health: list[float] = []
         looking = threading.Event()
         looker = threading.Thread(target=_look, args=(tracker, looking), daemon=True)
-        looker.start()
-        with health_polls(url, health):
-            stop, workers, clients = _start_attacks(url)
-            time.sleep(2.0)  # the attacks are under way
-            steps: list[float] = []
-            end = time.monotonic() + RUN_S
-            while time.monotonic() < end:
-                t0 = time.monotonic()
-                assert victim.step(CodeAction(code="1")).observation.result == "1"
-                steps.append(time.monotonic() - t0)
-            _stop_attacks(stop, workers, clients)
+        with victim_steps(url) as victim:  # phases: no attack, attacks starting, under attack
+            idle_health = _idle_health(url, 3.0)  # for the record: the machine's own noise
+            looker.start()
+            with health_polls(url, health):
+                victim.mark()
+                stop, workers, clients = _start_attacks(url)
+                time.sleep(2.0)  # the attacks are under way
+                victim.mark()
+                time.sleep(RUN_S)
+                victim.mark()
+                _stop_attacks(stop, workers, clients)
         looking.set()
         looker.join(timeout=10)
-        victim.close()
+        idle_steps, steps = victim.phases[0], victim.phases[2]
 
         p50, p99, worst_health = _pct(steps, 50), _pct(steps, 99), max(health)
         record_property("victim_p50_ms", round(p50 * 1e3, 2))
@@ -179,8 +176,9 @@ def test_chaos_victim_health_leftovers_and_sigterm(record_property: Any) -> None
         )
         print(
             f"{SESSIONS} attacking sessions, {os.cpu_count()} cores: victim {len(steps)} steps, "
-            f"p50 {p50 * 1e3:.1f} ms, p99 {p99 * 1e3:.1f} ms; /health {len(health)} polls, "
-            f"p50 {_pct(health, 50) * 1e3:.1f} ms, max {worst_health * 1e3:.1f} ms"
+            f"p50 {p50 * 1e3:.1f} ms, p99 {p99 * 1e3:.1f} ms, max {max(steps) * 1e3:.1f} ms "
+            f"({sum(s > VICTIM_P99_S for s in steps)} over {VICTIM_P99_S * 1e3:g}); /health "
+            f"{len(health)} polls, p50 {_pct(health, 50) * 1e3:.1f} ms, max {worst_health * 1e3:.1f} ms"
         )
 
         deadline = time.monotonic() + 30
@@ -221,7 +219,7 @@ def test_chaos_victim_health_leftovers_and_sigterm(record_property: Any) -> None
             f"load {os.getloadavg()}"
         )
         # The victim's bound holds the server to account only where the machine itself is
-        # quiet: the attackers' threads share this process and its 2 cores with the victim.
+        # quiet: its worker and the server's threads share 2 cores with every other job.
         idle_p99, idle_health_max = _pct(idle_steps, 99), max(idle_health)
         if idle_p99 > QUIET_STEP_P99_S or idle_health_max > QUIET_HEALTH_S:
             pytest.skip(
