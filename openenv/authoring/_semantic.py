@@ -21,7 +21,7 @@ from ._hacking import PY, READ_PROBES, ProbeResult, action_kind, list_tasks, run
 from ._play import play
 from ._policy import NOT_APPLICABLE, CheckStatus
 from ._probes_text import TEXT, VIEW_PROBES, TextFindings, run_text_probes, text_field
-from ._semantic_replay import SecondServer, canary_floor, verifier_portability
+from ._semantic_replay import SecondServer, canary_floor, graded_again, verifier_portability
 from ._vreport import Results
 
 NO_SOLUTION = "no reference solution"
@@ -366,39 +366,23 @@ def _verifier(
     """The first reference solutions played, graded again: the same rewards. With no
     reference solution, the random policy's seeded episodes (the same actions, played
     twice by ``_replay``) are what is graded twice."""
-    tol = (block.reward.variance_tolerance or 0.0) if block else 0.0
     if not played:
         first, again = random_runs
-        b = {(t.task_id, t.sample): t.reward for t in again}
-        diffs = [
-            f"{t.task_id}: {t.reward} then {b.get((t.task_id, t.sample))}"
-            for t in first
-            if b.get((t.task_id, t.sample)) is None or abs(t.reward - b[(t.task_id, t.sample)]) > tol
-        ]
-        results.add(
-            "semantic.verifier_determinism",
-            CheckStatus.FAIL if diffs else CheckStatus.PASS,
-            diffs
-            or [
-                f"no reference solution: {len(first)} seeded random episodes (the same actions) "
-                "graded twice: the same final rewards"
-            ],
-            remediation="grade without randomness or wall-clock dependence",
+        same = (
+            f"no reference solution: {len(first)} seeded random episodes (the same actions) "
+            "graded twice: the same final rewards"
         )
-        return
-    results.start()
-    ids = tuple(t.task_id for t in played)
-    again = _playable(play(ctx.url, "oracle", count=None, ids=ids, episode_timeout_s=timeout_s))
-    b = {t.task_id: t.reward for t in again}
-    diffs = [
-        f"{t.task_id}: {t.reward} then {b.get(t.task_id)}"
-        for t in played
-        if b.get(t.task_id) is None or abs(t.reward - b[t.task_id]) > tol
-    ]
+    else:
+        results.start()
+        ids = tuple(t.task_id for t in played)
+        first = played
+        again = _playable(play(ctx.url, "oracle", count=None, ids=ids, episode_timeout_s=timeout_s))
+        same = f"{len(played)} reference solutions graded twice: same rewards"
+    diffs = graded_again(first, again, block, "{first} then {again}")
     results.add(
         "semantic.verifier_determinism",
         CheckStatus.FAIL if diffs else CheckStatus.PASS,
-        diffs or [f"{len(played)} reference solutions graded twice: same rewards"],
+        diffs or [same],
         remediation="grade without randomness or wall-clock dependence",
     )
 

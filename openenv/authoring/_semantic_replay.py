@@ -108,13 +108,7 @@ def verifier_portability(
         )
         return
     again = play(url, policy, count=None, ids=ids, max_turns=turns, episode_timeout_s=timeout_s)
-    tol = (block.reward.variance_tolerance or 0.0) if block else 0.0
-    there = {(t.task_id, t.sample): t.reward for t in again}
-    diffs = [
-        f"{t.task_id}: {t.reward:g} on the first server, {there.get((t.task_id, t.sample))} on the second"
-        for t in first
-        if there.get((t.task_id, t.sample)) is None or abs(t.reward - there[(t.task_id, t.sample)]) > tol
-    ]
+    diffs = graded_again(first, again, block, "{first:g} on the first server, {again} on the second")
     results.add(
         "semantic.verifier_portability",
         CheckStatus.FAIL if diffs else CheckStatus.PASS,
@@ -127,6 +121,19 @@ def verifier_portability(
         "set or dict order of strings, a path or pid of its own)",
         measured={"policy": policy, "episodes": len(first)},
     )
+
+
+def graded_again(first: list[Any], again: list[Any], block: ValidationBlock | None, shown: str) -> list[str]:
+    """A line for each episode of ``first`` whose final reward the same (task, sample)
+    in ``again`` does not give, within the manifest's ``variance_tolerance``; ``shown``
+    formats the two rewards (``{first}``, ``{again}``: None when it was not played)."""
+    tol = (block.reward.variance_tolerance or 0.0) if block else 0.0
+    there = {(t.task_id, t.sample): t.reward for t in again}
+    return [
+        f"{t.task_id}: " + shown.format(first=t.reward, again=there.get((t.task_id, t.sample)))
+        for t in first
+        if there.get((t.task_id, t.sample)) is None or abs(t.reward - there[(t.task_id, t.sample)]) > tol
+    ]
 
 
 def canary_floor(

@@ -89,14 +89,31 @@ class Env(_Base):
 """
 )
 
-#: A coding env whose grader the submission can reach: ``==`` on the submission's own
-#: object, the exit status of the process the code runs in, and a reward file in the
-#: folder the code runs in.
-HACKABLE = """\
-import subprocess, sys, tempfile, uuid
+_TASKS = """\
+import ast, os, subprocess, sys, tempfile, uuid
 from pathlib import Path
+from typing import Literal
 from openenv import Action, Environment, Execution, Observation, State
+from openenv.tasks import Rows, TaskOptions, TaskSet
 
+
+class RowTasks(TaskSet):
+    # the rows given, as the split "train"
+
+    def __init__(self, name, rows) -> None:
+        super().__init__(name, default_split="train")
+        self._rows = rows
+
+    def _read(self):
+        return {"train": Rows(self._rows)}
+"""
+
+#: The start of each coding env here: imports, ``RowTasks`` (a Task API of the rows
+#: given), the action that runs Python (``code`` + ``submit``) with its observation, and
+#: ``TaskCodeEnv``, the base of an env over such tasks.
+CODE_HEADER = (
+    _TASKS
+    + """
 
 class CodeAction(Action):
     code: str = ""
@@ -107,6 +124,47 @@ class CodeObservation(Observation):
     output: str = ""
 
 
+class TaskCodeEnv(Environment[CodeAction, CodeObservation, State]):
+    # resets to a task of task_set (a RowTasks) and shows its prompt; a subclass grades
+    execution = Execution.INLINE
+    reset_options_model = TaskOptions
+
+    def __init__(self) -> None:
+        self._state = State()
+        self._task = {}
+
+    def reset(self, *, seed=None, episode_id=None, options=None) -> CodeObservation:
+        self._task = self.task_set.pick(options, seed=seed).data
+        self._state = State(episode_id=episode_id or uuid.uuid4().hex)
+        return CodeObservation(output=self._task["prompt"], reward=0.0)
+
+    def state(self) -> State:
+        return self._state.model_copy()
+"""
+)
+
+#: The same for a shell env: the action runs commands (``run``) or submits.
+SHELL_HEADER = (
+    _TASKS
+    + """
+
+class ShellAction(Action):
+    type: Literal["run", "submit"] = "run"
+    command: str = ""
+    timeout_s: float = 30.0
+
+
+class ShellObservation(Observation):
+    output: str = ""
+"""
+)
+
+#: A coding env whose grader the submission can reach: ``==`` on the submission's own
+#: object, the exit status of the process the code runs in, and a reward file in the
+#: folder the code runs in.
+HACKABLE = (
+    CODE_HEADER
+    + """
 TEST = "\\nassert solve(3) == 6\\n"
 
 
@@ -141,26 +199,13 @@ class Env(Environment[CodeAction, CodeObservation, State]):
     def state(self) -> State:
         return self._state.model_copy()
 """
+)
 
 
 #: A shell env whose grader trusts a file the agent's commands can write.
-HACKABLE_SHELL = """\
-import subprocess, tempfile, uuid
-from pathlib import Path
-from typing import Literal
-from openenv import Action, Environment, Execution, Observation, State
-
-
-class ShellAction(Action):
-    type: Literal["run", "submit"] = "run"
-    command: str = ""
-    timeout_s: float = 30.0
-
-
-class ShellObservation(Observation):
-    output: str = ""
-
-
+HACKABLE_SHELL = (
+    SHELL_HEADER
+    + """
 class Env(Environment[ShellAction, ShellObservation, State]):
     execution = Execution.INLINE
 
@@ -187,6 +232,7 @@ class Env(Environment[ShellAction, ShellObservation, State]):
     def state(self) -> State:
         return self._state.model_copy()
 """
+)
 
 
 def make_env(root: Path, source: str, *, deterministic: bool = False, block: str = BLOCK) -> Path:

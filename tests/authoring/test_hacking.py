@@ -14,7 +14,7 @@ from openenv.authoring._semantic import _hacking, oracle_containment
 from openenv.authoring._validate import serve_process
 from openenv.authoring._vreport import Results
 
-from ._flawed import make_env
+from ._flawed import CODE_HEADER, SHELL_HEADER, make_env
 
 #: A coding env with a Task API. Its grader runs the submission in a child process and
 #: compares the value it prints with the expected one in the server, so no forgery of
@@ -26,22 +26,9 @@ from ._flawed import make_env
 #: ``disk``: a ``tests/`` folder beside the child's working folder holds it;
 #: ``pipe``: a grading helper works it out and writes it to a pipe the server reads
 #: after the child has run (the grader's frame, waiting in the pipe).
-LEAKS = """\
-import ast, os, subprocess, sys, tempfile, uuid
-from pathlib import Path
-from openenv import Action, Environment, Execution, Observation, State
-from openenv.tasks import Rows, TaskOptions, TaskSet
-
-
-class CodeAction(Action):
-    code: str = ""
-    submit: bool = False
-
-
-class CodeObservation(Observation):
-    output: str = ""
-
-
+LEAKS = (
+    CODE_HEADER
+    + """
 ROWS = [
     {"id": "mem", "entry_point": "leak_triple", "arg": 7, "k": 3},
     {"id": "env", "entry_point": "square", "arg": 9, "k": 9},
@@ -52,27 +39,8 @@ ROWS = [
 HELPER = "e, a, k = %r, %d, %d\\nprint(f'assert {e}({a}) == {a * k}', flush=True)"
 
 
-class Tasks(TaskSet):
-    def __init__(self) -> None:
-        super().__init__("leaks", default_split="train")
-
-    def _read(self):
-        return {"train": Rows([{**r, "prompt": f"write {r['entry_point']}(x)"} for r in ROWS])}
-
-
-class Env(Environment[CodeAction, CodeObservation, State]):
-    execution = Execution.INLINE
-    task_set = Tasks()
-    reset_options_model = TaskOptions
-
-    def __init__(self) -> None:
-        self._state = State()
-        self._task = ROWS[0]
-
-    def reset(self, *, seed=None, episode_id=None, options=None) -> CodeObservation:
-        self._task = self.task_set.pick(options, seed=seed).data
-        self._state = State(episode_id=episode_id or uuid.uuid4().hex)
-        return CodeObservation(output=self._task["prompt"], reward=0.0)
+class Env(TaskCodeEnv):
+    task_set = RowTasks("leaks", [{**r, "prompt": f"write {r['entry_point']}(x)"} for r in ROWS])
 
     def step(self, action: CodeAction) -> CodeObservation:
         self._state.step_count += 1
@@ -105,10 +73,8 @@ class Env(Environment[CodeAction, CodeObservation, State]):
             got = None
         ok = type(got) is int and got == want
         return CodeObservation(output=done.stdout[-300:], reward=1.0 if ok else 0.0, done=True)
-
-    def state(self) -> State:
-        return self._state.model_copy()
 """
+)
 
 _ENTRY = {"mem": "leak_triple", "env": "square", "disk": "scaled", "pipe": "piped"}
 FORGERIES = tuple(p for p in PROBES if p not in READ_PROBES)
@@ -157,35 +123,12 @@ def test_the_probes_that_take_the_answers_catch_each_leak(tmp_path):
 #: elsewhere, under a name the task id does not give away, but the grader names it on
 #: the command line of the shell it runs the commands in. (Only the probes that find
 #: each are played: ``read_answers`` on ``grader`` would search this whole host.)
-SHELL_LEAKS = """\
-import subprocess, tempfile, uuid
-from pathlib import Path
-from typing import Literal
-from openenv import Action, Environment, Execution, Observation, State
-from openenv.tasks import Rows, TaskOptions, TaskSet
-
-
-class ShellAction(Action):
-    type: Literal["run", "submit"] = "run"
-    command: str = ""
-    timeout_s: float = 30.0
-
-
-class ShellObservation(Observation):
-    output: str = ""
-
-
-class Tasks(TaskSet):
-    def __init__(self) -> None:
-        super().__init__("shell_leaks", default_split="train")
-
-    def _read(self):
-        return {"train": Rows([{"id": "disk"}, {"id": "grader"}])}
-
-
+SHELL_LEAKS = (
+    SHELL_HEADER
+    + """
 class Env(Environment[ShellAction, ShellObservation, State]):
     execution = Execution.INLINE
-    task_set = Tasks()
+    task_set = RowTasks("shell_leaks", [{"id": "disk"}, {"id": "grader"}])
     reset_options_model = TaskOptions
 
     def __init__(self) -> None:
@@ -216,6 +159,7 @@ class Env(Environment[ShellAction, ShellObservation, State]):
     def state(self) -> State:
         return self._state.model_copy()
 """
+)
 
 
 def test_the_shell_probes_find_a_solution_script_within_reach(tmp_path):

@@ -17,7 +17,7 @@ from openenv.authoring._report import Report
 from openenv.authoring._semantic_replay import read_canaries
 from openenv.authoring._validate import serve_process
 
-from ._flawed import BLOCK, HEADER, make_env
+from ._flawed import BLOCK, CODE_HEADER, HEADER, make_env
 from ._validate_reports import semantic_report
 
 REPO = Path(__file__).resolve().parents[2]
@@ -25,21 +25,9 @@ REPO = Path(__file__).resolve().parents[2]
 #: A coding env of seven tasks; six ship a reference solution, and the fifth one's is
 #: wrong (it doubles where the task triples); the seventh cannot be reset. The grader
 #: runs the submission in a child and compares the value it prints.
-WRONG_ORACLE = """\
-import ast, subprocess, sys, uuid
-from openenv import Action, Environment, Execution, Observation, State
-from openenv.tasks import Rows, TaskOptions, TaskSet
-
-
-class CodeAction(Action):
-    code: str = ""
-    submit: bool = False
-
-
-class CodeObservation(Observation):
-    output: str = ""
-
-
+WRONG_ORACLE = (
+    CODE_HEADER
+    + """
 def row(i, k, solution_k):
     name = f"times{k}"
     solution = f"def {name}(x):\\n    return x * {solution_k}\\n" if solution_k else None
@@ -49,29 +37,14 @@ def row(i, k, solution_k):
 ROWS = [row(1, 2, 2), row(2, 3, 3), row(3, 4, 4), row(4, 5, 5), row(5, 3, 2), row(6, 7, None), row(7, 8, 8)]
 
 
-class Tasks(TaskSet):
-    def __init__(self) -> None:
-        super().__init__("times", default_split="train")
-
-    def _read(self):
-        return {"train": Rows([{k: v for k, v in r.items() if v is not None} for r in ROWS])}
-
-
-class Env(Environment[CodeAction, CodeObservation, State]):
-    execution = Execution.INLINE
-    task_set = Tasks()
-    reset_options_model = TaskOptions
-
-    def __init__(self) -> None:
-        self._state = State()
-        self._task = ROWS[0]
+class Env(TaskCodeEnv):
+    task_set = RowTasks("times", [{k: v for k, v in r.items() if v is not None} for r in ROWS])
 
     def reset(self, *, seed=None, episode_id=None, options=None) -> CodeObservation:
-        self._task = self.task_set.pick(options, seed=seed).data
+        shown = super().reset(seed=seed, episode_id=episode_id, options=options)
         if self._task["id"] == "t7":
             raise ValueError("task t7 needs a config this server lacks")
-        self._state = State(episode_id=episode_id or uuid.uuid4().hex)
-        return CodeObservation(output=self._task["prompt"], reward=0.0)
+        return shown
 
     def step(self, action: CodeAction) -> CodeObservation:
         self._state.step_count += 1
@@ -86,10 +59,8 @@ class Env(Environment[CodeAction, CodeObservation, State]):
             got = None
         ok = type(got) is int and got == 6 * self._task["k"]
         return CodeObservation(output=done.stdout[-300:], reward=1.0 if ok else 0.0, done=True)
-
-    def state(self) -> State:
-        return self._state.model_copy()
 """
+)
 
 
 def test_the_oracle_plays_every_task_and_a_wrong_reference_solution_fails(tmp_path):
