@@ -95,6 +95,27 @@ def _dist_name(requirement: str) -> str:
     return re.split(r"[\s\[<>=!~;]", requirement, maxsplit=1)[0].lower().replace("_", "-")
 
 
+#: Build output and caches: never part of a copy a wheel is built from.
+_NOT_SOURCE = shutil.ignore_patterns("__pycache__", "*.pyc", "build", "dist", "*.egg-info")
+
+
+def source_copy(project: Path, dest: Path) -> Path:
+    """A copy of ``project`` to build its wheel from (``dest``, returned): its top-level
+    files and its packages (top-level folders with an ``__init__.py``), no build output.
+    ``pip wheel`` builds in the folder it is given (setuptools writes ``build/`` and
+    ``*.egg-info`` there), so two builds of one checkout at once, or a build beside an
+    editable install, collided on ``build/bdist.*`` ("File exists")."""
+    dest.mkdir(parents=True)
+    for path in sorted(project.iterdir()):
+        if path.name.startswith(".") or path.name.endswith(".egg-info"):
+            continue
+        if path.is_file():
+            shutil.copy2(path, dest / path.name)
+        elif path.is_dir() and path.name != "build" and (path / "__init__.py").is_file():
+            shutil.copytree(path, dest / path.name, ignore=_NOT_SOURCE)
+    return dest
+
+
 def _pip_wheel(args: list[str], dest: Path, progress: Progress) -> None:
     cmd = [
         sys.executable,
@@ -194,8 +215,10 @@ def build_base(
             _pull(client, base_image, progress)
         root = source_root()
         with tempfile.TemporaryDirectory(prefix="openenv-base-") as tmp:
-            ctx = Path(tmp)
-            _pip_wheel([f"{root}[{BASE_EXTRAS}]", "dumb-init"], ctx, progress)
+            ctx = Path(tmp) / "ctx"
+            ctx.mkdir()
+            src = source_copy(root, Path(tmp) / "src")
+            _pip_wheel([f"{src}[{BASE_EXTRAS}]", "dumb-init"], ctx, progress)
             (ctx / "requirements.txt").write_text(f"openenv[{BASE_EXTRAS}]\ndumb-init\n")
             shutil.copy(root / "docker" / "base.Dockerfile", ctx / "Dockerfile")
             shutil.copy(root / INSTALLER, ctx / "openenv-install-env")
@@ -262,7 +285,7 @@ def build_env_image(
         with tempfile.TemporaryDirectory(prefix="openenv-env-") as tmp:
             ctx = Path(tmp) / "ctx"
             (ctx / "wheels").mkdir(parents=True)
-            _pip_wheel(["--no-deps", str(env_path)], ctx / "wheels", progress)
+            _pip_wheel(["--no-deps", str(source_copy(env_path, Path(tmp) / "src"))], ctx / "wheels", progress)
             if project["dependencies"]:
                 _pip_wheel(project["dependencies"], ctx / "wheels", progress)
             if project["no_deps"]:
