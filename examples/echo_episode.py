@@ -7,28 +7,11 @@ python examples/echo_episode.py --url http://127.0.0.1:8000
 from __future__ import annotations
 
 import argparse
-import time
-import urllib.request
 
 from echo_env import MODELS, EchoAction
 
 from openenv import EnvClient
-
-
-def wait_healthy(url: str, timeout_s: float) -> None:
-    """Poll /health with backoff until it answers 200 or the timeout passes."""
-    deadline, delay = time.monotonic() + timeout_s, 0.02
-    while True:
-        try:
-            with urllib.request.urlopen(f"{url}/health", timeout=2) as r:
-                if r.status == 200:
-                    return
-        except OSError:
-            pass
-        if time.monotonic() > deadline:
-            raise SystemExit(f"no healthy server at {url} after {timeout_s} s")
-        time.sleep(delay)
-        delay = min(delay * 2, 0.5)
+from openenv.containers import wait_healthy
 
 
 def main() -> None:
@@ -39,7 +22,7 @@ def main() -> None:
     parser.add_argument("--wait", type=float, default=0, help="seconds to wait for the server")
     args = parser.parse_args()
     if args.wait:
-        wait_healthy(args.url, args.wait)
+        wait_healthy(args.url, timeout_s=args.wait)  # openenv's own wait, as its providers use
 
     with EnvClient(args.url, MODELS) as env:
         result = env.reset(seed=0, max_steps=3)

@@ -27,6 +27,7 @@ from openenv.cli import build_parser, main
 from openenv.server import ServerSettings
 
 from ._envs import MODELS, TAction
+from ._served import wait_served
 from .conftest import free_port, wait_until
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -154,18 +155,7 @@ def openenv_serve(*args: str, startup_s: float = 30.0) -> Iterator[tuple[str, su
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + startup_s
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"openenv serve exited with {proc.returncode}: {proc.stdout.read()}")
-            try:
-                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail("openenv serve did not become healthy in time")
-            time.sleep(0.1)
+        wait_served(url, proc, startup_s, "openenv serve")
         yield url, proc
     finally:
         stop(proc)

@@ -95,17 +95,18 @@ def wait_healthy(
     base_url: str,
     *,
     timeout_s: float,
-    alive: Callable[[], bool],
-    logs: Callable[[], str],
-    what: str,
+    alive: Callable[[], bool] = lambda: True,
+    logs: Callable[[], str] = str,
+    what: str = "the server",
 ) -> float:
     """Poll ``/health`` until 200; returns seconds waited.
 
     Every 25 ms for the first 2 s (a server usually starts within that), then backing
     off to every 500 ms.
 
-    Raises ``StartupFailed`` with the last log lines if the server dies or the timeout
-    passes.
+    Raises ``StartupFailed`` with the last log lines if the server dies (``alive()`` is
+    False) or the timeout passes. The one wait for a server's health: providers, tests and
+    examples all use it.
     """
     start = time.monotonic()
     deadline = start + timeout_s

@@ -18,8 +18,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from openenv.containers import wait_healthy
 from tests.conftest import free_port
+
+from .._served import wait_served
 
 HERE = Path(__file__).parent / "upstream_envs"
 REPO = Path(__file__).resolve().parents[2]
@@ -31,14 +32,6 @@ def _envs_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.syspath_prepend(str(HERE))
 
 
-def _wait_healthy(url: str, proc: subprocess.Popen[bytes], timeout_s: float = 60.0) -> None:
-    def logs() -> str:  # read only once it exited: a running server's stderr never ends
-        ended = proc.poll() is not None and proc.stderr is not None
-        return proc.stderr.read().decode() if ended else "(still running)"  # type: ignore[union-attr]
-
-    wait_healthy(url, timeout_s=timeout_s, alive=lambda: proc.poll() is None, logs=logs, what="server")
-
-
 def _start(cmd: list[str], path: list[Path] | None = None) -> Iterator[str]:
     port = free_port()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(str(p) for p in (path or [HERE, REPO]))}
@@ -46,7 +39,7 @@ def _start(cmd: list[str], path: list[Path] | None = None) -> Iterator[str]:
     proc = subprocess.Popen(args, env=env, cwd=str(HERE), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}"
     try:
-        _wait_healthy(url, proc)
+        wait_served(url, proc)
         yield url
     finally:
         proc.terminate()

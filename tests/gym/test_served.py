@@ -12,6 +12,7 @@ from openenv import EnvClient, ValidationFailed
 from openenv.gym import RemoteEnv, gym_env_class
 from openenv.server._serve import EnvNotFound, load_env_class
 
+from .._served import wait_served
 from .._wire import call, connect
 
 STEPS = 60
@@ -144,11 +145,9 @@ def test_unknown_gym_id_is_env_not_found():
 
 def test_openenv_serve_cli_with_env_kwargs(tmp_path):
     """The real CLI: ``openenv serve gym:CartPole-v1 --env-kwargs ...`` in a child process."""
-    import contextlib
     import socket
     import subprocess
     import sys
-    import time
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -166,14 +165,7 @@ def test_openenv_serve_cli_with_env_kwargs(tmp_path):
     ]
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=tmp_path)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
-                    break
-            assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
-            assert time.monotonic() < deadline, "server did not start"
-            time.sleep(0.05)
+        wait_served(f"http://127.0.0.1:{port}", proc)
         remote = RemoteEnv(f"http://127.0.0.1:{port}")
         remote.reset(seed=0)
         assert [remote.step(i % 2)[3] for i in range(3)] == [False, False, True]

@@ -17,6 +17,7 @@ from openenv import AsyncEnvClient, ExecutionError
 from openenv.mcp import MCP_MODELS, McpServerEnv, ToolCall, ToolResult, mcp_server_env
 from openenv.rewards import Rubric
 
+from .._served import wait_served
 from ._mcp_envs import tool_server_env
 
 REPO = Path(__file__).resolve().parents[2]
@@ -154,16 +155,7 @@ def test_killed_env_server_takes_its_mcp_servers_along(tmp_path):
     )
     try:
         url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 30
-        while True:
-            assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
-            try:
-                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "openenv serve did not come up"
-            time.sleep(0.05)
+        wait_served(url, proc, 30, "openenv serve")
         session = httpx.post(f"{url}/sessions", timeout=5).json()["session_id"]
         httpx.post(f"{url}/sessions/{session}/reset", json={}, timeout=30).raise_for_status()
         (pid,) = pids(tmp_path)

@@ -29,6 +29,7 @@ from openenv.rewards import (
 )
 
 from .._envs import make_env
+from .._served import wait_served
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -198,14 +199,7 @@ def test_openenv_serve_takes_a_wrapped_env(tmp_path):
     argv = [sys.executable, "-m", "openenv", "serve", "scored_echo:Scored", "--port", str(port)]
     proc = subprocess.Popen(argv, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
-                    break
-            assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
-            assert time.monotonic() < deadline, "server did not start"
-            time.sleep(0.05)
+        wait_served(f"http://127.0.0.1:{port}", proc)
         with EnvClient(f"http://127.0.0.1:{port}", MODELS) as env:
             env.reset()
             result = env.step(EchoAction(message="hi"))

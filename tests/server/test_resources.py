@@ -28,6 +28,8 @@ from openenv import (
     ValidationFailed,
 )
 
+from .._served import wait_served
+
 
 class Act(Action):
     sleep_s: float = 0.0
@@ -216,15 +218,7 @@ def test_openenv_serve_passes_env_kwargs(tmp_path):
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
     )
     try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).raise_for_status()
-                break
-            except httpx.HTTPError:
-                assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
-                assert time.monotonic() < deadline, "server did not start"
-                time.sleep(0.1)
+        wait_served(f"http://127.0.0.1:{port}", proc, 20)
         with EnvClient(f"http://127.0.0.1:{port}", MODELS) as env:
             assert env.reset().observation.greeting == "from the CLI"
     finally:

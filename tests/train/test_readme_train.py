@@ -17,14 +17,13 @@ import signal
 import statistics
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
 from .._docblocks import Block, blocks, with_port
+from .._served import wait_served
 from ..conftest import free_port
 
 pytest.importorskip("torch", reason="the trainer needs torch (the 'train' extra)")
@@ -75,16 +74,7 @@ def background(words: list[str], cwd: Path, env: dict[str, str], port: int) -> I
         words, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
     )
     try:
-        for _ in range(600):
-            if proc.poll() is not None:
-                assert proc.stderr is not None
-                pytest.fail(f"{shlex.join(words)} exited: {proc.stderr.read().decode()[-2000:]}")
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
-                    break
-            time.sleep(0.1)
-        else:
-            pytest.fail(f"{shlex.join(words)}: no /health on port {port} in 60 s")
+        wait_served(f"http://127.0.0.1:{port}", proc, 60, shlex.join(words))
         yield
     finally:
         with contextlib.suppress(ProcessLookupError):

@@ -6,7 +6,6 @@ from __future__ import annotations
 import random
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from reasoning_gym_env import MODELS, ReasoningGymEnv, RGAction, RGOptions, fami
 from openenv import EnvClient
 from openenv._exceptions import TaskNotFound
 from openenv.containers._local import free_port
+from tests._served import wait_served
 
 ENV_DIR = Path(__file__).resolve().parents[1]
 FAMILIES = ["basic_arithmetic", "leg_counting", "chain_sum"]
@@ -32,18 +32,7 @@ def url() -> Iterator[str]:
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"the server exited: {proc.stderr.read().decode() if proc.stderr else ''}")
-            try:
-                if httpx.get(f"{base}/health", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail("the server did not start in 60 s")
-            time.sleep(0.1)
+        wait_served(base, proc)
         yield base
     finally:
         proc.terminate()

@@ -18,7 +18,6 @@ import contextlib
 import io
 import json
 import sys
-import time
 import urllib.request
 from typing import Any
 
@@ -28,6 +27,7 @@ from verifiers.v1.graph import prepare_turn
 from openenv import EnvClient
 from openenv.authoring import validate_path
 from openenv.cli import main as openenv_main
+from openenv.containers import wait_healthy
 from openenv.verifiers import MODELS, VerifiersAction
 
 #: (task id, completion): right, right with spaces, partly right and long, wrong.
@@ -57,23 +57,8 @@ async def verifiers_scores() -> list[dict[str, Any]]:
     return out
 
 
-def wait_healthy(url: str, limit_s: float = 90.0) -> None:
-    """The server starts beside this process: wait for its /health (bounded)."""
-    deadline = time.monotonic() + limit_s
-    while True:
-        try:
-            with urllib.request.urlopen(f"{url}/health", timeout=2) as answer:
-                if answer.status == 200:
-                    return
-        except OSError:
-            pass
-        if time.monotonic() > deadline:
-            raise SystemExit(f"{url} not healthy in {limit_s:.0f} s")
-        time.sleep(0.1)
-
-
 def served(url: str) -> dict[str, Any]:
-    wait_healthy(url)
+    wait_healthy(url, timeout_s=90.0)  # the server starts beside this process
     plays = []
     with EnvClient(url, MODELS) as env:
         for task_id, completion in PLAYS:
