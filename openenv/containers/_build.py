@@ -9,8 +9,10 @@ Two images, two Dockerfiles:
   apt`` asks for) with the base's ``openenv-install-env``, ``CMD ["openenv", "serve",
   "<name>"]``.
 
-Wheels are built on the host (``pip wheel``) into each build context, and every
-``RUN`` installs with ``--no-index``; builds run with ``network_mode="none"``. That is
+Wheels are built on the host (``pip wheel``, from a copy of each project's sources:
+``source_copy``) into each build context, and every ``RUN`` installs with ``--no-index``
+(the env images through the base's ``openenv-install-env``, ``docker/openenv-install-env``);
+builds run with ``network_mode="none"``. That is
 what makes them work offline (a local base image from debootstrap) and with the public
 ``python:3.11-slim`` elsewhere alike.
 """
