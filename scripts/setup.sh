@@ -24,21 +24,6 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 extras=${OPENENV_EXTRAS:-dev}
-stamp=".venv/.installed-$extras-$(cat pyproject.toml envs/*/pyproject.toml | sha1sum | cut -c1-12)"
-if [ ! -f "$stamp" ]; then
-  echo "setup: installing openenv[$extras] and envs/ into .venv (about a minute)"
-  args=(-e ".[$extras]")
-  for env in envs/*/; do args+=(-e "$env"); done
-  log=$(mktemp)
-  start=$SECONDS
-  if ! { .venv/bin/python -m pip install -q --disable-pip-version-check -U pip &&
-         .venv/bin/python -m pip install -q --disable-pip-version-check "${args[@]}"; } >"$log" 2>&1; then
-    cat "$log" >&2; echo "setup: pip install failed" >&2; exit 1
-  fi
-  rm -f "$log"
-  rm -f .venv/.installed-*; touch "$stamp"
-  echo "setup: openenv[$extras] and envs/ installed in $((SECONDS - start)) s"
-fi
 # Parts marked "# setup.d: train" install the training stack (torch, ~2 GB): only for
 # the extras that include it (train, all, and dev, which CI's training tests need).
 # Parts marked "# setup.d: test" make test fixtures (other venvs, packages only tests
@@ -52,9 +37,10 @@ case ",$extras," in
   *) test=0 ;;
 esac
 # Parts marked "# setup.d: apart" write only a folder of their own (another venv, a
-# package tree) and need nothing the others make but .venv: they start first and run
-# beside the rest; each one's output is shown when it ends, and setup fails if one failed.
-# Each part that takes a second or more says how long it took.
+# package tree) and need nothing that setup makes, .venv included: they start first,
+# before the main install, and run beside everything else; each one's output is shown
+# when it ends, and setup fails if one failed. Each part that takes a second or more
+# says how long it took.
 wanted() {
   [ -e "$1" ] || return 1
   if [ "$train" = 0 ] && grep -q '^# setup.d: train' "$1"; then return 1; fi
@@ -76,6 +62,24 @@ for part in scripts/setup.d/*.sh; do
   apart_pids+=("$!")
   apart_logs+=("$log")
 done
+stamp=".venv/.installed-$extras-$(cat pyproject.toml envs/*/pyproject.toml | sha1sum | cut -c1-12)"
+if [ ! -f "$stamp" ]; then
+  echo "setup: installing openenv[$extras] and envs/ into .venv (about a minute)"
+  args=(-e ".[$extras]")
+  for env in envs/*/; do args+=(-e "$env"); done
+  log=$(mktemp)
+  start=$SECONDS
+  # Every project here builds with setuptools: it goes into .venv with pip, and the
+  # editable builds use it there (--no-build-isolation) instead of a fresh build env each.
+  if ! { .venv/bin/python -m pip install -q --disable-pip-version-check -U pip "setuptools>=68" &&
+         .venv/bin/python -m pip install -q --disable-pip-version-check --no-build-isolation "${args[@]}"
+       } >"$log" 2>&1; then
+    cat "$log" >&2; echo "setup: pip install failed" >&2; exit 1
+  fi
+  rm -f "$log"
+  rm -f .venv/.installed-*; touch "$stamp"
+  echo "setup: openenv[$extras] and envs/ installed in $((SECONDS - start)) s"
+fi
 for part in scripts/setup.d/*.sh; do
   wanted "$part" && ! grep -q '^# setup.d: apart' "$part" || continue
   timed "$part"

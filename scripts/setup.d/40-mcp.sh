@@ -4,7 +4,8 @@
 # .venv-mcp1: the mcp 1.x SDK in a venv of its own, so tests/mcp can drive our /mcp and
 # `openenv mcp` with a 1.x `initialize` client too (the project itself uses mcp 2.x).
 # Idempotent; the tests skip, saying why, when this venv is missing. Runs beside the other
-# parts (apart: it writes only .venv-mcp1), so its pip takes no lock.
+# parts and the main install (apart: it needs nothing of .venv and writes only .venv-mcp1),
+# so its pip takes no lock.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 want="mcp>=1.25,<2"

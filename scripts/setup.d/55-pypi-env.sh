@@ -1,13 +1,12 @@
 #!/usr/bin/env bash
 # setup.d: test
-# setup.d: apart
 # A third-party env package from PyPI written against upstream OpenEnv, for
 # tests/interop/test_pypi_env.py: openenv-dipg-safety (med_safety_gym), installed
 # WITHOUT its dependencies (they name upstream's openenv-core, which would replace
 # ours) into .cache/pypi-envs/dipg, beside sqlalchemy (the one dependency it imports
 # that our dev install lacks). The test puts that folder on the server's PYTHONPATH.
-# Idempotent. Runs beside the other parts (apart: it writes only that folder, with .venv's
-# pip, which no part upgrades), so its pip takes no lock.
+# Idempotent. Not apart: it runs .venv's pip, which the main install upgrades; it writes
+# only that folder, so its pip takes no lock.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 dest=.cache/pypi-envs/dipg

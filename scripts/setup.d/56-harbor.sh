@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # setup.d: test
+# setup.d: apart
 # Harbor (the Terminal-Bench 2 harness, PyPI `harbor`, Python >= 3.12) in its own venv,
 # .venv-harbor, for envs/terminal_env/tests/test_harbor_client.py: Harbor runs the
 # terminal env's image tasks with its oracle, and the env runs a task made by Harbor's
@@ -9,7 +10,8 @@
 # docker-compose package (apt-get download with a private package list, nothing
 # installed system-wide) into .venv-harbor/docker/cli-plugins/; the test points the
 # Docker CLI there (docs/harbor.md). Idempotent; the tests skip, saying why, without it
-# (and fail under CI=true).
+# (and fail under CI=true). Runs apart (beside the main install: about 50 s of a fresh
+# setup): it needs nothing of .venv and writes only .venv-harbor, so its pip takes no lock.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 want="harbor==0.26.0"
@@ -29,7 +31,7 @@ if [ ! -x "$venv/bin/harbor" ]; then
   rm -rf "$venv"
   "$py" -m venv "$venv"
   log=$(mktemp)
-  if ! flock /tmp/pip.lock "$venv/bin/python" -m pip install -q --disable-pip-version-check "$want" >"$log" 2>&1; then
+  if ! "$venv/bin/python" -m pip install -q --disable-pip-version-check "$want" >"$log" 2>&1; then
     cat "$log" >&2; rm -f "$log"; rm -rf "$venv"; echo "setup: installing $want failed" >&2; exit 1
   fi
   rm -f "$log"

@@ -89,8 +89,11 @@ def test_setup_runs_the_training_parts_only_for_extras_with_training(
     assert (tmp_path / "test.ran").exists() is test_ran
 
 
-def _scratch_setup(tmp_path: Path, parts: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    """scripts/setup.sh (dev extras) in a scratch tree with these setup.d parts and a stub .venv."""
+def _scratch_setup(
+    tmp_path: Path, parts: dict[str, str], python: str = "exit 0\n"
+) -> subprocess.CompletedProcess[str]:
+    """scripts/setup.sh (dev extras) in a scratch tree with these setup.d parts and a stub
+    .venv whose python runs ``python`` (a shell body; pip's calls too)."""
     (tmp_path / "scripts" / "setup.d").mkdir(parents=True)
     shutil.copy(ROOT / "scripts" / "setup.sh", tmp_path / "scripts" / "setup.sh")
     for name, body in parts.items():
@@ -100,7 +103,7 @@ def _scratch_setup(tmp_path: Path, parts: dict[str, str]) -> subprocess.Complete
     (tmp_path / "envs" / "e" / "pyproject.toml").write_text("[project]\nname = 'e'\n")
     stub = tmp_path / ".venv" / "bin" / "python"
     stub.parent.mkdir(parents=True)
-    stub.write_text("#!/bin/sh\nexit 0\n")
+    stub.write_text(f"#!/bin/sh\n{python}")
     stub.chmod(0o755)
     env = {**os.environ, "OPENENV_EXTRAS": "dev"}
     return subprocess.run(["bash", "scripts/setup.sh"], cwd=tmp_path, env=env,
@@ -121,3 +124,11 @@ def test_an_apart_part_runs_beside_the_others_and_its_failure_fails_setup(tmp_pa
     assert failed.returncode == 1
     assert "why" in failed.stderr
     assert "a part that ran apart failed" in failed.stderr
+
+
+def test_an_apart_part_runs_beside_the_main_install(tmp_path: Path) -> None:
+    """Apart parts start before .venv's main install: here pip (the stub python) waits for
+    a file only the apart part writes, and fails the install without it."""
+    wait = "for i in $(seq 200); do [ -e apart.ran ] && exit 0; sleep 0.05; done; exit 7\n"
+    done = _scratch_setup(tmp_path, {"90-apart.sh": "# setup.d: apart\ntouch apart.ran\n"}, python=wait)
+    assert done.returncode == 0, done.stderr
