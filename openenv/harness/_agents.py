@@ -159,16 +159,20 @@ def _claude_env(base_url: str, key: str, model: str) -> dict[str, str]:
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1",
         "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1", "IS_SANDBOX": "1",
         "CLAUDE_CONFIG_DIR": f"{_HOME}/.claude",
+        "MCP_CONNECT_TIMEOUT_MS": "30000",  # that wait's bound (5 s by default): its connect timeout's
     }  # fmt: skip
 
 
 def _claude_mcp(url: str) -> list[str]:
-    config = {"mcpServers": {MCP_SERVER: {"type": "http", "url": url}}}
+    # alwaysLoad: its first model call waits for the server's tools (by default a headless
+    # run connects in the background, and on a loaded machine asked the model without them)
+    config = {"mcpServers": {MCP_SERVER: {"type": "http", "url": url, "alwaysLoad": True}}}
     return ["--mcp-config", json.dumps(config), "--strict-mcp-config"]
 
 
 def _codex_mcp(url: str) -> list[str]:
-    return ["-c", f"mcp_servers.{MCP_SERVER}.url={json.dumps(url)}"]
+    server = f"mcp_servers.{MCP_SERVER}"  # its start waited on up to 30 s (10 by default), as Claude Code's
+    return ["-c", f"{server}.url={json.dumps(url)}", "-c", f"{server}.startup_timeout_sec=30"]
 
 
 def _codex_argv(exe: Path, instruction: str, model: str) -> list[str]:

@@ -212,6 +212,28 @@ async def test_an_agent_that_needs_node_is_refused_saying_so(capture: CaptureSer
         await run_agent_in_image(IMAGE, "gemini-cli", TASK, capture, "unused", root=tmp_path)
 
 
+async def test_env_tools_an_agent_cannot_take_or_off_loopback_are_refused(
+    capture: CaptureServer, tmp_path: Any
+) -> None:
+    """mini-swe-agent takes no MCP tools, and the bridge must be on loopback: each refused
+    before any container starts, saying why."""
+    home = tmp_path / "mini-swe-agent" / "bin"
+    home.mkdir(parents=True)
+    (home / "mini").write_text("#!/bin/sh\n")
+    (home / "mini").chmod(0o755)
+    session = capture.registry.create()
+    with pytest.raises(ValidationFailed, match="not given env tools over MCP"):
+        await run_agent_in_image(
+            IMAGE, "mini-swe-agent", TASK, capture, session.session_id, root=tmp_path,
+            tools_url="http://127.0.0.1:9/mcp",
+        )  # fmt: skip
+    with pytest.raises(ValidationFailed, match="on loopback"):
+        await run_in_image(
+            IMAGE, ["true"], capture, session.session_id, TASK, tools_url="http://10.0.0.1:80/mcp"
+        )
+    assert len(session.graph) == 0
+
+
 async def test_an_unknown_task_fails_the_run_with_the_reason(image: str, capture: CaptureServer) -> None:
     from openenv._exceptions import ProviderError
 
