@@ -4,20 +4,25 @@
 from __future__ import annotations
 
 import subprocess
+from pathlib import Path
 from typing import Any
 
 from openenv.containers import wait_healthy
 
 
 def wait_served(
-    url: str, proc: subprocess.Popen[Any], timeout_s: float = 60.0, what: str = "the server"
-) -> None:
-    """Until ``{url}/health`` answers 200; ``StartupFailed`` (with the child's stderr, else
-    its stdout, when it was piped) if ``proc`` exits first or ``timeout_s`` passes."""
+    url: str, proc: subprocess.Popen[Any], timeout_s: float = 60.0, what: str = "the server",
+    log: Path | None = None,
+) -> None:  # fmt: skip
+    """Until ``{url}/health`` answers 200; ``StartupFailed`` if ``proc`` exits first or
+    ``timeout_s`` passes, with the tail of ``log`` (the file its output goes to) or else of
+    its piped stderr (or stdout) once it has exited."""
 
-    def output() -> str:  # read only once it has exited: a running server's pipe never ends
+    def output() -> str:
+        if log is not None:
+            return log.read_text(errors="replace")[-3000:]
         pipe = proc.stderr or proc.stdout
-        if proc.poll() is None or pipe is None:
+        if proc.poll() is None or pipe is None:  # a running server's pipe never ends
             return "(still running)"
         text = pipe.read()
         return (text.decode(errors="replace") if isinstance(text, bytes) else text)[-3000:]

@@ -9,8 +9,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +17,7 @@ import pytest
 from openenv.eval import EvalConfig, load_trajectories, run_eval
 from openenv.policy import CallablePolicy
 
+from .._served import wait_served
 from ..conftest import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,15 +31,8 @@ def test_an_env_that_dies_mid_run_fails_only_its_episodes(tmp_path: Path) -> Non
         cwd=ROOT, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
-        url, deadline = f"http://127.0.0.1:{port}", time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(url + "/health", timeout=5):
-                    break
-            except OSError:
-                assert server.poll() is None, "openenv serve exited"
-                assert time.monotonic() < deadline, "openenv serve did not answer in 60 s"
-                time.sleep(0.05)
+        url = f"http://127.0.0.1:{port}"
+        wait_served(url, server, 60, "openenv serve")
         calls = 0
 
         def play(observation: dict[str, Any], episode: Any) -> dict[str, Any]:

@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -88,23 +87,16 @@ def transformers_serve(checkpoint: Path):
     extra), the server its CLI runs, in this process (no second torch start), on CPU over
     the local checkpoint; ``/health`` answered before the test starts."""
     pytest.importorskip("fastapi", reason="transformers serve needs transformers[serving] (fastapi)")
-    import urllib.request
-
     from transformers.cli.serve import Serve
+
+    from openenv.containers import wait_healthy
 
     port = free_port()
     server = Serve(str(checkpoint), host="127.0.0.1", port=port, device="cpu", non_blocking=True)
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=5):
-                    break
-            except OSError:
-                assert server._thread.is_alive(), "transformers serve stopped"
-                assert time.monotonic() < deadline, "transformers serve did not answer in 120 s"
-                time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/v1"
+        url = f"http://127.0.0.1:{port}"
+        wait_healthy(url, timeout_s=120, alive=server._thread.is_alive, what="transformers serve")
+        yield f"{url}/v1"
     finally:
         server.kill_server()
         server._thread.join(timeout=30)

@@ -16,13 +16,14 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+
+from tests._served import wait_served
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE_DIR = REPO / ".cache" / "pypi-envs" / "dipg"
@@ -77,18 +78,7 @@ def dipg_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            assert proc.poll() is None, (work / "server.log").read_text()[-3000:]
-            try:
-                if httpx.get(url + "/health", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            time.sleep(0.2)
-        else:
-            tail = (work / "server.log").read_text()[-3000:]
-            pytest.fail("the dipg server did not get healthy in 60 s:\n" + tail)
+        wait_served(url, proc, 60, "the dipg server", log=work / "server.log")
         yield url
     finally:
         proc.terminate()

@@ -20,14 +20,14 @@ import signal
 import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests._served import wait_served
 
 REPO = Path(__file__).resolve().parents[2]
 VENV = Path(os.environ.get("OPENENV_VERIFIERS_VENV") or REPO / ".cache" / "verifiers-venv")
@@ -71,17 +71,7 @@ def served(env_dir: str, log: Path) -> Iterator[str]:
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert proc.poll() is None, log.read_text(errors="replace")[-3000:]
-            try:
-                with urllib.request.urlopen(f"{url}/health", timeout=1) as answer:
-                    if answer.status == 200:
-                        break
-            except OSError:
-                pass
-            assert time.monotonic() < deadline, "server not healthy in 60 s: " + log.read_text()[-3000:]
-            time.sleep(0.2)
+        wait_served(url, proc, 60, log=log)
         yield url
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
