@@ -40,6 +40,20 @@ class Documented(Environment[MyAction, MyObs, MyState]):
         return MyState()
 
 
+class _Answers:
+    """``reset``, ``step`` and ``state`` answering with defaults of the env's own models
+    (for the envs below that only test how those models are found)."""
+
+    def reset(self, **kw: Any) -> Any:
+        return self.observation_model()  # type: ignore[attr-defined]
+
+    def step(self, action: Any) -> Any:
+        return self.observation_model()  # type: ignore[attr-defined]
+
+    def state(self) -> Any:
+        return self.state_model()  # type: ignore[attr-defined]
+
+
 def test_models_come_from_generic_parameters():
     assert Documented.action_model is MyAction
     assert Documented.observation_model is MyObs
@@ -66,17 +80,8 @@ def test_explicit_model_attribute_wins_over_the_generic_parameter():
     class Other(Action):
         n: int = 0
 
-    class Explicit(Environment[MyAction, MyObs, MyState]):
+    class Explicit(_Answers, Environment[MyAction, MyObs, MyState]):
         action_model = Other
-
-        def reset(self, **kw: Any) -> MyObs:
-            return MyObs()
-
-        def step(self, action: Any) -> MyObs:
-            return MyObs()
-
-        def state(self) -> MyState:
-            return MyState()
 
     assert Explicit.action_model is Other
     assert Explicit.observation_model is MyObs
@@ -89,15 +94,8 @@ def test_non_pydantic_generic_parameter_is_a_type_error():
 
 
 def test_unparameterised_subclass_keeps_base_models():
-    class Plain(Environment):  # type: ignore[type-arg]
-        def reset(self, **kw: Any) -> Observation:
-            return Observation()
-
-        def step(self, action: Any) -> Observation:
-            return Observation()
-
-        def state(self) -> State:
-            return State()
+    class Plain(_Answers, Environment):  # type: ignore[type-arg]
+        pass
 
     assert Plain.action_model is Action
     assert Plain.state_model is State
@@ -125,15 +123,8 @@ def test_metadata_without_docstring_uses_the_name():
     undocumented = type("Undocumented", (Documented,), {"__doc__": None})
     assert undocumented.metadata().description == "Undocumented"  # the parent's doc is not used
 
-    class Bare(Environment[MyAction, MyObs, MyState]):
-        def reset(self, **kw: Any) -> MyObs:
-            return MyObs()
-
-        def step(self, action: Any) -> MyObs:
-            return MyObs()
-
-        def state(self) -> MyState:
-            return MyState()
+    class Bare(_Answers, Environment[MyAction, MyObs, MyState]):
+        pass
 
     assert Bare.metadata().description == "Bare"
     assert Bare.metadata().name == "Bare"
