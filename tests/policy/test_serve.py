@@ -51,6 +51,10 @@ def server(model: LocalModel):
         yield running
 
 
+#: The request most tests send: the hello chat, answered greedily.
+GREEDY = {"model": "caller", "messages": HELLO, "temperature": 0, "max_tokens": 100}
+
+
 def client(server, key: str = "sekrit"):
     return openai.OpenAI(base_url=server.url + "/v1", api_key=key, max_retries=0)
 
@@ -61,10 +65,7 @@ def test_models_lists_the_checkpoint(server) -> None:
 
 def test_sync_completion_with_token_ids_and_logprobs(server) -> None:
     reply = client(server).chat.completions.create(
-        model="caller",
-        messages=HELLO,
-        temperature=0,
-        max_tokens=100,
+        **GREEDY,
         logprobs=True,
         extra_body={"return_token_ids": True},
     )
@@ -82,9 +83,7 @@ def test_sync_completion_with_token_ids_and_logprobs(server) -> None:
 
 
 def test_tool_calls_come_back_as_tool_calls(server) -> None:
-    reply = client(server).chat.completions.create(
-        model="caller", messages=HELLO, temperature=0, max_tokens=100, tools=TOOLS
-    )
+    reply = client(server).chat.completions.create(**GREEDY, tools=TOOLS)
     choice = reply.choices[0]
     assert choice.finish_reason == "tool_calls"
     assert choice.message.content is None
@@ -95,21 +94,13 @@ def test_tool_calls_come_back_as_tool_calls(server) -> None:
 
 async def test_async_client(server) -> None:
     async with openai.AsyncOpenAI(base_url=server.url + "/v1", api_key="sekrit", max_retries=0) as aclient:
-        replies = [
-            await aclient.chat.completions.create(
-                model="caller", messages=HELLO, temperature=0, max_tokens=100
-            )
-            for _ in range(2)
-        ]
+        replies = [await aclient.chat.completions.create(**GREEDY) for _ in range(2)]
     assert [r.choices[0].message.content for r in replies] == [REPLY, REPLY]
 
 
 def test_streaming_text_and_tool_calls(server) -> None:
     stream = client(server).chat.completions.create(
-        model="caller",
-        messages=HELLO,
-        temperature=0,
-        max_tokens=100,
+        **GREEDY,
         stream=True,
         stream_options={"include_usage": True},
     )
@@ -118,9 +109,7 @@ def test_streaming_text_and_tool_calls(server) -> None:
     assert text == REPLY
     assert [c.choices[0].finish_reason for c in chunks if c.choices][-1] == "stop"
     assert chunks[-1].usage.completion_tokens == len(REPLY) + 1
-    stream = client(server).chat.completions.create(
-        model="caller", messages=HELLO, temperature=0, max_tokens=100, stream=True, tools=TOOLS
-    )
+    stream = client(server).chat.completions.create(**GREEDY, stream=True, tools=TOOLS)
     calls = [t for c in stream if c.choices for t in (c.choices[0].delta.tool_calls or [])]
     assert [(t.function.name, t.function.arguments) for t in calls] == [("echo_action", '{"message": "hi"}')]
 
@@ -139,14 +128,7 @@ def test_concurrent_requests_are_batched(server, model: LocalModel) -> None:
         async with openai.AsyncOpenAI(
             base_url=server.url + "/v1", api_key="sekrit", max_retries=0
         ) as aclient:
-            replies = await asyncio.gather(
-                *(
-                    aclient.chat.completions.create(
-                        model="caller", messages=HELLO, temperature=0, max_tokens=100
-                    )
-                    for _ in range(6)
-                )
-            )
+            replies = await asyncio.gather(*(aclient.chat.completions.create(**GREEDY) for _ in range(6)))
         return [r.choices[0].message.content for r in replies]
 
     assert asyncio.run(many()) == [REPLY] * 6
