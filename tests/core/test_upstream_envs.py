@@ -32,6 +32,10 @@ def _envs_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.syspath_prepend(str(HERE))
 
 
+def _uvicorn(app: str, python: str = sys.executable) -> list[str]:
+    return [python, "-m", "uvicorn", app, "--host", "127.0.0.1", "--port", "PORT"]
+
+
 def _start(cmd: list[str], path: list[Path] | None = None) -> Iterator[str]:
     port = free_port()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(str(p) for p in (path or [HERE, REPO]))}
@@ -52,17 +56,7 @@ def _start(cmd: list[str], path: list[Path] | None = None) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def uvicorn_counter() -> Iterator[str]:
-    cmd = [
-        sys.executable,
-        "-m",
-        "uvicorn",
-        "counter_env.server.app:app",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        "PORT",
-    ]
-    yield from _start(cmd)
+    yield from _start(_uvicorn("counter_env.server.app:app"))
 
 
 @pytest.fixture(scope="module")
@@ -70,25 +64,13 @@ def upstream_counter() -> Iterator[str]:
     """The same folder served by upstream OpenEnv 0.10.0 (its package only on the path)."""
     if not UPSTREAM_PY.is_file():
         pytest.skip(f"upstream OpenEnv 0.10.0 is not installed at {UPSTREAM_PY} (scripts/test.sh makes it)")
-    cmd = [str(UPSTREAM_PY), "-m", "uvicorn", "counter_env.server.app:app", "--host", "127.0.0.1",
-           "--port", "PORT"]
-    yield from _start(cmd, path=[HERE])
+    yield from _start(_uvicorn("counter_env.server.app:app", str(UPSTREAM_PY)), path=[HERE])
 
 
 @pytest.fixture(scope="module")
 def serve_dir_counter() -> Iterator[str]:
-    cmd = [
-        sys.executable,
-        "-m",
-        "openenv",
-        "serve",
-        str(HERE / "counter_env"),
-        "--host",
-        "127.0.0.1",
-        "--port",
-        "PORT",
-    ]
-    yield from _start(cmd)
+    serve = [sys.executable, "-m", "openenv", "serve", str(HERE / "counter_env")]
+    yield from _start([*serve, "--host", "127.0.0.1", "--port", "PORT"])
 
 
 @pytest.fixture(scope="module")
@@ -96,17 +78,7 @@ def uvicorn_tools() -> Iterator[str]:
     pytest.importorskip(
         "fastmcp", reason="fastmcp is what upstream MCP envs define tools with (scripts/setup.d)"
     )
-    cmd = [
-        sys.executable,
-        "-m",
-        "uvicorn",
-        "tools_env.server.app:app",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        "PORT",
-    ]
-    yield from _start(cmd)
+    yield from _start(_uvicorn("tools_env.server.app:app"))
 
 
 def _episode(url: str) -> None:
