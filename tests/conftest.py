@@ -6,17 +6,13 @@ httptools, websockets-sansio with the direct channel, pings, frame limit) on a s
 ``127.0.0.1:0``, in a background thread, and stops it at teardown. Every wait is
 bounded.
 
-The server is uvicorn's with two fixed pauses taken out of its stop, which 550 tests pay
-at teardown (about 0.15 s each): ``stop()`` wakes its main loop instead of waiting for
-the next 0.1 s tick, and a server with no connection and no task left skips the 0.1 s
-uvicorn gives open connections to see the shutdown (with any open, its own shutdown
-runs unchanged). Start-up, serving and the lifespan are uvicorn's.
+The server is the product's ``openenv._uvicorn_server.PromptServer`` (as in
+``serve_in_background`` and ``openenv serve``): uvicorn's with two fixed pauses taken out
+of its stop, which 550 tests pay at teardown (about 0.15 s each).
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import os
 import socket
 import threading
@@ -29,6 +25,7 @@ import httpx
 import pytest
 import uvicorn
 
+from openenv._uvicorn_server import PromptServer
 from openenv.server import ServerSettings, create_app
 from openenv.server._serve import uvicorn_options
 
@@ -98,45 +95,6 @@ def socket_closed(server: LiveServer) -> bool:
     return all(c.ws.application_state is WebSocketState.DISCONNECTED for c in held)
 
 
-class _PromptServer(uvicorn.Server):
-    """uvicorn's server, stopped without its fixed pauses (see the module's docstring)."""
-
-    def __init__(self, config: uvicorn.Config) -> None:
-        super().__init__(config)
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._wake: asyncio.Event | None = None
-
-    async def main_loop(self) -> None:
-        self._wake = asyncio.Event()
-        self._loop = asyncio.get_running_loop()
-        counter = 0
-        while not await self.on_tick(counter):  # uvicorn's tick: the date header, should_exit
-            counter = (counter + 1) % 864000
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), 0.1)
-
-    def stop_soon(self) -> None:
-        """``should_exit``, and the main loop woken to see it now."""
-        self.should_exit = True
-        loop, wake = self._loop, self._wake
-        if loop is not None and wake is not None:
-            with contextlib.suppress(RuntimeError):  # the loop has already closed
-                loop.call_soon_threadsafe(wake.set)
-
-    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
-        for server in self.servers:
-            server.close()  # no new connection from here on
-        if self.server_state.connections or self.server_state.tasks:
-            await super().shutdown(sockets)  # uvicorn's own, pause included
-            return
-        for sock in sockets or []:
-            sock.close()
-        for server in self.servers:
-            await server.wait_closed()
-        if not self.force_exit:
-            await self.lifespan.shutdown()
-
-
 class LiveServer:
     """One uvicorn server running ``app`` in a daemon thread."""
 
@@ -152,7 +110,7 @@ class LiveServer:
         options = uvicorn_options(settings)
         options.update(host="127.0.0.1", port=self.port, timeout_graceful_shutdown=3)
         self.options = options
-        self.server = _PromptServer(uvicorn.Config(app, **options))
+        self.server = PromptServer(uvicorn.Config(app, **options))
         self.thread = threading.Thread(target=self._run, name="test-uvicorn", daemon=True)
         self.error: BaseException | None = None
 

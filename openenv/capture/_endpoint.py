@@ -90,11 +90,13 @@ class SessionEndpoint:
     def __init__(self, app: ASGIApp, path: str, session_id: str, loop: asyncio.AbstractEventLoop) -> None:
         import uvicorn
 
+        from .._uvicorn_server import PromptServer
+
         self.path, self.session_id, self.counts = path, session_id, EndpointCounts()
         config = uvicorn.Config(
             bound_app(app, session_id, self.counts), uds=path, log_level="warning", lifespan="off"
         )
-        self._server, self._loop = uvicorn.Server(config), loop
+        self._server, self._loop = PromptServer(config), loop
         self._task: asyncio.Future[None] | None = None
 
     @classmethod
@@ -125,7 +127,7 @@ class SessionEndpoint:
         server, task = self._server, self._task
 
         async def stop() -> None:
-            server.should_exit = True
+            server.stop_soon()
             if task is not None:
                 await asyncio.wait([task], timeout=5)
 

@@ -62,6 +62,8 @@ class CaptureServer:
         """
         import uvicorn
 
+        from .._uvicorn_server import PromptServer
+
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         try:
             sock.bind((self.host, self.port))
@@ -72,7 +74,7 @@ class CaptureServer:
         config = uvicorn.Config(
             self.app, log_level="warning", lifespan="on", timeout_keep_alive=SERVER_KEEP_ALIVE_S
         )
-        self._server = uvicorn.Server(config)
+        self._server = PromptServer(config)
         self._thread = threading.Thread(target=asyncio.run, args=(self._serve(sock),), daemon=True)
         self._thread.start()
         deadline = time.monotonic() + timeout_s
@@ -105,7 +107,7 @@ class CaptureServer:
 
     def stop(self) -> None:
         if self._server is not None:
-            self._server.should_exit = True
+            self._server.stop_soon()
         if self._thread is not None:
             self._thread.join(timeout=10)
 

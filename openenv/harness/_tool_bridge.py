@@ -335,6 +335,7 @@ class HarnessMCPBridge:
         import uvicorn
 
         from .._keepalive import SERVER_KEEP_ALIVE_S
+        from .._uvicorn_server import PromptServer
 
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.bind((self._host, 0))
@@ -342,7 +343,7 @@ class HarnessMCPBridge:
         config = uvicorn.Config(
             _app(self._rpc), log_level="warning", lifespan="off", timeout_keep_alive=SERVER_KEEP_ALIVE_S
         )
-        server = self._server = uvicorn.Server(config)
+        server = self._server = PromptServer(config)
         failed: list[BaseException] = []
 
         def serve() -> None:
@@ -371,7 +372,7 @@ class HarnessMCPBridge:
         server, thread = self._server, self._thread
         if server is not None:
             server.config.timeout_graceful_shutdown = timeout_s / 2
-            server.should_exit = True
+            server.stop_soon()
         if thread is not None:
             thread.join(timeout_s)
             if thread.is_alive():

@@ -24,11 +24,13 @@ class BackgroundServer:
     def __init__(self, app: Any, *, host: str = "127.0.0.1", start_timeout_s: float = 10.0) -> None:
         import uvicorn
 
+        from .._uvicorn_server import PromptServer
+
         self._sock = socket.socket()
         self._sock.bind((host, 0))
         options = uvicorn_options(ServerSettings(host=host))
         options.update(port=self._sock.getsockname()[1], log_level="warning")
-        self._server = uvicorn.Server(uvicorn.Config(app, **options))
+        self._server = PromptServer(uvicorn.Config(app, **options))
         self._thread = threading.Thread(
             target=self._server.run, kwargs={"sockets": [self._sock]}, name="openenv-background", daemon=True
         )
@@ -43,7 +45,7 @@ class BackgroundServer:
 
     def stop(self, timeout_s: float = 10.0) -> None:
         """Shut down gracefully (the app's lifespan included); safe to call twice."""
-        self._server.should_exit = True
+        self._server.stop_soon()
         self._thread.join(timeout_s)
         self._sock.close()
 

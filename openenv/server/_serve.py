@@ -234,8 +234,10 @@ def serve(
         bound_heap()
         favour_loop_thread()  # this thread runs the event loop
 
+        from .._uvicorn_server import PromptServer
+
         app = create_app(env_class, settings=settings)
-        server = uvicorn.Server(uvicorn.Config(app, **uvicorn_options(settings)))
+        server = PromptServer(uvicorn.Config(app, **uvicorn_options(settings)))
         _announce_when_started(server, env_class.__name__)
         _run(server, exits_after=exits_after)
         return
@@ -315,6 +317,7 @@ def _listen(host: str, port: int) -> socket.socket:
 def _worker_main(spec: str, path: str | None, settings: ServerSettings) -> None:
     import uvicorn
 
+    from .._uvicorn_server import PromptServer
     from ._app import create_app
 
     sock = _listen(settings.host, settings.port)
@@ -322,7 +325,7 @@ def _worker_main(spec: str, path: str | None, settings: ServerSettings) -> None:
     bound_heap()
     favour_loop_thread()
     app = create_app(load_env_class(spec, path), settings=settings)
-    _run(uvicorn.Server(uvicorn.Config(app, **uvicorn_options(settings))), exits_after=True, sockets=[sock])
+    _run(PromptServer(uvicorn.Config(app, **uvicorn_options(settings))), exits_after=True, sockets=[sock])
 
 
 def _supervise(spec: str, path: str | None, settings: ServerSettings) -> None:

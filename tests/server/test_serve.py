@@ -205,6 +205,8 @@ def test_worker_sockets_share_one_port_with_reuseport():
 def fake_uvicorn(monkeypatch):
     import uvicorn
 
+    from openenv import _uvicorn_server
+
     calls: list[tuple[tuple, dict]] = []
 
     class FakeServer:
@@ -219,6 +221,7 @@ def fake_uvicorn(monkeypatch):
 
     monkeypatch.setattr(uvicorn, "Config", lambda *a, **kw: (a, kw))
     monkeypatch.setattr(uvicorn, "Server", FakeServer)
+    monkeypatch.setattr(_uvicorn_server, "PromptServer", FakeServer)  # what serve() runs
     monkeypatch.setattr(os, "environ", os.environ.copy())
     return calls
 
