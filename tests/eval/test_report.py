@@ -5,7 +5,6 @@ no console error, and every figure it draws equals ``results.json``."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -14,8 +13,9 @@ import pytest
 
 from openenv.eval import EvalConfig, run_eval
 
+from .._chromium import headless_chromium
+
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = os.environ.get("OPENENV_BROWSER_CHROMIUM", "/usr/bin/chromium")
 pytestmark = pytest.mark.timeout(300)
 
 
@@ -47,13 +47,8 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def browser():
-    playwright = pytest.importorskip("playwright.sync_api", reason="the dev extra brings playwright")
-    if not Path(CHROMIUM).is_file():
-        pytest.skip(f"chromium is not installed at {CHROMIUM} (scripts/setup.d/60-chromium.sh installs it)")
-    with playwright.sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, headless=True)
-        yield b
-        b.close()
+    with headless_chromium() as chromium:
+        yield chromium
 
 
 def _open(browser, path: Path):

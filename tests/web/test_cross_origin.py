@@ -14,7 +14,6 @@ from __future__ import annotations
 import http.server
 import threading
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -22,7 +21,7 @@ import orjson
 import pytest
 from echo_env import EchoEnv
 
-from .test_playground import CHROMIUM
+from .._chromium import headless_chromium
 
 REBOUND = "rebound.example"
 TOKEN = "pl4yground-token"
@@ -106,15 +105,8 @@ def other_origin() -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def chromium():
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (dev extra)")
-    if not Path(CHROMIUM).is_file():
-        pytest.skip(f"chromium is not installed at {CHROMIUM} (scripts/setup.d/60-chromium.sh installs it)")
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(
-            executable_path=CHROMIUM, headless=True, args=[f"--host-resolver-rules=MAP {REBOUND} 127.0.0.1"]
-        )
+    with headless_chromium(f"--host-resolver-rules=MAP {REBOUND} 127.0.0.1") as browser:
         yield browser
-        browser.close()
 
 
 @pytest.fixture

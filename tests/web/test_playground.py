@@ -6,27 +6,21 @@ artifact in ``$OPENENV_TEST_ARTIFACTS`` (default ``build/test-artifacts/``)."""
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import pytest
 
+from .._chromium import headless_chromium
 from ._playground_env import CanvasEnv
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARTIFACTS = Path(os.environ.get("OPENENV_TEST_ARTIFACTS") or Path(__file__).resolve().parents[2] / "build" /
                  "test-artifacts")
 
 
 @pytest.fixture(scope="module")
 def browser():
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (dev extra)")
-    if not Path(CHROMIUM).is_file():
-        pytest.skip(f"chromium is not installed at {CHROMIUM} (scripts/setup.d/60-chromium.sh installs it)")
-    with sync_api.sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=CHROMIUM, headless=True)
+    with headless_chromium() as chromium:
         yield chromium
-        chromium.close()
 
 
 @pytest.fixture
