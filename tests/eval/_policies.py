@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import random
 import time
+from pathlib import Path
 from typing import Any
+
+#: The echo env's folder, what ``echo_run`` evaluates.
+ECHO_ENV = Path(__file__).resolve().parents[2] / "envs" / "echo_env"
 
 
 def seeded_echo(observation: dict[str, Any], episode: Any) -> dict[str, Any]:
@@ -69,3 +73,12 @@ def short_and_echoed() -> Any:
 
 
 RUBRIC = short_and_echoed()
+
+
+def echo_run(out: Path, policy: str, **settings: Any) -> Path:
+    """``run_eval`` of ``policy`` on the echo env, written to ``out``; ``settings``: the
+    rest of its ``EvalConfig`` (count, samples, max_turns...). Returns ``out``."""
+    from openenv.eval import EvalConfig, run_eval
+
+    run_eval(EvalConfig(env=str(ECHO_ENV), policy=policy, out=out, **settings))
+    return out

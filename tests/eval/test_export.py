@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from openenv.eval import EvalConfig, Trajectory, export, load_trajectories, run_eval, to_atif, to_upstream
+from openenv.eval import Trajectory, export, load_trajectories, to_atif, to_upstream
+
+from ._policies import echo_run
 
 ROOT = Path(__file__).resolve().parents[2]
 HARBOR_VENV = ROOT / ".venv-harbor"
@@ -23,16 +25,7 @@ pytestmark = pytest.mark.timeout(900)
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("run") / "run"
-    run_eval(
-        EvalConfig(
-            env=str(ROOT / "envs" / "echo_env"),
-            policy="python:tests.eval._policies:seeded_echo",
-            out=out,
-            count=2,
-            samples=2,
-            max_turns=3,
-        )
-    )
+    echo_run(out, "python:tests.eval._policies:seeded_echo", count=2, samples=2, max_turns=3)
     return out
 
 

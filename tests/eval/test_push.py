@@ -14,6 +14,8 @@ import pytest
 from openenv.eval import EvalConfig, load_dataset, run_eval
 from openenv.eval._cli import main
 
+from ._policies import echo_run
+
 ROOT = Path(__file__).resolve().parents[2]
 hub = pytest.importorskip("huggingface_hub", reason="the 'hub' extra brings huggingface_hub")
 datasets = pytest.importorskip("datasets", reason="the 'eval' extra brings datasets")
@@ -53,16 +55,7 @@ def test_push_uploads_the_trajectories_as_a_dataset_the_hub_can_load(
     tmp_path: Path, fake_hub: type[_Hub], capsys: pytest.CaptureFixture[str]
 ) -> None:
     run = tmp_path / "run"
-    run_eval(
-        EvalConfig(
-            env=str(ROOT / "envs" / "echo_env"),
-            policy="python:tests.eval._policies:ten_chars",
-            out=run,
-            samples=2,
-            count=2,
-            max_turns=2,
-        )
-    )
+    echo_run(run, "python:tests.eval._policies:ten_chars", samples=2, count=2, max_turns=2)
     assert main(["report", str(run)]) == 0
     capsys.readouterr()
     assert main(["push", str(run), "me/evals", "--private", "--commit-message", "baseline"]) == 0

@@ -14,6 +14,7 @@ import pytest
 from openenv.eval import EvalConfig, run_eval
 
 from .._chromium import headless_chromium
+from ._policies import echo_run
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.timeout(300)
@@ -22,17 +23,7 @@ pytestmark = pytest.mark.timeout(300)
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("run")
-    run_eval(
-        EvalConfig(
-            env=str(ROOT / "envs" / "echo_env"),
-            policy="random?max_chars=14",
-            out=out,
-            count=6,
-            samples=3,
-            max_turns=2,
-            concurrency=4,
-        )
-    )
+    echo_run(out, "random?max_chars=14", count=6, samples=3, max_turns=2, concurrency=4)
     proc = subprocess.run(
         [sys.executable, "-m", "openenv", "eval", "report", str(out)],
         cwd=ROOT,
@@ -146,15 +137,7 @@ def test_a_run_of_errors_only_still_opens(tmp_path: Path, browser) -> None:
 def test_script_end_tags_in_trajectories_do_not_break_the_page(tmp_path: Path, browser) -> None:
     from openenv.eval._report import write_report
 
-    run_eval(
-        EvalConfig(
-            env=str(ROOT / "envs" / "echo_env"),
-            policy="python:tests.eval._policies:script_tag",
-            out=tmp_path,
-            count=1,
-            max_turns=1,
-        )
-    )
+    echo_run(tmp_path, "python:tests.eval._policies:script_tag", count=1, max_turns=1)
     page, problems = _open(browser, write_report(tmp_path))
     try:
         assert "</script><b>x</b>" in page.inner_text("#episode")

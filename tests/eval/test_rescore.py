@@ -10,22 +10,15 @@ import pytest
 
 from openenv.eval import EvalConfig, load_trajectories, run_eval
 
+from ._policies import echo_run
+
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.timeout(300)
 
 
 def test_rescore_recomputes_rewards_with_a_rubric(tmp_path: Path) -> None:
     run = tmp_path / "run"
-    run_eval(
-        EvalConfig(
-            env=str(ROOT / "envs" / "echo_env"),
-            policy="python:tests.eval._policies:seeded_echo",
-            out=run,
-            count=3,
-            samples=2,
-            max_turns=2,
-        )
-    )
+    echo_run(run, "python:tests.eval._policies:seeded_echo", count=3, samples=2, max_turns=2)
     before = (run / "trajectories.jsonl").read_bytes()
     proc = subprocess.run(
         [

@@ -14,9 +14,10 @@ import pytest
 
 pytest.importorskip("openai", reason="the eval extra brings the openai SDK")
 
-from openenv.eval import EvalConfig, load_trajectories, run_eval
+from openenv.eval import load_trajectories
 
 from ..rewards._scripted_llm import ScriptedLLM
+from ._policies import echo_run
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.timeout(300)
@@ -31,16 +32,7 @@ def _reply(prompt: str, n: int) -> str:
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("run") / "run"
-    run_eval(
-        EvalConfig(
-            env=str(ROOT / "envs" / "echo_env"),
-            policy="python:tests.eval._policies:seeded_echo",
-            out=out,
-            count=4,
-            samples=3,
-            max_turns=2,
-        )
-    )
+    echo_run(out, "python:tests.eval._policies:seeded_echo", count=4, samples=3, max_turns=2)
     return out
 
 
