@@ -56,6 +56,11 @@ RUN_S = 10.0
 STALL_S = 2.0  # any step or /health over this is a stall, however loaded the machine
 QUIET_STEP_P99_S = 0.010  # the victim's p99 with no attack on a quiet machine is ~1-3 ms
 QUIET_HEALTH_S = 0.050
+#: The victim's bound is held where, with no attack, its p99 and /health were within the
+#: two above and the host's load average at most this per core: the victim's slow steps
+#: are its sandboxed worker waiting for a CPU (docs/sandbox.md), and at load 26 on 2
+#: cores an idle p99 of 8.7-9.7 ms was seen beside 52-76 ms under the attacks.
+QUIET_LOAD = 2.0
 
 Client = EnvClient[Any, Any, Any]
 
@@ -152,6 +157,7 @@ def test_chaos_victim_health_leftovers_and_sigterm(record_property: Any) -> None
         looker = threading.Thread(target=_look, args=(tracker, looking), daemon=True)
         with victim_steps(url) as victim:  # phases: no attack, attacks starting, under attack
             idle_health = _idle_health(url, 3.0)  # for the record: the machine's own noise
+            idle_load = os.getloadavg()[0]
             looker.start()
             with health_polls(url, health):
                 victim.mark()
@@ -221,11 +227,13 @@ def test_chaos_victim_health_leftovers_and_sigterm(record_property: Any) -> None
         # The victim's bound holds the server to account only where the machine itself is
         # quiet: its worker and the server's threads share 2 cores with every other job.
         idle_p99, idle_health_max = _pct(idle_steps, 99), max(idle_health)
-        if idle_p99 > QUIET_STEP_P99_S or idle_health_max > QUIET_HEALTH_S:
+        quiet_load = QUIET_LOAD * (os.cpu_count() or 1)
+        if idle_p99 > QUIET_STEP_P99_S or idle_health_max > QUIET_HEALTH_S or idle_load > quiet_load:
             pytest.skip(
                 f"the machine is too loaded to hold a latency bound: with no attack the victim's "
                 f"p99 was {idle_p99 * 1e3:.1f} ms and /health took up to {idle_health_max * 1e3:.1f} ms "
-                f"(quiet: {QUIET_STEP_P99_S * 1e3:g} and {QUIET_HEALTH_S * 1e3:g} ms); under attack "
+                f"at load {idle_load:.1f} (quiet: {QUIET_STEP_P99_S * 1e3:g} and "
+                f"{QUIET_HEALTH_S * 1e3:g} ms, load {quiet_load:g}); under attack "
                 f"p99 {p99 * 1e3:.1f} ms, /health max {worst_health * 1e3:.1f} ms; load {os.getloadavg()}"
             )
         # The victim's p99 holds since each session's sandbox gets its CPU weight from its
