@@ -95,14 +95,20 @@ def copy_task(name: str, dest: Path, *, toml_extra: str = "", new_name: str | No
     return out
 
 
+def with_compose(dest: Path, new_name: str, compose: str) -> Path:
+    """A copy of ``api-count`` named ``new_name`` with ``compose`` as its docker-compose.yaml."""
+    task = copy_task("api-count", dest, new_name=new_name)
+    (task / "environment" / "docker-compose.yaml").write_text(compose)
+    return task
+
+
 def compose_refusal(dest: Path, compose: str, new_name: str) -> str:
     """Why a copy of ``api-count`` with ``compose`` as its docker-compose.yaml is not
     served, beside an intact ``api-count`` that still is."""
     from terminal_env._tasks import HarborTaskSet
 
     copy_task("api-count", dest)
-    bad = copy_task("api-count", dest, new_name=new_name)
-    (bad / "environment" / "docker-compose.yaml").write_text(compose)
+    with_compose(dest, new_name, compose)
     tasks = HarborTaskSet(dest)
     tasks.load()
     assert [tasks.get(i).id for i in range(tasks.num_tasks())] == ["api-count"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from _harbor_fixtures import compose_refusal, copy_task, docker_base, owned, sh, task_env
+from _harbor_fixtures import compose_refusal, docker_base, owned, sh, task_env, with_compose
 from terminal_env._compose_health import duration_s
 from terminal_env._harbor import TaskFormatError
 
@@ -84,8 +84,7 @@ def test_a_healthcheck_this_env_cannot_read_is_that_tasks_error(
 @pytest.mark.docker
 async def test_a_service_with_a_healthcheck_is_healthy_when_the_session_starts(tmp_path: Path) -> None:
     base = docker_base()
-    slow = copy_task("api-count", tmp_path, new_name="slow-api")
-    (slow / "environment" / "docker-compose.yaml").write_text(SLOW_BUT_CHECKED)
+    with_compose(tmp_path, "slow-api", SLOW_BUT_CHECKED)
     async with task_env(tmp_path, base, image_pool_size=0) as env:
         await env.reset(options={"task_id": "slow-api"})
         # the first request, at once: the API started 3 s late, and the reset waited for it
@@ -96,8 +95,7 @@ async def test_a_service_with_a_healthcheck_is_healthy_when_the_session_starts(t
 @pytest.mark.docker
 async def test_a_service_that_never_gets_healthy_fails_that_reset_and_leaves_nothing(tmp_path: Path) -> None:
     base = docker_base()
-    sick = copy_task("api-count", tmp_path, new_name="sick-api")
-    (sick / "environment" / "docker-compose.yaml").write_text(NEVER_HEALTHY)
+    with_compose(tmp_path, "sick-api", NEVER_HEALTHY)
     async with task_env(tmp_path, base, image_pool_size=0) as env:
         with pytest.raises(ExecutionError) as caught:
             await env.reset(options={"task_id": "sick-api"})

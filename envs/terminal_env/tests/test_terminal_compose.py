@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 import pytest
-from _harbor_fixtures import compose_refusal, copy_task, docker_base, owned, sh, task_env
+from _harbor_fixtures import compose_refusal, copy_task, docker_base, owned, sh, task_env, with_compose
 from terminal_env import TerminalEnv
 
 pytestmark = [pytest.mark.docker, pytest.mark.timeout(300)]
@@ -100,10 +100,8 @@ async def test_a_service_image_the_engine_lacks_fails_that_reset_only(tmp_path: 
 
     base = docker_base()
     copy_task("api-count", tmp_path)
-    bad = copy_task("api-count", tmp_path, new_name="no-image")
-    (bad / "environment" / "docker-compose.yaml").write_text(
-        "services:\n  main:\n    depends_on: [api]\n  api:\n    image: openenv-test/no-such-image:0\n"
-    )
+    compose = "services:\n  main:\n    depends_on: [api]\n  api:\n    image: openenv-test/no-such-image:0\n"
+    with_compose(tmp_path, "no-image", compose)
     async with task_env(tmp_path, base) as env:
         with pytest.raises(ExecutionError, match="'openenv-test/no-such-image:0' is not on this engine"):
             await env.reset(options={"task_id": "no-image"})
