@@ -28,3 +28,13 @@ def wait_served(
         return (text.decode(errors="replace") if isinstance(text, bytes) else text)[-3000:]
 
     wait_healthy(url, timeout_s=timeout_s, alive=lambda: proc.poll() is None, logs=output, what=what)
+
+
+def stop_child(proc: subprocess.Popen[Any], grace_s: float = 10.0) -> None:
+    """SIGTERM, then SIGKILL if it has not exited within ``grace_s``; reaped either way."""
+    proc.terminate()
+    try:
+        proc.wait(grace_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(10)

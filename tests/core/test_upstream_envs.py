@@ -20,7 +20,7 @@ import pytest
 
 from tests.conftest import free_port
 
-from .._served import wait_served
+from .._served import stop_child, wait_served
 
 HERE = Path(__file__).parent / "upstream_envs"
 REPO = Path(__file__).resolve().parents[2]
@@ -46,12 +46,7 @@ def _start(cmd: list[str], path: list[Path] | None = None) -> Iterator[str]:
         wait_served(url, proc)
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
+        stop_child(proc)
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests._served import wait_served
+from tests._served import stop_child, wait_served
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE_DIR = REPO / ".cache" / "pypi-envs" / "dipg"
@@ -81,12 +81,7 @@ def dipg_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         wait_served(url, proc, 60, "the dipg server", log=work / "server.log")
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
+        stop_child(proc)
         log.close()
 
 

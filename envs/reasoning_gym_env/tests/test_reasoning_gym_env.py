@@ -18,7 +18,7 @@ from reasoning_gym_env import MODELS, ReasoningGymEnv, RGAction, RGOptions, fami
 from openenv import EnvClient
 from openenv._exceptions import TaskNotFound
 from openenv.containers._local import free_port
-from tests._served import wait_served
+from tests._served import stop_child, wait_served
 
 ENV_DIR = Path(__file__).resolve().parents[1]
 FAMILIES = ["basic_arithmetic", "leg_counting", "chain_sum"]
@@ -35,12 +35,7 @@ def url() -> Iterator[str]:
         wait_served(base, proc)
         yield base
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
+        stop_child(proc)
 
 
 def _entry(family: str, seed: int, size: int = 1000) -> dict[str, Any]:
