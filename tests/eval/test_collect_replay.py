@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import threading
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
 
@@ -19,6 +19,8 @@ from openenv.cli import main
 from openenv.eval import load_trajectories
 from openenv.eval._runner import episode_seed
 from openenv.server import create_app, serve_in_background
+
+from ._fake_hf import fake_hf_api
 
 FIRST_LEGAL = 7
 
@@ -169,30 +171,10 @@ def test_a_resume_with_another_turn_limit_is_refused_before_anything_is_written(
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # metadata.json too
 
 
-class _Hub:
-    """A stand-in for ``huggingface_hub.HfApi`` (the Hub cannot be reached from tests)."""
-
-    calls: ClassVar[list[tuple[str, dict[str, Any]]]] = []
-    fail: ClassVar[str | None] = None
-
-    def __init__(self, token: str | None = None) -> None:
-        pass
-
-    def create_repo(self, **kwargs: Any) -> None:
-        _Hub.calls.append(("create_repo", kwargs))
-
-    def upload_folder(self, **kwargs: Any) -> None:
-        if _Hub.fail:
-            raise OSError(_Hub.fail)
-        _Hub.calls.append(("upload_folder", kwargs))
-
-
 def test_push_to_hub_after_the_collection_and_a_failed_push_is_one_line(
     game_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    hub = pytest.importorskip("huggingface_hub", reason="the 'hub' extra brings huggingface_hub")
-    monkeypatch.setattr(hub, "HfApi", _Hub)
-    monkeypatch.setattr(_Hub, "calls", [])
+    hub = fake_hf_api(monkeypatch)
     out = tmp_path / "c"
     argv = ["collect", "openspiel:one_move", "--base-url", game_url, "-o", str(out), "-n", "1"]
     assert main([*argv, "-H", "me/games", "--private", "--commit-message", "first"]) == 0
@@ -200,13 +182,13 @@ def test_push_to_hub_after_the_collection_and_a_failed_push_is_one_line(
     assert "Pushing to Hub: me/games\nDataset at: https://huggingface.co/datasets/me/games\n" in printed
     upload = {"folder_path": str(out), "repo_id": "me/games", "repo_type": "dataset"}
     upload["commit_message"] = "first"
-    assert _Hub.calls == [
+    assert hub.calls == [
         ("create_repo", {"repo_id": "me/games", "repo_type": "dataset", "private": True, "exist_ok": True}),
         ("upload_folder", upload),
     ]
     assert 'path: "results.jsonl"' in (out / "README.md").read_text()  # the dataset card
 
-    monkeypatch.setattr(_Hub, "fail", "no route to host\n(retried 5 times)")
+    monkeypatch.setattr(hub, "fail", "no route to host\n(retried 5 times)")
     assert main([*argv, "-n", "2", "-H", "me/games"]) == 1
     [line] = capsys.readouterr().err.strip().splitlines()
     assert line == "openenv collect: pushing to the Hub failed: OSError: no route to host (retried 5 times)"

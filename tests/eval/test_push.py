@@ -5,15 +5,15 @@ uploaded folder is then read as the Hub's dataset loader reads it (the card's
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
-from typing import Any, ClassVar
+from unittest.mock import ANY
 
 import pytest
 
 from openenv.eval import EvalConfig, load_dataset, run_eval
 from openenv.eval._cli import main
 
+from ._fake_hf import FakeHfApi, fake_hf_api
 from ._policies import echo_run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -21,38 +21,13 @@ hub = pytest.importorskip("huggingface_hub", reason="the 'hub' extra brings hugg
 datasets = pytest.importorskip("datasets", reason="the 'eval' extra brings datasets")
 
 
-class _Hub:
-    """A stand-in for ``huggingface_hub.HfApi``: each upload's folder is copied aside."""
-
-    calls: ClassVar[list[tuple[str, dict[str, Any]]]] = []
-    kept: ClassVar[Path | None] = None
-    fail: ClassVar[str | None] = None
-
-    def __init__(self, token: str | None = None) -> None:
-        pass
-
-    def create_repo(self, **kwargs: Any) -> None:
-        _Hub.calls.append(("create_repo", kwargs))
-
-    def upload_folder(self, **kwargs: Any) -> None:
-        if _Hub.fail:
-            raise OSError(_Hub.fail)
-        assert _Hub.kept is not None
-        shutil.copytree(kwargs["folder_path"], _Hub.kept)
-        _Hub.calls.append(("upload_folder", {k: v for k, v in kwargs.items() if k != "folder_path"}))
-
-
 @pytest.fixture
-def fake_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> type[_Hub]:
-    monkeypatch.setattr(hub, "HfApi", _Hub)
-    monkeypatch.setattr(_Hub, "calls", [])
-    monkeypatch.setattr(_Hub, "kept", tmp_path / "uploaded")
-    monkeypatch.setattr(_Hub, "fail", None)
-    return _Hub
+def fake_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> type[FakeHfApi]:
+    return fake_hf_api(monkeypatch, kept=tmp_path / "uploaded")
 
 
 def test_push_uploads_the_trajectories_as_a_dataset_the_hub_can_load(
-    tmp_path: Path, fake_hub: type[_Hub], capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, fake_hub: type[FakeHfApi], capsys: pytest.CaptureFixture[str]
 ) -> None:
     run = tmp_path / "run"
     echo_run(run, "python:tests.eval._policies:ten_chars", samples=2, count=2, max_turns=2)
@@ -62,7 +37,8 @@ def test_push_uploads_the_trajectories_as_a_dataset_the_hub_can_load(
     assert capsys.readouterr().out.strip() == "https://huggingface.co/datasets/me/evals"
     assert fake_hub.calls == [
         ("create_repo", {"repo_id": "me/evals", "repo_type": "dataset", "private": True, "exist_ok": True}),
-        ("upload_folder", {"repo_id": "me/evals", "repo_type": "dataset", "commit_message": "baseline"}),
+        ("upload_folder", {"folder_path": ANY, "repo_id": "me/evals", "repo_type": "dataset",
+                           "commit_message": "baseline"}),
     ]
     up = fake_hub.kept
     assert up is not None
@@ -84,7 +60,7 @@ def test_push_uploads_the_trajectories_as_a_dataset_the_hub_can_load(
 
 
 def test_a_failed_push_is_one_line_and_exit_1(
-    tmp_path: Path, fake_hub: type[_Hub], capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, fake_hub: type[FakeHfApi], capsys: pytest.CaptureFixture[str]
 ) -> None:
     run = tmp_path / "run"
     run_eval(EvalConfig(env=str(ROOT / "envs" / "echo_env"), policy="null", out=run, count=1))
@@ -98,7 +74,7 @@ def test_a_failed_push_is_one_line_and_exit_1(
 
 
 def test_push_of_a_folder_without_a_run_is_one_line_and_exit_2(
-    tmp_path: Path, fake_hub: type[_Hub], capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, fake_hub: type[FakeHfApi], capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["push", str(tmp_path), "me/evals"]) == 2
     [line] = capsys.readouterr().err.strip().splitlines()
