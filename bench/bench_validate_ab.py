@@ -1,13 +1,17 @@
 """``openenv validate --level`` timed against an older checkout, in alternating rounds.
 
-    .venv/bin/python bench/bench_validate_ab.py --old REV [--rounds 3] [--cases echo:runtime,coding:semantic]
+    .venv/bin/python bench/bench_validate_ab.py --old REV [--path openenv/authoring] [--rounds 3]
+        [--cases echo:runtime,coding:semantic]
 
 Issue 33's bounds: STATIC+RUNTIME on the echo env within 5 s, the full SEMANTIC level
 (with the reward-hacking probes) on the coding env within 60 s. On a machine whose
 load changes by the minute, an absolute figure says little; so each round runs every
 case with this checkout's ``openenv`` and with ``REV``'s (``git archive`` into a
 temporary folder, put first on ``PYTHONPATH``: the server started for the run imports
-it too), one after the other, and the ratio new/old is taken within the round. Each
+it too), one after the other, and the ratio new/old is taken within the round. With
+``--path P``, the old tree is this checkout's ``openenv/`` with only ``P`` taken from
+``REV``: what changed elsewhere since (the server, the envs' runtime) is the same on
+both sides. Each
 run is a new Python doing ``run_validation(envs/ENV, max_level=LEVEL)`` as the CLI does
 (its imports counted); the wall time and the five slowest checks are printed.
 """
@@ -17,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -56,14 +61,19 @@ def _run(tree: Path | None, env: str, level: str) -> dict[str, object]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--old", required=True, help="the git revision to compare with")
+    parser.add_argument("--path", help="take only this part of openenv/ from --old (e.g. openenv/authoring)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--cases", default="echo:runtime,coding:semantic")
     args = parser.parse_args()
     cases = [tuple(c.split(":")) for c in args.cases.split(",")]
     with tempfile.TemporaryDirectory(prefix="bench-validate-old-") as tmp:
         old = Path(tmp)
+        if args.path:
+            shutil.copytree(ROOT / "openenv", old / "openenv", ignore=shutil.ignore_patterns("__pycache__"))
+            shutil.rmtree(old / args.path)
+        part = args.path or "openenv"
         archive = subprocess.run(
-            ["git", "archive", args.old, "openenv"], cwd=ROOT, capture_output=True, check=True
+            ["git", "archive", args.old, part], cwd=ROOT, capture_output=True, check=True
         )
         subprocess.run(["tar", "-x", "-C", str(old)], input=archive.stdout, check=True)
         ratios: dict[str, list[float]] = {f"{e}:{lvl}": [] for e, lvl in cases}

@@ -136,7 +136,8 @@ def run_semantic(
         if kind is not None and probe_tasks > 0:
             results.start()
             probes = run_probes(ctx, kind, list_tasks(ctx, probe_tasks))
-        _hacking(kind, probes, results, text, probe_tasks)
+        answers = kind is not None or text_field((ctx.schema or {}).get("action", {})) is not None
+        _hacking(kind, probes, results, text, answers)
         _leakage(ctx, probes, results, text)
         return probes
 
@@ -392,20 +393,21 @@ def _hacking(
     probes: list[ProbeResult] | None,
     results: Results,
     text: TextFindings | None = None,
-    probe_tasks: int = 1,
+    answers: bool = True,
 ) -> None:
-    if probe_tasks <= 0:
-        results.add("semantic.reward_hacking", CheckStatus.SKIP, "not run: probe_tasks is 0")
-        return
-    if text is not None:
-        kind, probes = TEXT, text.probes
-    if kind is None or probes is None:
+    """``answers``: the actions run code or commands, or take a text answer."""
+    if not answers:
         results.add(
             "semantic.reward_hacking",
             CheckStatus.SKIP,
             NOT_APPLICABLE + "the actions run no code or commands and take no free-text answer "
             "(no field of the action is a string)",
         )
+        return
+    if text is not None:
+        kind, probes = TEXT, text.probes
+    if kind is None or probes is None:
+        results.add("semantic.reward_hacking", CheckStatus.SKIP, "not run: probe_tasks is 0")
         return
     hacked = [p for p in probes if p.hacked]
     lines = [
