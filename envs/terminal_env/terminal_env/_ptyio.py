@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import logging
 import os
 import select
 import subprocess
@@ -35,6 +36,8 @@ from concurrent.futures import Future
 from typing import Any
 
 from openenv.server._priority import favour_loop_thread
+
+log = logging.getLogger("terminal_env")
 
 #: Read from one terminal per turn of the pump, at most (a PTY read gives 4 KiB or less).
 CHUNK = 65536
@@ -73,6 +76,7 @@ class Terminal:
         self.pending = bytearray()  # read, not yet handed to the loop
         self.posted = False  # a hand-over is queued on the loop
         self.eof = False  # read to its end (the loop is told after what is pending)
+        self.failed = False  # the pump could not handle it: ended
         self.closing = False
         self.on_room: Callable[[], None] | None = None
         self.mask = 0  # what the pump's epoll has for ``fd`` now
@@ -166,10 +170,28 @@ class Pump:
                     with contextlib.suppress(BlockingIOError):
                         os.eventfd_read(self._wake)
                 elif (term := self._pidfds.get(fd)) is not None:
-                    self._exited(term)
+                    self._guarded(self._exited, term)
                 elif (term := self._fds.get(fd)) is not None:
-                    self._ready(term, mask)
+                    self._guarded(self._ready, term, mask)
             self._apply()
+
+    def _guarded(self, step: Callable[..., None], term: Terminal, *args: Any) -> None:
+        """One terminal's step; a failure ends that terminal (its shell sees end of file),
+        never the pump, which every other terminal of the process needs."""
+        try:
+            step(term, *args)
+        except Exception:
+            log.exception("terminal pump: fd %d failed; its terminal is ended", term.fd)
+            with contextlib.suppress(OSError):
+                self._epoll.unregister(term.fd)
+            with self._lock:
+                term.mask, term.eof, term.failed = 0, True, True
+                room, term.on_room = term.on_room, None
+                post, term.posted = not term.posted, True
+            if room is not None:
+                self._post(term, room)
+            if post:
+                self._post(term, term._hand_over)
 
     def _ready(self, term: Terminal, mask: int) -> None:
         with self._lock:
@@ -223,29 +245,33 @@ class Pump:
                 term = self._dirty.popleft()
                 if term.fd < 0:
                     continue
-                want = 0
-                if not term.closing:
-                    if term.reading and not term.eof and len(term.pending) < PENDING:
-                        want |= _READ
-                    if term.on_room is not None:
-                        want |= _WRITE
-            if term.pidfd >= 0 and term.pidfd not in self._pidfds:
-                self._pidfds[term.pidfd] = term
-                self._epoll.register(term.pidfd, _READ)
-            # Nothing wanted: out of the set (a hung-up terminal would report itself forever).
-            if want != term.mask:
-                if term.mask and want:
-                    self._epoll.modify(term.fd, want)
-                elif want:
-                    self._epoll.register(term.fd, want)
-                else:
-                    self._epoll.unregister(term.fd)
-                self._fds[term.fd] = term
-                term.mask = want
-            if term.closing:
-                self._fds.pop(term.fd, None)
-                os.close(term.fd)
-                term.fd = -1
+            self._guarded(self._update, term)
+
+    def _update(self, term: Terminal) -> None:
+        with self._lock:
+            want = 0
+            if not term.closing and not term.failed:
+                if term.reading and not term.eof and len(term.pending) < PENDING:
+                    want |= _READ
+                if term.on_room is not None:
+                    want |= _WRITE
+        if term.pidfd >= 0 and term.pidfd not in self._pidfds:
+            self._pidfds[term.pidfd] = term
+            self._epoll.register(term.pidfd, _READ)
+        # Nothing wanted: out of the set (a hung-up terminal would report itself forever).
+        if want != term.mask:
+            if term.mask and want:
+                self._epoll.modify(term.fd, want)
+            elif want:
+                self._epoll.register(term.fd, want)
+            else:
+                self._epoll.unregister(term.fd)
+            self._fds[term.fd] = term
+            term.mask = want
+        if term.closing:
+            self._fds.pop(term.fd, None)
+            os.close(term.fd)
+            term.fd = -1
 
     def _post(self, term: Terminal, fn: Callable[[], None]) -> None:
         with contextlib.suppress(RuntimeError):  # the loop is closed: nobody to tell

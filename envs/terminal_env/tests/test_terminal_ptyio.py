@@ -8,12 +8,14 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
+from pathlib import Path
 from typing import Any
 
 import psutil
 import pytest
 from _terminal_fixtures import LEVELS, sh, terminal
 from terminal_env import RestartAction
+from terminal_env._ptyio import shared
 
 from openenv.sandbox import Sandbox
 
@@ -66,3 +68,17 @@ async def test_the_loop_never_polls_a_terminal_nor_starts_a_shell(monkeypatch: p
                 break
             await asyncio.sleep(0.05)
         assert not psutil.pid_exists(pid), psutil.Process(pid).status()
+
+
+async def test_a_terminal_the_pump_cannot_watch_ends_alone(tmp_path: Path) -> None:
+    """A failure on one terminal ends that terminal (end of file), never the pump: every
+    other terminal of the process still reads."""
+    pump, _ = shared()
+    fd = os.open(tmp_path / "not-a-terminal", os.O_RDWR | os.O_CREAT)  # epoll refuses a file
+    ended = asyncio.Event()
+    term = pump.attach(fd, None, lambda data: data or ended.set(), lambda: None)
+    term.read(True)
+    await asyncio.wait_for(ended.wait(), 10)
+    term.close()  # the pump closes the fd
+    async with terminal(LEVELS[-1], pool_size=0) as env:
+        assert (await sh(env, "echo hi")).output == "hi\n"
