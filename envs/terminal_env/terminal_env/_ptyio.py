@@ -43,7 +43,9 @@ log = logging.getLogger("terminal_env")
 CHUNK = 65536
 #: Read and not yet taken by the loop, per terminal, at most (then reading waits).
 PENDING = 2 * CHUNK
-WORKERS = 4
+#: Threads that start shells and make, kill and remove sandboxes (as many as the
+#: default executor they replace had at most on 2 cores).
+WORKERS = 6
 
 _READ = select.EPOLLIN
 _WRITE = select.EPOLLOUT
