@@ -38,3 +38,17 @@ def stop_child(proc: subprocess.Popen[Any], grace_s: float = 10.0) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait(10)
+
+
+class LoopbackUrls:
+    """``url`` and ``ws_url`` of a server listening on 127.0.0.1:``port``."""
+
+    port: int
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def ws_url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/ws"

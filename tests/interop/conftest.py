@@ -43,6 +43,9 @@ from typing import Any
 
 import pytest
 
+from openenv._exceptions import StartupFailed
+from tests._served import LoopbackUrls, wait_served
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 UPSTREAM_SIDE = HERE / "upstream_side"
@@ -178,7 +181,7 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-class UpstreamServer:
+class UpstreamServer(LoopbackUrls):
     """Upstream's ``create_app`` + uvicorn serving the echo env (``serve_echo.py``)."""
 
     def __init__(self, max_sessions: int = UPSTREAM_MAX_SESSIONS) -> None:
@@ -189,14 +192,6 @@ class UpstreamServer:
         self._out = self._dir / "stdout"
         self._err = self._dir / "stderr"
         self.proc: subprocess.Popen[Any] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def ws_url(self) -> str:
-        return f"ws://127.0.0.1:{self.port}/ws"
 
     def start(self, timeout_s: float = 90.0) -> UpstreamServer:
         python = require_upstream()
@@ -234,7 +229,7 @@ class UpstreamServer:
         return _tail(self._err)
 
 
-class OurServer:
+class OurServer(LoopbackUrls):
     """Our echo env served by our CLI: ``python -m openenv serve envs/echo_env``."""
 
     def __init__(self, max_sessions: int | None = None) -> None:
@@ -243,14 +238,6 @@ class OurServer:
         self._dir = Path(tempfile.mkdtemp(prefix="interop-ours-"))
         self._log = self._dir / "log"
         self.proc: subprocess.Popen[Any] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def ws_url(self) -> str:
-        return f"ws://127.0.0.1:{self.port}/ws"
 
     def launch(self) -> OurServer:
         """Start the process (returns at once; ``wait_ready`` waits for /health)."""
@@ -271,17 +258,12 @@ class OurServer:
 
     def wait_ready(self, timeout_s: float = 30.0) -> OurServer:
         assert self.proc is not None
-        deadline = time.monotonic() + timeout_s
-        while True:
-            if self.proc.poll() is not None:
-                pytest.fail(f"openenv serve exited {self.proc.returncode}:\n{_tail(self._log)}")
-            with contextlib.suppress(OSError):
-                if http("GET", f"{self.url}/health", timeout_s=2)[0] == 200:
-                    return self
-            if time.monotonic() > deadline:
-                self.stop()
-                pytest.fail(f"openenv serve not healthy after {timeout_s} s:\n{_tail(self._log)}")
-            time.sleep(0.05)
+        try:
+            wait_served(self.url, self.proc, timeout_s, "openenv serve", log=self._log)
+        except StartupFailed:
+            self.stop()
+            raise
+        return self
 
     def active_sessions(self) -> int:
         status, body = http("GET", f"{self.url}/sessions")

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,6 +18,8 @@ from openenv.containers._local import free_port
 from openenv.sandbox import SandboxConfig
 from openenv.sandbox._config import MiB
 from openenv.sandbox._sandbox import session_limits_support
+
+from .._served import stop_child, wait_served
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -37,24 +38,10 @@ def serve(*args: str, log: Path, env_name: str = "terminal") -> Iterator[str]:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert proc.poll() is None, f"the server exited: {log.read_text()[-2000:]}"
-            try:
-                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, f"no /health in 60 s: {log.read_text()[-2000:]}"
-            time.sleep(0.1)
+        wait_served(url, proc, 60, log=log)
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
+        stop_child(proc, 20)
 
 
 def test_the_flag_is_parsed() -> None:

@@ -47,6 +47,7 @@ from terminal_env import MODELS as TERMINAL_MODELS
 from terminal_env import RestartAction, RunAction
 
 from openenv import AsyncEnvClient
+from openenv.containers import wait_healthy
 from openenv.containers._local import free_port
 from openenv.sandbox import SandboxConfig
 from openenv.sandbox._bwrap import bwrap_works
@@ -55,6 +56,8 @@ from openenv.sandbox._config import GiB, MiB, SessionLimits
 from openenv.sandbox._cpuset import parse_cpu_list
 from openenv.sandbox._sandbox import default_root
 from openenv.sandbox._tmpfs import tmpfs_works
+
+from .._served import stop_child
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -95,24 +98,10 @@ def serve(target: str, *args: str, env: dict[str, str] | None = None) -> Iterato
             return log.read().decode(errors="replace")[-2000:]
 
         try:
-            deadline = time.monotonic() + 60
-            while True:
-                assert proc.poll() is None, f"the server exited: {tail()}"
-                try:
-                    if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                assert time.monotonic() < deadline, f"no /health in 60 s: {tail()}"
-                time.sleep(0.1)
+            wait_healthy(url, timeout_s=60, alive=lambda: proc.poll() is None, logs=tail)
             yield url
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=10)
+            stop_child(proc, 30)
 
 
 @pytest.fixture(scope="module", params=LEVELS)

@@ -18,9 +18,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
 import pytest
 
+from .._served import LoopbackUrls, wait_served
 from ..conftest import free_port
 
 TEXT, BINARY, CONT = 0x1, 0x2, 0x0
@@ -104,7 +104,7 @@ def raise_nofile(want: int) -> int:
 
 
 @dataclass
-class Served:
+class Served(LoopbackUrls):
     """``openenv serve echo`` in a child process."""
 
     proc: subprocess.Popen[bytes]
@@ -114,13 +114,6 @@ class Served:
     def pid(self) -> int:
         return self.proc.pid
 
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def ws_url(self) -> str:
-        return f"ws://127.0.0.1:{self.port}/ws"
 
 
 def _limit_files(n: int) -> Any:
@@ -147,17 +140,8 @@ def served() -> Iterator[Any]:
             preexec_fn=_limit_files(nofile) if nofile else None,
         )
         procs.append(proc)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                raise AssertionError(f"openenv serve exited: {proc.stderr.read().decode()[-2000:]}")  # type: ignore[union-attr]
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
-                    return Served(proc, port)
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.1)
-        raise AssertionError("openenv serve did not answer /health in 30 s")
+        wait_served(f"http://127.0.0.1:{port}", proc, 30, "openenv serve")
+        return Served(proc, port)
 
     yield start
     for proc in procs:
