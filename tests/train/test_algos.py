@@ -87,27 +87,16 @@ def test_gspo_by_hand() -> None:
     # token log-ratios 0.2 and 0.0 (third masked): s = exp(0.1)
     logp = torch.tensor([[0.2, 0.0, 5.0]])
     mask = torch.tensor([[1.0, 1.0, 0.0]])
-    out = gspo_loss(
-        logp,
-        torch.zeros(1, 3),
-        torch.tensor([1.0]),
-        mask,
-        n_tokens=2,
-        n_sequences=1,
-        eps_low=0.5,
-        eps_high=0.5,
-    )
+
+    def gspo(eps_low: float, eps_high: float):  # one sequence, advantage 1, old log-probs 0
+        return gspo_loss(
+            logp, torch.zeros(1, 3), torch.tensor([1.0]), mask, n_tokens=2, n_sequences=1,
+            eps_low=eps_low, eps_high=eps_high,
+        )  # fmt: skip
+
+    out = gspo(0.5, 0.5)
     assert float(out.loss) == pytest.approx(-math.exp(0.1))
-    out = gspo_loss(
-        logp,
-        torch.zeros(1, 3),
-        torch.tensor([1.0]),
-        mask,
-        n_tokens=2,
-        n_sequences=1,
-        eps_low=3e-4,
-        eps_high=4e-4,
-    )
+    out = gspo(3e-4, 4e-4)
     assert float(out.loss) == pytest.approx(-(1 + 4e-4))
     assert float(out.clip_high) == 1.0
 
