@@ -58,7 +58,8 @@ apart_logs=()
 for part in scripts/setup.d/*.sh; do
   wanted "$part" && grep -q '^# setup.d: apart' "$part" || continue
   log=$(mktemp)
-  timed "$part" >"$log" 2>&1 &
+  # niced: the main install (the critical path) gets the CPU first, an apart part the rest
+  ( renice -n 10 -p "$BASHPID" >/dev/null 2>&1 || true; timed "$part" ) >"$log" 2>&1 &
   apart_pids+=("$!")
   apart_logs+=("$log")
 done
