@@ -148,14 +148,21 @@ class FakeHub:
         headers = {"x-error-code": "RevisionNotFound"}
         return JSONResponse({"error": f"Invalid rev id: {rev}"}, 404, headers=headers)
 
-    async def info(self, request: Request) -> Response:
+    def _snapshot(self, request: Request) -> tuple[FakeRepo, str, dict[str, bytes]] | Response:
+        """The request's repo, and its commit and files at the request's revision ("main"
+        where the route names none); or the Hub's error answer."""
         repo = self._repo(request)
         if isinstance(repo, Response):
             return repo
-        found = repo.at(request.path_params.get("rev", "main"))
-        if found is None:
-            return self._no_revision(request.path_params["rev"])
-        sha, files = found
+        rev = request.path_params.get("rev", "main")
+        found = repo.at(rev)
+        return self._no_revision(rev) if found is None else (repo, *found)
+
+    async def info(self, request: Request) -> Response:
+        snapshot = self._snapshot(request)
+        if isinstance(snapshot, Response):
+            return snapshot
+        repo, sha, files = snapshot
         siblings = [{"rfilename": path} for path in sorted(files)]
         return JSONResponse(
             {
@@ -193,30 +200,25 @@ class FakeHub:
         return JSONResponse(found[: int(query["limit"])] if query.get("limit") else found)
 
     async def tree(self, request: Request) -> Response:
-        repo = self._repo(request)
-        if isinstance(repo, Response):
-            return repo
-        found = repo.at(request.path_params["rev"])
-        if found is None:
-            return self._no_revision(request.path_params["rev"])
+        snapshot = self._snapshot(request)
+        if isinstance(snapshot, Response):
+            return snapshot
         entries = [
             {"type": "file", "path": path, "size": len(data), "oid": hashlib.sha1(data).hexdigest()}
-            for path, data in sorted(found[1].items())
+            for path, data in sorted(snapshot[2].items())
         ]
         return JSONResponse(entries)
 
     async def resolve(self, request: Request) -> Response:
-        repo = self._repo(request)
-        if isinstance(repo, Response):
-            return repo
-        found = repo.at(request.path_params["rev"])
-        if found is None:
-            return self._no_revision(request.path_params["rev"])
-        data = found[1].get(request.path_params["path"])
+        snapshot = self._snapshot(request)
+        if isinstance(snapshot, Response):
+            return snapshot
+        _, commit, files = snapshot
+        data = files.get(request.path_params["path"])
         if data is None:
             return JSONResponse({"error": "Entry not found"}, 404, headers={"x-error-code": "EntryNotFound"})
         headers = {
-            "x-repo-commit": found[0],
+            "x-repo-commit": commit,
             "etag": f'"{hashlib.sha1(data).hexdigest()}"',
             "content-length": str(len(data)),
         }
