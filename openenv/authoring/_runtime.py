@@ -415,9 +415,11 @@ def _rss_mb(pid: int) -> tuple[float, float]:
     while todo:
         p = todo.pop()
         tree.append(p)
-        for task in Path(f"/proc/{p}/task").iterdir():
-            kids = (task / "children").read_text().split() if (task / "children").exists() else []
-            todo.extend(int(k) for k in kids)
+        # a thread or a child may end between the listing and the read: skip it
+        with contextlib.suppress(OSError):
+            for task in list(Path(f"/proc/{p}/task").iterdir()):
+                with contextlib.suppress(OSError):
+                    todo.extend(int(k) for k in (task / "children").read_text().split())
     total = 0.0
     for p in tree:
         with contextlib.suppress(OSError):
