@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -30,13 +33,22 @@ def wait_served(
     wait_healthy(url, timeout_s=timeout_s, alive=lambda: proc.poll() is None, logs=output, what=what)
 
 
-def stop_child(proc: subprocess.Popen[Any], grace_s: float = 10.0) -> None:
-    """SIGTERM, then SIGKILL if it has not exited within ``grace_s``; reaped either way."""
-    proc.terminate()
+def stop_child(proc: subprocess.Popen[Any], grace_s: float = 10.0, *, group: bool = False) -> None:
+    """SIGTERM, then SIGKILL if it has not exited within ``grace_s``; reaped either way.
+    ``group``: signal its whole process group (a child started with ``start_new_session``)."""
+
+    def send(sig: signal.Signals) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            if group:
+                os.killpg(proc.pid, sig)
+            else:
+                proc.send_signal(sig)
+
+    send(signal.SIGTERM)
     try:
         proc.wait(grace_s)
     except subprocess.TimeoutExpired:
-        proc.kill()
+        send(signal.SIGKILL)
         proc.wait(10)
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -27,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from tests._served import wait_served
+from tests._served import stop_child, wait_served
 
 REPO = Path(__file__).resolve().parents[2]
 VENV = Path(os.environ.get("OPENENV_VERIFIERS_VENV") or REPO / ".cache" / "verifiers-venv")
@@ -74,12 +73,7 @@ def served(env_dir: str, log: Path) -> Iterator[str]:
         wait_served(url, proc, 60, log=log)
         yield url
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(5)
+        stop_child(proc, 15, group=True)
 
 
 def drive(python: Path, url: str, reset: dict[str, Any], *replies: str) -> dict[str, Any]:

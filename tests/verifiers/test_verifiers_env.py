@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -23,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests._served import stop_child
 
 REPO = Path(__file__).resolve().parents[2]
 SIDE = Path(__file__).resolve().parent / "verifiers_side"
@@ -69,12 +70,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         assert done.returncode == 0, done.stderr[-4000:] + "\nserver:\n" + log.read_text()[-3000:]
         yield json.loads(done.stdout.strip().splitlines()[-1])
     finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        try:
-            server.wait(15)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait(5)
+        stop_child(server, 15, group=True)
 
 
 @pytest.mark.timeout(1800)  # the first run may install verifiers; later ones reuse the venv
