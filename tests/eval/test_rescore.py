@@ -16,28 +16,18 @@ ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.timeout(300)
 
 
+
+def _rescore(run: object, rubric: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """``openenv eval rescore RUN --rubric RUBRIC ARGS`` as a user runs it."""
+    argv = [sys.executable, "-m", "openenv", "eval", "rescore", str(run), "--rubric", rubric, *args]
+    return subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+
 def test_rescore_recomputes_rewards_with_a_rubric(tmp_path: Path) -> None:
     run = tmp_path / "run"
     echo_run(run, "python:tests.eval._policies:seeded_echo", count=3, samples=2, max_turns=2)
     before = (run / "trajectories.jsonl").read_bytes()
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "openenv",
-            "eval",
-            "rescore",
-            str(run),
-            "--rubric",
-            "tests.eval._policies:RUBRIC",
-            "--out",
-            str(tmp_path / "new"),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    proc = _rescore(str(run), "tests.eval._policies:RUBRIC", "--out", str(tmp_path / "new"))
     assert proc.returncode == 0, proc.stderr
     assert (run / "trajectories.jsonl").read_bytes() == before  # the source run is untouched
     old = {t.key: t for t in load_trajectories(run)}
@@ -58,21 +48,6 @@ def test_rescore_recomputes_rewards_with_a_rubric(tmp_path: Path) -> None:
 
 def test_rescore_with_an_unknown_rubric_is_one_line_and_exit_2(tmp_path: Path) -> None:
     run_eval(EvalConfig(env=str(ROOT / "envs" / "echo_env"), policy="null", out=tmp_path, count=1))
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "openenv",
-            "eval",
-            "rescore",
-            str(tmp_path),
-            "--rubric",
-            "tests.eval._policies:NOPE",
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    proc = _rescore(str(tmp_path), "tests.eval._policies:NOPE")
     assert proc.returncode == 2
     assert proc.stderr.strip() == "openenv eval: tests.eval._policies has no 'NOPE'"
