@@ -34,6 +34,12 @@ def _clean_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
 
 
+def _run_python(python: Path, code: str, *args: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``python -c CODE ARGS`` in another venv, without this repo on its path."""
+    argv = [str(python), "-c", code, *map(str, args)]
+    return subprocess.run(argv, cwd=cwd, env=_clean_env(), capture_output=True, text=True, timeout=120)
+
+
 def _with_tool_calls(t: Trajectory) -> Trajectory:
     """``t`` as a model policy would have written it: chat messages, a tool call with an
     id, sampled token ids and logprobs, and a judge's record (as rescore leaves it)."""
@@ -72,14 +78,7 @@ def test_atif_export_validates_with_harbors_model(run: Path, tmp_path: Path) -> 
         "    calls = sum(len(s.tool_calls or []) for s in t.steps)\n"
         "    print(len(t.steps), calls, t.final_metrics.total_steps)\n"
     )
-    proc = subprocess.run(
-        [str(_harbor_python()), "-c", check, *map(str, [*written, extra])],
-        cwd=tmp_path,
-        env=_clean_env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    proc = _run_python(_harbor_python(), check, *written, extra, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
     counts = [tuple(map(int, line.split())) for line in proc.stdout.splitlines()]
     assert counts[:4] == [(1 + len(t.turns), 0, 1 + len(t.turns)) for t in trajectories]
@@ -110,14 +109,7 @@ def test_upstream_export_reads_back_with_upstreams_collect(run: Path, tmp_path: 
         "                  'same': all(r.to_dict() == json.loads(l) for r, l in\n"
         "                              zip(records, open(sys.argv[1] + '/results.jsonl')))}))\n"
     )
-    proc = subprocess.run(
-        [str(UPSTREAM_PY), "-c", check, str(out)],
-        cwd=tmp_path,
-        env=_clean_env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    proc = _run_python(UPSTREAM_PY, check, out, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
     got = json.loads(proc.stdout)
     trajectories = load_trajectories(run)
