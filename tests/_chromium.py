@@ -25,3 +25,18 @@ def headless_chromium(*args: str) -> Iterator[Any]:
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=list(args))
         yield browser
         browser.close()
+
+
+@contextmanager
+def page_of(browser: Any, **context: Any) -> Iterator[Any]:
+    """A new page in a fresh context (``context``: its options, e.g. ``viewport``); its
+    uncaught script errors collect in ``page.errors``."""
+    ctx = browser.new_context(**context)
+    page = ctx.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.errors = errors
+    try:
+        yield page
+    finally:
+        ctx.close()

@@ -21,7 +21,7 @@ import orjson
 import pytest
 from echo_env import EchoEnv
 
-from .._chromium import headless_chromium
+from .._chromium import headless_chromium, page_of
 
 REBOUND = "rebound.example"
 TOKEN = "pl4yground-token"
@@ -111,13 +111,8 @@ def chromium():
 
 @pytest.fixture
 def page(chromium):
-    context = chromium.new_context()
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.errors = errors
-    yield page
-    context.close()
+    with page_of(chromium) as page:
+        yield page
 
 
 @pytest.mark.timeout(90)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from .._chromium import headless_chromium
+from .._chromium import headless_chromium, page_of
 from ._playground_env import CanvasEnv
 
 ARTIFACTS = Path(os.environ.get("OPENENV_TEST_ARTIFACTS") or Path(__file__).resolve().parents[2] / "build" /
@@ -25,13 +25,8 @@ def browser():
 
 @pytest.fixture
 def page(browser):
-    context = browser.new_context(viewport={"width": 1200, "height": 950})
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.errors = errors
-    yield page
-    context.close()
+    with page_of(browser, viewport={"width": 1200, "height": 950}) as page:
+        yield page
 
 
 def rows(page) -> int:
