@@ -1,7 +1,10 @@
 """Poll a server's ``/health`` from a process of its own (run as a script by the chaos
-tests): ``python _health_poller.py URL INTERVAL_S``. It prints ``ready`` after its
-first poll, polls on one keep-alive connection until its stdin closes, then prints the
-seconds of each poll as a JSON list (``null`` for a failed one).
+tests): ``python _health_poller.py URL INTERVAL_S [SERVER_PID]``. It prints ``ready``
+after its first poll, polls on one keep-alive connection until its stdin closes, then
+prints ``{"polls": [...], "waits": [...]}``: the seconds of each poll (``null`` for a
+failed one) and, with ``SERVER_PID``, how long of it the server's event loop (its main
+thread) waited runnable for a CPU (``/proc/PID/task/PID/schedstat``): on a host loaded
+by others that wait is the host's, not the server's.
 
 Its own process, at the priority the server gives its event loop's thread
 (``favour_loop_thread``; started in a session of its own, so that its autogroup gets
@@ -27,13 +30,17 @@ from openenv.server._priority import favour_loop_thread
 
 
 @contextlib.contextmanager
-def health_polls(url: str, out: list[float]) -> Iterator[None]:
+def health_polls(
+    url: str, out: list[float], *, server_pid: int | None = None, waits: list[float] | None = None
+) -> Iterator[None]:
     """/health every 50 ms from this script in a process of its own, into ``out`` at the
     end (a failed poll: infinity). Polled from the test process, a poll waited for that
     process's interpreter lock, held in turn by the attacking clients' threads: up to
-    50 ms on a loaded host that the server (perf sched) had answered in 2."""
+    50 ms on a loaded host that the server (perf sched) had answered in 2. With
+    ``server_pid``, ``waits`` gets each poll's wait of the server's loop for a CPU."""
+    pid = [] if server_pid is None else [str(server_pid)]
     proc = subprocess.Popen(
-        [sys.executable, str(Path(__file__).resolve()), url, "0.05"],
+        [sys.executable, str(Path(__file__).resolve()), url, "0.05", *pid],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
@@ -45,12 +52,27 @@ def health_polls(url: str, out: list[float]) -> Iterator[None]:
         yield
     finally:
         answered, _ = proc.communicate("", timeout=60)
-        out += [math.inf if s is None else s for s in json.loads(answered)]
+        got = json.loads(answered)
+        out += [math.inf if s is None else s for s in got["polls"]]
+        if waits is not None:
+            waits += [0.0 if s is None else s for s in got["waits"]]
 
 
 def main() -> None:
     url = urllib.parse.urlsplit(sys.argv[1])
     interval = float(sys.argv[2])
+    schedstat = f"/proc/{sys.argv[3]}/task/{sys.argv[3]}/schedstat" if len(sys.argv) > 3 else None
+
+    def queued() -> float | None:
+        """Seconds the server's loop thread has waited runnable so far (None: unknown)."""
+        if schedstat is None:
+            return None
+        try:
+            with open(schedstat) as f:
+                return int(f.read().split()[1]) / 1e9
+        except (OSError, IndexError, ValueError):
+            return None
+
     favour_loop_thread()
     stop = threading.Event()
 
@@ -60,11 +82,12 @@ def main() -> None:
 
     threading.Thread(target=until_stdin_closes, daemon=True).start()
     polls: list[float | None] = []
+    waits: list[float | None] = []
     conn = http.client.HTTPConnection(url.hostname or "127.0.0.1", url.port, timeout=10)
     for _ in range(100_000):
         if stop.is_set():
             break
-        start = time.monotonic()
+        before, start = queued(), time.monotonic()
         try:
             conn.request("GET", "/health")
             answer = conn.getresponse()
@@ -74,10 +97,12 @@ def main() -> None:
             polls.append(None)
             conn.close()
             conn = http.client.HTTPConnection(url.hostname or "127.0.0.1", url.port, timeout=10)
+        after = queued()
+        waits.append(None if before is None or after is None else after - before)
         if len(polls) == 1:
             print("ready", flush=True)
         stop.wait(interval)
-    print(json.dumps(polls), flush=True)
+    print(json.dumps({"polls": polls, "waits": waits}), flush=True)
 
 
 if __name__ == "__main__":
