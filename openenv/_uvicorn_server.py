@@ -12,8 +12,10 @@ wait of its caller: about 0.15 s each.
 * ``stop_soon()`` (from any thread) and a stop signal wake the main loop at once
   instead of at its next tick; the tick itself (the date header, ``should_exit``) is
   uvicorn's, every 0.1 s as before;
-* a shutdown with no connection and no task left closes the listening sockets and runs
-  the app's shutdown without the pause; with any open, uvicorn's own shutdown runs
+* a shutdown with no connection but idle HTTP ones (keep-alive, between requests) and
+  no task closes the listening sockets and those connections, waits for them to go (in
+  5 ms steps, within the graceful period) and runs the app's shutdown, without the
+  pause; with a request in flight, a WebSocket or a task, uvicorn's own shutdown runs
   unchanged (pause, graceful period, cancel).
 
 Start-up, serving and the lifespan are uvicorn's. Only imported where uvicorn is used.
@@ -35,6 +37,16 @@ log = logging.getLogger("uvicorn.error")  # where uvicorn says it is shutting do
 
 #: uvicorn's main-loop tick.
 TICK_S = 0.1
+#: How often a prompt shutdown looks whether the connections it closed are gone.
+_POLL_S = 0.005
+_NO_CYCLE = object()
+
+
+def _idle_http(connection: object) -> bool:
+    """An HTTP connection between requests (uvicorn's shutdown closes these at once);
+    WebSocket protocols have no request cycle."""
+    cycle = getattr(connection, "cycle", _NO_CYCLE)
+    return cycle is None or (cycle is not _NO_CYCLE and bool(getattr(cycle, "response_complete", False)))
 
 
 class PromptServer(uvicorn.Server):
@@ -72,12 +84,21 @@ class PromptServer(uvicorn.Server):
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         for server in self.servers:
             server.close()  # no new connection from here on
-        if self.server_state.connections or self.server_state.tasks:
+        held = list(self.server_state.connections)
+        if self.server_state.tasks or not all(_idle_http(c) for c in held):
             await super().shutdown(sockets)  # uvicorn's own, pause included
             return
         log.info("Shutting down")
         for sock in sockets or []:
             sock.close()
+        for connection in held:
+            connection.shutdown()  # idle: its transport closes now
+        loop = asyncio.get_running_loop()
+        grace = self.config.timeout_graceful_shutdown
+        deadline = loop.time() + (grace if grace is not None else float("inf"))
+        # uvicorn's connection set signals nothing when it empties: look every 5 ms
+        while self.server_state.connections and not self.force_exit and loop.time() < deadline:  # noqa: ASYNC110
+            await asyncio.sleep(_POLL_S)
         for server in self.servers:
             await server.wait_closed()
         if not self.force_exit:
