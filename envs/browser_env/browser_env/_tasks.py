@@ -51,13 +51,44 @@ SCORE_JS = (
     "[WOB_DONE_GLOBAL, WOB_RAW_REWARD_GLOBAL, WOB_REWARD_REASON, core.getUtterance()]"
 )
 
-#: Seed the page's random numbers, set its clock, start the episode.
-START_JS = """([seed, limitMs]) => {
-  Math.seedrandom(String(seed));
+#: Tasks whose page may draw an instance a random agent solves by luck, and the test
+#: (a JS expression) an instance must pass: a random pick among its candidates wins at
+#: most one time in four. MiniWoB's click-button draws one to six buttons, and every
+#: button labelled as asked wins: with one button any click solves it, with two a
+#: random click does half the time (issue 33: the random policy scored 1.0 on one).
+FAIR_JS: dict[str, str] = {
+    "click-button": (
+        "(() => { const asked = /\"(.*)\"/.exec(document.querySelector('#query').textContent);"
+        " const all = [...document.querySelectorAll('#area button')];"
+        " const wins = all.filter(b => asked && b.innerHTML === asked[1]).length;"
+        " return wins >= 1 && 4 * wins <= all.length; })()"
+    ),
+}
+
+#: Instances drawn at most for one reset, looking for a fair one (about 1 in 10 is).
+MAX_DRAWS = 256
+
+#: Seed the page's random numbers, set its clock, start the episode; where the task
+#: has a fairness test, start it again under the next seed until an instance passes.
+_START_JS = """([seeds, limitMs]) => {
   core.EPISODE_MAX_TIME = limitMs;
-  core.startEpisodeReal();
+  for (const seed of [].concat(seeds)) {
+    Math.seedrandom(String(seed));
+    core.startEpisodeReal();
+    if (FAIR) break;
+  }
   return WOB_TASK_READY;
 }"""
+
+
+def start_js(task_id: str) -> str:
+    """The script that starts ``task_id``'s episode (called with ``[seeds, limitMs]``;
+    ``seeds`` a list, or one seed)."""
+    return _START_JS.replace("FAIR", FAIR_JS.get(task_id, "true"))
+
+
+#: The start script of a task without a fairness test (also takes one seed).
+START_JS = start_js("")
 
 #: Not shown to the agent: MiniWoB's score display, click marks and start cover.
 EXCLUDE_SELECTOR = "#reward-display, #click-canvas, #sync-task-cover"
@@ -73,6 +104,14 @@ class Task:
 
     task_id: str
     seed: int
+
+    def page_seeds(self) -> list[int]:
+        """The seeds the page draws its instance from: ``seed`` first, then more from
+        it, for a task whose instances must pass ``FAIR_JS`` (the same each time)."""
+        if self.task_id not in FAIR_JS:
+            return [self.seed]
+        rng = random.Random(self.seed)
+        return [self.seed, *(rng.randrange(2**31) for _ in range(MAX_DRAWS - 1))]
 
     @property
     def path(self) -> str:

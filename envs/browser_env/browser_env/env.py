@@ -76,7 +76,8 @@ class BrowserEnv(AsyncEnvironment[BrowserAction, BrowserObservation, BrowserStat
         load_s = self._config.load_timeout_s
         await self._guard(page.goto(host.origin + task.path), "loading the task page", load_s + 5)
         limit_ms = int(opts.time_limit_s * 1000)
-        if not await self._guard(page.evaluate(_tasks.START_JS, [task.seed, limit_ms]), "starting the task"):
+        start = page.evaluate(_tasks.start_js(task.task_id), [task.page_seeds(), limit_ms])
+        if not await self._guard(start, "starting the task"):
             await self._guard(page.wait_for_function("WOB_TASK_READY", polling=20), "the task getting ready")
         self._task, self._options, self._done = task, opts, False
         self._state = BrowserState(
