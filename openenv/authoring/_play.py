@@ -6,18 +6,22 @@ The env's session limit is honoured: a server that says how many sessions it has
 (``GET /sessions``: ours) is played at no more than that many at once (a quarter kept
 back, as ``openenv serve``'s per-client quota does); one that does not (upstream's,
 whose template env serves one session) and refuses an episode for capacity
-(``CapacityReached``, 429/503) has those episodes played again one at a time.
+(``CapacityReached``, 429/503) has those episodes played again one at a time, after a
+backoff.
 """
 
 from __future__ import annotations
 
 import tempfile
+import time
 from typing import Any
 
 from ._probe import http
 
-#: Rounds of playing again, one at a time, the episodes refused for capacity.
-_CAPACITY_ROUNDS = 3
+#: Rounds of playing again, one at a time, the episodes refused for capacity, each
+#: after a longer pause (0.2 s, 0.4 s, ...: 3 s in all at most).
+_CAPACITY_ROUNDS = 5
+_BACKOFF_S = 0.2
 
 
 def free_sessions(url: str, headers: dict[str, str] | None = None) -> int | None:
@@ -68,10 +72,11 @@ def play(
         seed,
         min(concurrency, free or concurrency),
     )
-    for _ in range(_CAPACITY_ROUNDS):
+    for n in range(_CAPACITY_ROUNDS):
         refused = [t for t in trajs if _refused_for_capacity(t)]
         if not refused:
             break
+        time.sleep(_BACKOFF_S * (n + 1))  # a closed session's slot may be freed a moment later
         again = _run(
             url,
             policy,
