@@ -47,6 +47,9 @@ PENDING = 2 * CHUNK
 #: default executor they replace had at most on 2 cores).
 WORKERS = 6
 
+#: A read shorter than this drained the terminal (a full one gives about 4 KiB): a step's
+#: few bytes go to the loop at once, without a read that finds nothing.
+_SHORT = 1024
 _READ = select.EPOLLIN
 _WRITE = select.EPOLLOUT
 
@@ -218,6 +221,8 @@ class Pump:
                 eof = True
                 break
             got += data
+            if len(data) < _SHORT:  # the terminal had no more: no read to find it empty
+                break
         with self._lock:
             term.pending += got
             term.eof = eof
