@@ -61,7 +61,8 @@ def test_route_errors_are_typed(http):
     r = http.post("/QuizEnv/num_tasks", json={"split": "dev"})
     assert r.status_code == 404
     assert r.json()["error"]["code"] == "TASK_NOT_FOUND"
-    for route in ("num_tasks", "tasks", "task_range"):  # an empty split is a name no split has, not the default
+    # an empty split is a name no split has, not the default split
+    for route in ("num_tasks", "tasks", "task_range"):
         r = http.post(f"/QuizEnv/{route}", json={"split": ""})
         assert (r.status_code, r.json()["error"]["code"]) == (404, "TASK_NOT_FOUND"), route
     r = http.post("/QuizEnv/task", json={"split": "test", "index": 9})
