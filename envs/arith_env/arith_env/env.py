@@ -56,7 +56,9 @@ class ArithEnv(Environment[ArithAction, ArithObservation, ArithState]):
     ``digits``, ``ops``, ``rounds``, ``partial_credit``; the constructor's keyword
     arguments are the defaults). Each step answers the current
     problem; the reply's ``prompt`` is the next one (empty when done). A step's reward
-    is its score divided by ``rounds``, so an episode's return is in [0, 1].
+    is its score divided by ``rounds``, so an episode's return is in [0, 1]. The last
+    step's metadata names the answers (``expected``: the last problem's; ``answers``:
+    every problem's, in order), never an earlier one.
     """
 
     env_name = "arith_env"
@@ -110,11 +112,15 @@ class ArithEnv(Environment[ArithAction, ArithObservation, ArithState]):
         else:
             value = breakdown["exact"]
         done = self._state.step_count >= len(self._problems)
+        metadata: dict[str, Any] = {"reward_breakdown": breakdown}
+        if done:  # the answers only once nothing is left to answer
+            metadata["expected"] = str(self._problems[turn][1])
+            metadata["answers"] = [str(v) for _, v in self._problems]
         return ArithObservation(
             prompt="" if done else self._problems[turn + 1][0],
             reward=value / len(self._problems),
             done=done,
-            metadata={"reward_breakdown": breakdown},
+            metadata=metadata,
         )
 
     def state(self) -> ArithState:

@@ -21,7 +21,9 @@ class ArithObservation(Observation):
     """The problem to solve (``"12+7="``); empty once the episode is over.
 
     After a step, ``metadata["reward_breakdown"]`` holds ``exact``, ``format`` and
-    ``digits`` (each 0..1) for the answer just given.
+    ``digits`` (each 0..1) for the answer just given. The episode's last step adds
+    ``expected`` (the last problem's answer) and ``answers`` (each problem's, in order):
+    revealed once nothing is left to answer, never before.
     """
 
     prompt: str = ""

@@ -193,3 +193,29 @@ def test_easy_level_as_server_defaults_over_the_protocol() -> None:
         )
         with pytest.raises(ValidationFailed, match="max_operand"):
             env.reset(seed=5, digits=2)  # two digits, but the server's max_operand is 3
+
+
+def test_the_answers_are_named_once_the_episode_ends_never_before() -> None:
+    """A wrong answer leaves the right one unseen until the last step (the validator's
+    ``semantic.oracle_max`` plays the named answer; ``no_solution_leakage`` checks the
+    earlier replies); over the protocol, as a client sees it."""
+    opts = {"digits": 2, "ops": "+*", "rounds": 3}
+    answers = [str(v) for _, v in make_problems(6, ArithOptions(**opts))]
+    with (
+        ASGITransport(create_app(ArithEnv)) as transport,
+        EnvClient("http://env", MODELS, transport=transport) as env,
+    ):
+        first = env.reset(seed=6, **opts)
+        assert not set(answers) & set(first.observation.metadata.values())
+        for _ in range(2):
+            mid = env.step(ArithAction(answer="-1"))
+            assert not mid.done
+            assert set(mid.observation.metadata) == {"reward_breakdown"}
+        last = env.step(ArithAction(answer="-1"))
+        assert last.done
+        assert last.observation.metadata["expected"] == answers[-1]
+        assert last.observation.metadata["answers"] == answers
+        env.reset(seed=6, rounds=1)
+        named = env.step(ArithAction(answer="#")).observation.metadata["expected"]
+        env.reset(seed=6, rounds=1)
+        assert env.step(ArithAction(answer=named)).reward == 1.0
