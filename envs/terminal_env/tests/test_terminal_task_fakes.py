@@ -12,6 +12,12 @@ examples). Graders attacked directly (reward files, shadowed binaries, survivors
 are test_terminal_reward_hacking.py's. Each fake runs, like the solution, as a bash
 script in the task's working directory of a fresh episode; the episodes of all tasks
 share three environments (one per lane).
+
+Fakes that score nothing at all are the env's canaries (``canaries.jsonl``, declared
+in its openenv.yaml as ``capabilities.canaries``, replayed over the wire by
+``openenv validate``'s ``semantic.canary_floor``): they live only in that file, and
+this test reads it, plays each line's own actions, and holds each at the manifest's
+floor (``range[0] + floor_margin``).
 """
 
 from __future__ import annotations
@@ -19,19 +25,31 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from _terminal_fixtures import LEVELS, run
 from terminal_env import SubmitAction, TerminalEnv
 from terminal_env._tasks import TASKS_DIR, TerminalTask, task_dirs
+from terminal_env.models import TerminalAction
+
+from openenv.authoring import load_manifest
+from openenv.authoring._semantic_replay import read_canaries
 
 TASKS = task_dirs(TASKS_DIR)
+PACKAGE = Path(__file__).resolve().parents[1]
+BLOCK = load_manifest(PACKAGE).validation_block()
+#: The manifest's floor: a canary's reward must end at or below it.
+FLOOR = BLOCK.reward.range[0] + BLOCK.reward.floor_margin
+#: Task -> canary name -> its actions (the file ``semantic.canary_floor`` replays).
+CANARIES: dict[str, dict[str, list[dict[str, Any]]]] = {}
+for _name, _reset, _actions in read_canaries(PACKAGE / BLOCK.capabilities.canaries):
+    CANARIES.setdefault(_reset["task_id"], {})[_name] = _actions
 LEVEL = LEVELS[-1]
 GIT = "git -c user.name=a -c user.email=a@example.com"
 
 #: Task -> fake name -> the bash script typed in its working directory.
 FAKES: dict[str, dict[str, str]] = {
     "count-errors": {
-        "case-insensitive count": "grep -ci error app.log > errors.txt",
         "occurrences, not lines": "grep -o ERROR app.log | wc -l > errors.txt",
     },
     "create-hello": {
@@ -62,21 +80,16 @@ FAKES: dict[str, dict[str, str]] = {
         "scripts that mention exit": "grep -l exit checks/*.sh | xargs -n1 basename > failed.txt",
     },
     "find-large-files": {
-        "10 KiB and more": "find data -type f -size +10239c | sort > large.txt",
         "paths from ./": "find . -path './data/*' -type f -size +10240c | sort > large.txt",
     },
     "fix-json-config": {
         "emptied": "echo '{}' > config.json",
-        "every comma dropped": "sed -i 's/,//g' config.json",
     },
     "fix-permissions": {
         "world-writable": "chmod 777 run.sh private.key",
         "the key recreated empty": "chmod +x run.sh; rm private.key; touch private.key; chmod 600 private.key",
     },
     "fix-python-mean": {
-        "answers for the examples": (
-            "printf 'def mean(xs):\\n    return 2.5\\n\\n\\ndef median(xs):\\n    return 2\\n' > stats.py"
-        ),
         "mean fixed, median not": "sed -i 's|//|/|' stats.py",
     },
     "fix-shell-quoting": {
@@ -92,18 +105,8 @@ FAKES: dict[str, dict[str, str]] = {
             "printf '#!/bin/bash\\nprintf \"%%s\\\\n\" 1 2 Fizz 4 Buzz Fizz 7 8 Fizz Buzz 11 Fizz 13 14 FizzBuzz"
             " | head -n \"$1\"\\n' > fizzbuzz.sh; chmod +x fizzbuzz.sh"
         ),
-        "not executable": (
-            "printf 'for ((i = 1; i <= $1; i++)); do if ((i %% 15 == 0)); then echo FizzBuzz; "
-            "elif ((i %% 3 == 0)); then echo Fizz; elif ((i %% 5 == 0)); then echo Buzz; else echo $i; fi; done\\n'"
-            " > fizzbuzz.sh"
-        ),
     },
     "git-feature-branch": {
-        # main moves; tags named feature and main stand in for the branches
-        "tags shadow the branches": (
-            f"cd repo && echo done > feature.txt && git add feature.txt && {GIT} commit -qm feature && "
-            "git tag feature HEAD && git tag main HEAD~1"
-        ),
         "the file left uncommitted": "cd repo && git checkout -qb feature && echo done > feature.txt",
         "the index differs from the commit": (
             f"cd repo && git checkout -qb feature && echo wrong > feature.txt && git add . && {GIT} commit -qm f && "
@@ -111,7 +114,6 @@ FAKES: dict[str, dict[str, str]] = {
         ),
     },
     "git-find-commit": {
-        "the short hash": "git -C repo log --oneline --grep='fix: overflow' | cut -d' ' -f1 > commit.txt",
         "the last commit": "git -C repo log -1 --format=%H > commit.txt",
     },
     "git-first-commit": {
@@ -161,7 +163,6 @@ FAKES: dict[str, dict[str, str]] = {
         "the first port changed": "sed -i '0,/port = 8080/s//port = 9090/' settings.ini",
     },
     "json-active-users": {
-        "every name": "python3 -c 'import json; [print(u[\"name\"]) for u in json.load(open(\"users.json\"))]' > active.txt",
         "JSON strings": (
             "python3 -c 'import json; [print(json.dumps(u[\"name\"])) for u in json.load(open(\"users.json\")) "
             "if u[\"active\"]]' > active.txt"
@@ -238,12 +239,23 @@ FAKES: dict[str, dict[str, str]] = {
 
 def test_every_task_has_two_fakes_or_more() -> None:
     assert sorted(FAKES) == sorted(p.name for p in TASKS)
-    assert all(len(fakes) >= 2 for fakes in FAKES.values())
+    assert all(len(fakes) + len(CANARIES.get(task, {})) >= 2 for task, fakes in FAKES.items())
+
+
+def test_the_canaries_are_fakes_of_shipped_tasks_each_run_then_submitted() -> None:
+    assert len(CANARIES) >= 5
+    assert set(CANARIES) <= set(FAKES)
+    for task, canaries in CANARIES.items():
+        assert not set(canaries) & set(FAKES[task]), f"{task}: a fake both here and in canaries.jsonl"
+        for actions in canaries.values():
+            parsed = [TerminalAction.model_validate(a).root for a in actions]
+            assert [a.type for a in parsed] == ["run", "submit"]
 
 
 async def test_every_solution_scores_one_and_each_fake_and_an_empty_attempt_less() -> None:
     """The reference solution ends its episode with 1.0; each fake, and an empty attempt
-    (submitted at once, nothing typed), scores less (each in a fresh episode)."""
+    (submitted at once, nothing typed), scores less (each in a fresh episode); each
+    canary, its own actions played, ends at the manifest's floor or below."""
     lanes = 3  # episodes in flight at once (each waits mostly on its processes)
     results = await asyncio.gather(*(_lane(TASKS[i::lanes]) for i in range(lanes)))
     assert [failure for lane in results for failure in lane] == []
@@ -265,6 +277,12 @@ async def _lane(paths: Sequence[Path]) -> list[str]:
                 passed = [t["name"] for t in done.metadata["reward_breakdown"]["tests"] if t["passed"]]
                 if (done.reward == 1.0) != (name == "solution") or not done.done:
                     failures.append(f"{task.id}: {name!r} scored {done.reward}, done={done.done} (passed {passed})")
+            for name, actions in CANARIES.get(task.id, {}).items():
+                await env.reset(options={"task_id": task.id})
+                for action in actions:
+                    done = await env.step(TerminalAction.model_validate(action).root)
+                if done.reward is None or done.reward > FLOOR or not done.done:
+                    failures.append(f"{task.id}: canary {name!r} scored {done.reward} (floor {FLOOR:g}), done={done.done}")
     finally:
         await env.close()
     return failures
