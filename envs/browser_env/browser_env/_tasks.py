@@ -14,6 +14,7 @@ or not, -1.0 wrong) without MiniWoB's time discount.
 from __future__ import annotations
 
 import importlib.util
+import json
 import random
 from dataclasses import dataclass
 from functools import cache
@@ -51,19 +52,24 @@ SCORE_JS = (
     "[WOB_DONE_GLOBAL, WOB_RAW_REWARD_GLOBAL, WOB_REWARD_REASON, core.getUtterance()]"
 )
 
-#: Tasks whose page may draw an instance a random agent solves by luck, and the test
-#: (a JS expression) an instance must pass: a random pick among its candidates wins at
-#: most one time in four. MiniWoB's click-button draws one to six buttons, and every
-#: button labelled as asked wins: with one button any click solves it, with two a
-#: random click does half the time (issue 33: the random policy scored 1.0 on one).
-FAIR_JS: dict[str, str] = {
-    "click-button": (
-        "(() => { const asked = /\"(.*)\"/.exec(document.querySelector('#query').textContent);"
-        " const all = [...document.querySelectorAll('#area button')];"
-        " const wins = all.filter(b => asked && b.innerHTML === asked[1]).length;"
-        " return wins >= 1 && 4 * wins <= all.length; })()"
-    ),
+#: Tasks whose page may draw an instance a random agent solves by luck: the selector
+#: of the candidates it offers, one or more of them named by the instruction's quoted
+#: text. An instance is fair when a random pick among its candidates wins at most one
+#: time in four. MiniWoB's click-button draws one to six buttons and click-link one
+#: link or more, and every candidate labelled as asked wins: with one any click solves
+#: it, with two a random click does half the time (issue 33: the random policy scored
+#: 1.0 on a two-button page).
+CANDIDATES: dict[str, str] = {
+    "click-button": "#area button",
+    "click-link": "#area .alink",
 }
+
+_FAIR_JS = (
+    "(() => { const asked = /\"(.*)\"/.exec(document.querySelector('#query').textContent);"
+    " const all = [...document.querySelectorAll(SELECTOR)];"
+    " const wins = all.filter(e => asked && e.innerHTML === asked[1]).length;"
+    " return wins >= 1 && 4 * wins <= all.length; })()"
+)
 
 #: Instances drawn at most for one reset, looking for a fair one (about 1 in 10 is).
 MAX_DRAWS = 256
@@ -84,7 +90,9 @@ _START_JS = """([seeds, limitMs]) => {
 def start_js(task_id: str) -> str:
     """The script that starts ``task_id``'s episode (called with ``[seeds, limitMs]``;
     ``seeds`` a list, or one seed)."""
-    return _START_JS.replace("FAIR", FAIR_JS.get(task_id, "true"))
+    selector = CANDIDATES.get(task_id)
+    fair = "true" if selector is None else _FAIR_JS.replace("SELECTOR", json.dumps(selector))
+    return _START_JS.replace("FAIR", fair)
 
 
 #: The start script of a task without a fairness test (also takes one seed).
@@ -107,8 +115,8 @@ class Task:
 
     def page_seeds(self) -> list[int]:
         """The seeds the page draws its instance from: ``seed`` first, then more from
-        it, for a task whose instances must pass ``FAIR_JS`` (the same each time)."""
-        if self.task_id not in FAIR_JS:
+        it, for a task whose instances must be fair (``CANDIDATES``) (the same each time)."""
+        if self.task_id not in CANDIDATES:
             return [self.seed]
         rng = random.Random(self.seed)
         return [self.seed, *(rng.randrange(2**31) for _ in range(MAX_DRAWS - 1))]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -65,23 +66,29 @@ def test_wrong_action_scores_lower(env: EnvClient) -> None:
     assert result.reward == -1.0
 
 
-@pytest.mark.parametrize("reset", [{"seed": 2}, *({"seed": s, "task_id": "click-button"} for s in (1, 3, 4))])
-def test_click_button_instance_not_won_by_a_random_click(env: EnvClient, reset: dict[str, int]) -> None:
+@pytest.mark.parametrize(
+    ("reset", "role"),
+    [
+        ({"seed": 2}, "button"),
+        *(({"seed": s, "task_id": "click-button"}, "button") for s in (1, 3, 4)),
+        *(({"seed": s, "task_id": "click-link"}, "link") for s in (2, 5)),
+    ],
+)
+def test_instance_not_won_by_a_random_click(env: EnvClient, reset: dict[str, Any], role: str) -> None:
     """Issue 33: ``reset(seed=2)`` drew a click-button page of two buttons, and the
-    validator's random policy solved it. Each button is clicked on the same instance:
-    at most one click in four on a button wins (the fairness test of ``_tasks.FAIR_JS``)."""
+    validator's random policy solved it. Each candidate is clicked on the same instance:
+    at most one click in four on a candidate wins (``_tasks.CANDIDATES``)."""
     obs = env.reset(**reset).observation
-    assert obs.task_id == "click-button"
-    buttons = find(obs, "button")
+    candidates = find(obs, role)
     wins = 0
-    for button in buttons:
+    for candidate in candidates:
         again = env.reset(**reset).observation
         assert (again.text, again.goal) == (obs.text, obs.goal)
-        result = env.step(ClickAction(id=button))
+        result = env.step(ClickAction(id=candidate))
         assert result.terminated
         wins += result.reward == 1.0
     assert wins >= 1, (reset, obs.text)
-    assert 4 * wins <= len(buttons), (reset, wins, obs.text)
+    assert 4 * wins <= len(candidates), (reset, wins, obs.text)
 
 
 def test_same_seed_same_problem_and_ids(env: EnvClient) -> None:
