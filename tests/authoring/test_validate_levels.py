@@ -55,9 +55,12 @@ def test_every_level_gives_each_check_id_a_pass_or_a_declared_na(env):
     for r in report.results:
         assert r.status in (CheckStatus.PASS, CheckStatus.SKIP), report.render()
         assert r.status is CheckStatus.PASS or r.evidence, f"{r.check_id} skipped without a reason"
-        # no SKIP but oracle_max: neither env ships or reveals an answer to play
-        assert r.status is CheckStatus.PASS or r.check_id == "semantic.oracle_max", report.render()
-    assert report.get("semantic.oracle_max").evidence[0].startswith(NOT_APPLICABLE), report.render()
+        # no SKIP but echo's oracle_max: echo ships no answer and names none (arith names it at the end)
+        na = (env, r.check_id) == ("echo_env", "semantic.oracle_max")
+        assert r.status is CheckStatus.PASS or na, report.render()
+    oracle = report.get("semantic.oracle_max").evidence[0]
+    shown = NOT_APPLICABLE if env == "echo_env" else "the reference answer of each of 1 task"
+    assert oracle.startswith(shown), oracle
     hacking = report.get("semantic.reward_hacking").evidence
     assert hacking[0].endswith("probe episodes (text): none scored above an honest wrong answer"), hacking
     probed = {line.split(": ")[1].split(" on ")[0] for line in hacking[1:]}
