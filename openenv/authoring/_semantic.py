@@ -2,7 +2,7 @@
 its ``oracle``, ``null`` and ``random`` policies, plus the reward-hacking probes.
 
 * ``semantic.oracle_max``: every task with a reference solution reaches full reward;
-* ``semantic.floor_gap``: null and random policies stay below the declared floor;
+* ``semantic.floor_gap``: the null policy (each episode) and the random one (its mean) stay below the floor;
 * ``semantic.replayability`` / ``verifier_determinism``: same seed and actions, same rewards;
 * ``semantic.resource_envelope``: episodes end within the declared horizon;
 * ``semantic.no_solution_leakage`` and ``semantic.reward_hacking``: see ``_hacking``.
@@ -116,7 +116,7 @@ def run_semantic(
         text = _text_findings(ctx, kind, block, probe_tasks)
         if block is not None:
             _oracle_max(runs["oracle"], unplayed, listed, block, results, text)
-            _floor_gap(runs["null"] + runs["random"], block, results)
+            _floor_gap(runs["null"], runs["random"], block, results)
             _envelope(runs, block, horizon, results)
         again = _replay(ctx, runs["random"], block, tasks, turns, timeout_s, results)
         solved = _playable(runs["oracle"])[:tasks]
@@ -268,24 +268,36 @@ def _revealed_max(text: TextFindings, high: float, tol: float, results: Results)
     )
 
 
-def _floor_gap(trajs: list[Any], block: ValidationBlock, results: Results) -> None:
+def _floor_gap(null: list[Any], random: list[Any], block: ValidationBlock, results: Results) -> None:
+    """The null policy is deterministic: each of its episodes must stay at or under the floor.
+    The random policy's floor is its measured level, the mean over its episodes: a single
+    lucky episode (a click on the right one of two buttons) is not what it reaches."""
     ceiling = block.reward.range[1] - block.reward.floor_margin
     over = [
-        f"task {t.task_id}: the {t.policy} policy scored {t.reward} (the floor is {ceiling:g})"
-        for t in trajs
+        f"task {t.task_id}: the null policy scored {t.reward} (the floor is {ceiling:g})"
+        for t in null
         if t.reward > ceiling
     ]
-    best = max((t.reward for t in trajs), default=0.0)
+    mean_random = sum(t.reward for t in random) / len(random) if random else None
+    if mean_random is not None and mean_random > ceiling:
+        over.append(
+            f"the random policy's mean over {len(random)} episodes was {mean_random:.3g} "
+            f"(the floor is {ceiling:g})"
+        )
+    best_null = max((t.reward for t in null), default=0.0)
+    lucky = sum(t.reward > ceiling for t in random)
+    said = f"null scored at most {best_null:g} over {len(null)} episodes; random's mean " + (
+        f"{mean_random:.3g} over {len(random)}" if mean_random is not None else "(no random episodes)"
+    )
+    if lucky:
+        said += f" ({lucky} of its episodes went over the floor by chance)"
     results.add(
         "semantic.floor_gap",
         CheckStatus.FAIL if over else CheckStatus.PASS,
-        over
-        or [
-            f"null and random policies scored at most {best:g} over {len(trajs)} episodes (floor {ceiling:g})"
-        ],
+        over or [f"{said} (floor {ceiling:g})"],
         remediation="a task an agent passes by doing nothing (or at random) measures nothing: "
         "make its checks require the work",
-        measured={"best_baseline_reward": best, "floor": ceiling},
+        measured={"best_null_reward": best_null, "random_mean_reward": mean_random, "floor": ceiling},
     )
 
 
