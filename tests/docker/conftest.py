@@ -27,8 +27,10 @@ Every wait is bounded; every server binds 127.0.0.1.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import socket
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -123,6 +125,33 @@ def echo_image(docker: Any) -> str:
 
 
 # --- helpers ------------------------------------------------------------------------
+
+
+#: Where test runs on one host take turns at a real ``gc`` (see ``gc_turn``).
+GC_TURN_LOCK = Path(tempfile.gettempdir()) / "openenv-tests-gc.lock"
+
+
+@contextlib.contextmanager
+def gc_turn(timeout_s: float = 90.0) -> Iterator[None]:
+    """Hold this host's turn at a real ``gc``: it removes every dead owner's containers on
+    the engine, another test run's orphans included, so a test that makes an orphan and
+    checks that *its* gc removed it holds the turn from making it to its last look, and a
+    test that only calls gc takes the turn for the call. Bounded: a turn not had within
+    ``timeout_s`` fails the test."""
+    with open(GC_TURN_LOCK, "a") as lock:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    pytest.fail(f"another test run held {GC_TURN_LOCK} for over {timeout_s:g} s")
+                time.sleep(0.05)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def owner_label() -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -13,7 +13,7 @@ import pytest
 from openenv.containers import gc
 from openenv.containers._docker import LABEL_IMAGE, LABEL_MANAGED, LABEL_OWNER
 
-from .conftest import REPO, gone, owner_label
+from .conftest import REPO, gc_turn, gone, owner_label
 
 #: Costs nothing to run: a sleeping python under the image's dumb-init.
 SLEEP = ["python3", "-c", "import time; time.sleep(600)"]
@@ -27,8 +27,10 @@ def dead_pid() -> int:
 
 
 @pytest.fixture
-def labelled(docker: Any, echo_image: str, track: Callable[[Any], Any]) -> Callable[[str], Any]:
-    """``labelled(owner)``: a running container with the openenv labels and that owner."""
+def labelled(docker: Any, echo_image: str, track: Callable[[Any], Any]) -> Iterator[Callable[[str], Any]]:
+    """``labelled(owner)``: a running container with the openenv labels and that owner.
+    The test holds the host's gc turn meanwhile (another test run's gc would take its
+    orphan first)."""
 
     def start(owner: str) -> Any:
         container = docker.containers.run(
@@ -39,7 +41,8 @@ def labelled(docker: Any, echo_image: str, track: Callable[[Any], Any]) -> Calla
         )
         return track(container)
 
-    return start
+    with gc_turn():
+        yield start
 
 
 def test_gc_removes_orphans_of_dead_owners_and_keeps_live_ones(

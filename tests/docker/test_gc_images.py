@@ -24,7 +24,7 @@ from terminal_env._image import LABEL, ensure_image
 from openenv.containers import gc, gc_images
 from openenv.containers._docker import LABEL_TASK_IMAGE
 
-from .conftest import REPO
+from .conftest import REPO, gc_turn
 
 
 def _exists(client: Any, name: str) -> bool:
@@ -72,7 +72,8 @@ def test_unused_task_images_go_and_used_or_foreign_ones_stay(
     dockerfile = f"FROM {echo_image}\nENV OPENENV_GC_FOREIGN={uuid.uuid4().hex}\n"
     docker.images.build(fileobj=io.BytesIO(dockerfile.encode()), tag=foreign, rm=True, network_mode="none")
     try:
-        gc()  # the containers' gc leaves images alone
+        with gc_turn():
+            gc()  # the containers' gc leaves images alone
         assert _exists(docker, unused)
         assert gc_images(task=used_task) == []  # in use
         assert _exists(docker, used)
