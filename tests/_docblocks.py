@@ -17,6 +17,7 @@ on the line(s) just before its opening fence changes how::
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -124,9 +125,23 @@ def expected_lines_found(expected: str, output: str) -> str | None:
     return None
 
 
-_PORT = re.compile(r"(?<=127\.0\.0\.1:)8000\b|(?<=localhost:)8000\b|(?<=--port )8000\b")
+#: A loopback port the docs name (8000-8999): after ``127.0.0.1:``, ``localhost:``,
+#: ``--port `` or ``port=``; a container's side of ``-p 8000:8000`` is left as it is.
+_PORT = re.compile(r"(?:(?<=127\.0\.0\.1:)|(?<=localhost:)|(?<=--port )|(?<=port=))(8\d\d\d)\b")
 
 
-def with_port(code: str, port: int) -> str:
-    """The docs' ``8000`` as this run's free loopback port."""
-    return _PORT.sub(str(port), code)
+def with_port(code: str, port: int | dict[int, int], fresh: Callable[[], int] | None = None) -> str:
+    """The docs' loopback ports as this run's free ones: ``port`` is 8000's, or a map from
+    the docs' ports to this run's, which ``fresh()`` extends with a free port for each
+    other port the page names (two test runs at once must not meet on a docs' 8001)."""
+    ports = {8000: port} if isinstance(port, int) else port
+
+    def mapped(m: re.Match[str]) -> str:
+        docs = int(m.group(1))
+        if docs not in ports:
+            if fresh is None:
+                return m.group(1)
+            ports[docs] = fresh()
+        return str(ports[docs])
+
+    return _PORT.sub(mapped, code)

@@ -8,7 +8,8 @@ README's first command, scripts/demo.sh, installs), its ``bin`` first on ``PATH`
 page that needs something it never names fails, as it would for the reader. Python
 blocks run in that venv's interpreter (tests/_docdriver.py), share one namespace and
 may use top-level ``await``. The docs'
-port ``8000`` becomes a free loopback port (also ``OPENENV_PORT``). Blocks are
+port ``8000`` becomes a free loopback port (also ``OPENENV_PORT``), and each other loopback
+port it names (8001, 8100, ...) another, the same for the whole page. Blocks are
 changed by an HTML comment just before their fence (tests/_docblocks.py):
 
 * ``<!-- docs-test: skip REASON -->``: not run, and REASON says why (a Hub account, a GPU);
@@ -86,6 +87,7 @@ class PageRun:
         self.dir = scratch
         self.pool = pool
         self.port = free_port()
+        self.ports = {8000: self.port}  # the docs' other ports get free ones as the page names them
         self.namespace: dict[str, Any] = {"__name__": "__docs__"}
         self.server: subprocess.Popen[bytes] | None = None
         self.server_log = scratch.parent / "server.log"
@@ -126,7 +128,7 @@ class PageRun:
 
     def run(self, block: Block) -> str:
         self.use_venv(block.venv)
-        code = with_port(block.code, self.port)
+        code = with_port(block.code, self.ports, free_port)
         if block.lang == "python":
             return self._python(block, code)
         if "background" in block.markers:
@@ -217,7 +219,7 @@ class PageRun:
                 pytest.fail(f"{block.where}: {url} did not answer in {block.timeout_s:g} s")
             time.sleep(0.2)
         if block.expected is not None:  # the start-up line may follow the first answer
-            settle, expected = time.monotonic() + 5, with_port(block.expected, self.port)
+            settle, expected = time.monotonic() + 5, with_port(block.expected, self.ports, free_port)
             while expected_lines_found(expected, self.server_output()) and time.monotonic() < settle:
                 time.sleep(0.1)
         return self.server_output()
@@ -273,6 +275,12 @@ def test_markers_parse_and_expected_output_matches() -> None:
     assert with_port("curl http://127.0.0.1:8000/x --port 8000 -p 8000:8000", 9) == (
         "curl http://127.0.0.1:9/x --port 9 -p 8000:8000"
     )
+    free = iter([21, 22])
+    ports = {8000: 9}
+    code = "serve --port 8001; curl localhost:8001 127.0.0.1:8000; X(port=8100); -p 8001:8001"
+    mapped = "serve --port 21; curl localhost:21 127.0.0.1:9; X(port=22); -p 8001:8001"
+    assert with_port(code, ports, lambda: next(free)) == mapped
+    assert ports == {8000: 9, 8001: 21, 8100: 22}  # the same docs' port, the same free one, page-wide
 
 
 def test_a_marker_belongs_only_to_the_block_right_after_it(tmp_path: Path) -> None:
@@ -331,7 +339,7 @@ def test_page_runs_as_written(
     try:
         for block in todo:
             out = run.run(block)
-            expected = None if block.expected is None else with_port(block.expected, run.port)
+            expected = None if block.expected is None else with_port(block.expected, run.ports, free_port)
             if expected is not None and (missing := expected_lines_found(expected, out)):
                 pytest.fail(f"{block.where}: expected output line {missing!r} not in:\n{_tail(out)}")
     finally:

@@ -44,11 +44,21 @@ async def test_a_session_past_its_disk_limit_gets_enospc_and_its_neighbour_does_
     monkeypatch.setattr(_disk_spares, "refill", lambda size_mb, make: None)  # the one spare below
     spare = _disk.disk_file("spare-test")
     _disk.format_file(spare, 64)
-    monkeypatch.setitem(_disk_spares._spares, 64, [spare])
     spare_inode = spare.stat().st_ino
+    # The first take gets this spare, whatever an earlier test's filling thread (still
+    # formatting 64 MiB spares under load) put in the shared list meanwhile; no container
+    # is started ahead (image_pool_size=0: a warm-up's start raced a's for the spare), so
+    # the first take is a's reset and the second b's.
+    given: list[int] = []
+
+    def take(size_mb: int) -> Path | None:
+        given.append(size_mb)
+        return spare if len(given) == 1 and size_mb == 64 else None
+
+    monkeypatch.setattr(_disk_spares, "take", take)
     async with (
-        task_env(TASKS, base, session_limits="disk=64M") as a,
-        task_env(TASKS, base, session_limits="disk=64M") as b,
+        task_env(TASKS, base, session_limits="disk=64M", image_pool_size=0) as a,
+        task_env(TASKS, base, session_limits="disk=64M", image_pool_size=0) as b,
     ):
         await a.reset(options={"task_id": "word-counts"})
         await b.reset(options={"task_id": "word-counts"})
@@ -56,9 +66,9 @@ async def test_a_session_past_its_disk_limit_gets_enospc_and_its_neighbour_does_
         assert [box.limits.disk_mb for box in boxes] == [64, 64]
         assert all("disk" not in box.describe() for box in boxes), [box.describe() for box in boxes]
         layers = [(box._layer, box._disk_file) for box in boxes]
-        assert [f.stat().st_ino == spare_inode for _, f in layers if f] == [True, False]
+        assert [f.stat().st_ino == spare_inode for _, f in layers if f] == [True, False], given
         assert not spare.exists()
-        assert _disk_spares._spares[64] == []
+        assert given == [64, 64]  # each reset asked for a spare; only the first had one
         # the spare's layer folder holds what the engine wrote there before the start
         assert all((layer / name).exists() for layer, _ in layers if layer for name in ("link", "lower"))
 
