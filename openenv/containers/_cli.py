@@ -15,13 +15,15 @@ def _fail(command: str, message: str, code: int = 1) -> int:
 
 def _local_tags(client: Any) -> list[str] | None:
     """The image tags this engine holds (``name`` and ``name:tag``); None when it cannot say."""
-    try:
-        images = client.images.list()
+    try:  # one listing call: images.list() inspects each, and one removed meanwhile raised
+        images = client.api.images()
     except Exception:
         return None
     tags: set[str] = set()
     for image in images:
-        for tag in image.tags or ():
+        for tag in image.get("RepoTags") or ():
+            if tag == "<none>:<none>":
+                continue
             tags.add(tag)
             tags.add(tag.rsplit(":", 1)[0])  # the repository: what a name without a tag means
     return sorted(tags)
