@@ -9,10 +9,12 @@ before and reused.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -28,6 +30,25 @@ from openenv.server._threads import FRESH_SESSIONS, Lanes
 from openenv.server._upstream_app import adapt
 
 from .._envs import SyncTestEnv, TAction
+
+
+@contextlib.contextmanager
+def threads_started_here() -> Iterator[list[str]]:
+    """The names of the threads this thread starts meanwhile (``Thread.start`` recorded)."""
+    started: list[str] = []
+    start = threading.Thread.start
+    here = threading.get_ident()
+
+    def recording(self: threading.Thread) -> None:
+        if threading.get_ident() == here:
+            started.append(self.name)
+        start(self)
+
+    threading.Thread.start = recording  # type: ignore[method-assign]
+    try:
+        yield started
+    finally:
+        threading.Thread.start = start  # type: ignore[method-assign]
 
 
 def _wait(predicate, seconds: float = 5.0) -> bool:
@@ -109,19 +130,8 @@ async def test_sessions_and_interrupts_start_no_thread_once_warm():
     env = Interruptible
     runner = EnvRunner(env, env, slow_call_s=1, thread_workers=2, interrupt_grace_s=5)
     await runner.start()
-    started: list[str] = []
-    start = threading.Thread.start
-    loop_thread = threading.get_ident()
-
-    def recording(self: threading.Thread) -> None:
-        if threading.get_ident() == loop_thread:
-            started.append(self.name)
-        start(self)
-
-    for round_ in range(2):
-        if round_:
-            threading.Thread.start = recording  # type: ignore[method-assign]
-        try:
+    for round_ in range(2):  # the first round warms the lanes; the second is recorded
+        with threads_started_here() if round_ else contextlib.nullcontext([]) as started:
             handles = [await runner.open() for _ in range(3)]
             for handle in handles:
                 await handle.call("reset", None, seed=None, episode_id=None, options=None)
@@ -134,9 +144,7 @@ async def test_sessions_and_interrupts_start_no_thread_once_warm():
                 if not any(getattr(h.own_thread, "_pending", 0) for h in handles):
                     break
                 await asyncio.sleep(0.01)
-        finally:
-            threading.Thread.start = start  # type: ignore[method-assign]
-    assert started == []
+    assert started == []  # the second round's
     await runner.stop()
 
 
@@ -158,22 +166,10 @@ def test_spare_lanes_are_kept_by_a_thread_of_their_own():
     lanes = Lanes("test-lane-spare", max_idle=8, spare=2)
     lanes.prestart()
     assert lanes.idle == 2
-    started: list[str] = []
-    start = threading.Thread.start
-    caller = threading.get_ident()
-
-    def recording(self: threading.Thread) -> None:
-        if threading.get_ident() == caller:
-            started.append(self.name)
-        start(self)
-
-    threading.Thread.start = recording  # type: ignore[method-assign]
-    try:
+    with threads_started_here() as started:
         taken = [lanes.take()]
         assert _wait(lambda: lanes.idle == 2)  # the spare thread made one more
         taken.append(lanes.take())
-    finally:
-        threading.Thread.start = start  # type: ignore[method-assign]
     assert started == []  # the caller started no thread
     for lane in taken:
         lane.shutdown()
@@ -237,18 +233,8 @@ async def test_an_env_that_leaves_thread_local_state_gets_a_thread_no_session_ra
     assert not env.reuse_session_thread
     runner = EnvRunner(env, env, slow_call_s=1, thread_workers=2)
     await runner.start()
-    started: list[str] = []
-    start = threading.Thread.start
-    loop_thread = threading.get_ident()
-
-    def recording(self: threading.Thread) -> None:
-        if threading.get_ident() == loop_thread:
-            started.append(self.name)
-        start(self)
-
     seen: list[str] = []
-    threading.Thread.start = recording  # type: ignore[method-assign]
-    try:
+    with threads_started_here() as started:
         for i in range(4):
             for _ in range(500):  # the spare lanes are made again off the loop
                 if FRESH_SESSIONS.idle >= FRESH_SESSIONS.spare:
@@ -258,8 +244,6 @@ async def test_an_env_that_leaves_thread_local_state_gets_a_thread_no_session_ra
             obs = await handle.call("reset", None, seed=None, episode_id=f"episode-{i}", options=None)
             seen.append(obs.found)
             await handle.close()
-    finally:
-        threading.Thread.start = start  # type: ignore[method-assign]
     await runner.stop()
     assert seen == [""] * 4
     assert started == []
