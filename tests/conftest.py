@@ -30,6 +30,7 @@ from openenv.server import ServerSettings, create_app
 from openenv.server._serve import uvicorn_options
 
 from ._envs import make_env
+from ._served import LoopbackUrls
 
 #: Default per-test limit (pytest-timeout), for tests without their own marker.
 DEFAULT_TIMEOUT_S = 60
@@ -95,7 +96,7 @@ def socket_closed(server: LiveServer) -> bool:
     return all(c.ws.application_state is WebSocketState.DISCONNECTED for c in held)
 
 
-class LiveServer:
+class LiveServer(LoopbackUrls):
     """One uvicorn server running ``app`` in a daemon thread."""
 
     def __init__(self, app: Any, settings: ServerSettings, env_class: Any) -> None:
@@ -117,14 +118,6 @@ class LiveServer:
     @property
     def tracker(self) -> Any:
         return self.env_class.tracker
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def ws_url(self) -> str:
-        return f"ws://127.0.0.1:{self.port}/ws"
 
     @property
     def loop_thread(self) -> int:
