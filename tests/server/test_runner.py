@@ -334,21 +334,36 @@ async def test_dedicated_thread_is_released_after_close():
     assert env.tracker.close_counts() == [1]
 
 
-async def test_dedicated_thread_failing_constructor_gives_its_thread_back():
+@pytest.mark.parametrize("reuse", [True, False], ids=["reused-lanes", "fresh-lanes"])
+async def test_dedicated_thread_failing_constructor_gives_its_thread_back(reuse: bool):
+    """A session whose env fails to build gives its lane back: a reusable lane goes idle
+    and serves the next open; a fresh one (an env that does not say its thread may be
+    reused) ends. Either way three failed opens leave no thread behind."""
     import asyncio
 
-    from openenv.server._threads import SESSIONS
+    from openenv.server._threads import FRESH_SESSIONS, SESSIONS
 
-    env = make_env(execution=Execution.DEDICATED_THREAD, fail_on_init=True)
+    lanes = SESSIONS if reuse else FRESH_SESSIONS
+    lanes.prestart()  # as a server's start does: its spares, and the thread that keeps them
+    env = make_env(execution=Execution.DEDICATED_THREAD, fail_on_init=True, reuse_session_thread=reuse)
     runner = EnvRunner(env, env, slow_call_s=1, thread_workers=2)
-    with pytest.raises(RuntimeError, match="cannot build"):
-        await runner.open()
-    threads = threading.active_count()
-    for _ in range(3):
-        for _ in range(100):  # given back by its thread once the failed build returned
-            if SESSIONS.idle:
+
+    def busy() -> int:
+        """The lanes' threads that are not idle (in use by another test's session, or
+        ended and not yet gone)."""
+        return sum(t.name == lanes.name for t in threading.enumerate()) - lanes.idle
+
+    async def at_rest(busy_before: int | None) -> int:
+        """``busy()`` once the spares are made again (and, given ``busy_before``, once it
+        is back to that: an ended lane's thread goes a moment after it ended)."""
+        for _ in range(500):
+            if lanes.idle >= max(lanes.spare, 1) and busy_before in (None, busy()):
                 break
             await asyncio.sleep(0.01)
+        return busy()
+
+    before = await at_rest(None)
+    for _ in range(3):
         with pytest.raises(RuntimeError, match="cannot build"):
             await runner.open()
-    assert threading.active_count() == threads  # each open took the thread the last gave back
+    assert await at_rest(before) == before  # nothing kept: each lane went idle or ended
