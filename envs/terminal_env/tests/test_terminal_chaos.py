@@ -49,8 +49,10 @@ STEP_P99_MS, HEALTH_MAX_MS = 50.0, 100.0
 #: on a machine loaded by others (a load average of 20 on 2 cores was seen here, the idle
 #: p99 at 45-93 ms) it measures this process and the machine. (An idle p99 of 8.6 ms
 #: at load 31 was seen once, then 92 ms under the chaos: the victim's shell waited for
-#: a CPU.)
-QUIET_STEP_P99_MS, QUIET_LOAD = 10.0, 2.0
+#: a CPU.) Two full suites at once (load about 1.5-2 a core before the chaos) gave 55 and
+#: 62 ms: the victim steps from this process beside the attackers' tasks, so at most 1 a
+#: core (the coding chaos test's victim has a process of its own; this one does not yet).
+QUIET_STEP_P99_MS, QUIET_LOAD = 10.0, 1.0
 STALL_S = 2.0
 
 
