@@ -47,12 +47,14 @@ def test_a_continuation_frame_outside_a_message_fails_with_1002(server) -> None:
     assert close_code(data) == 1002
 
 
-def _flood(sock: socket.socket, piece: bytes, budget_s: float) -> tuple[int, bytes]:
+def _flood(sock: socket.socket, piece: bytes, budget_s: float) -> tuple[int, bytes, bool]:
     """Send ``piece`` over and over until the server closes (or ``budget_s``); returns
-    the pieces sent and what the server sent back. A piece cut by a full socket buffer
+    the pieces sent, what the server sent back, and whether the connection was reset (the
+    server closed it while our data was still arriving: Linux then drops what it had
+    received, the close frame included). A piece cut by a full socket buffer
     is finished before the next one starts (a frame cut and restarted desynchronises the
     stream: the server then reads a header as a payload length and waits; seen once in CI)."""
-    sent, got = 0, b""
+    sent, got, reset = 0, b"", False
     pending = memoryview(piece)
     deadline = time.monotonic() + budget_s
     sock.setblocking(False)
@@ -61,7 +63,9 @@ def _flood(sock: socket.socket, piece: bytes, budget_s: float) -> tuple[int, byt
         if readable:
             try:
                 chunk = sock.recv(65536)
-            except (ConnectionResetError, BlockingIOError):
+            except ConnectionResetError:
+                chunk, reset = b"", True
+            except BlockingIOError:
                 chunk = b""
             got += chunk
             if not chunk or close_code(got) is not None:
@@ -72,11 +76,12 @@ def _flood(sock: socket.socket, piece: bytes, budget_s: float) -> tuple[int, byt
             except BlockingIOError:
                 continue
             except (BrokenPipeError, ConnectionResetError):
+                reset = True
                 break
             if not pending:
                 sent, pending = sent + 1, memoryview(piece)
     sock.setblocking(True)
-    return sent, got
+    return sent, got, reset
 
 
 @pytest.mark.timeout(90)
@@ -90,10 +95,14 @@ def test_endless_empty_and_one_byte_continuation_frames_are_refused_and_memory_r
         started = time.monotonic()
         try:
             sock.sendall(frame(TEXT, b"{", fin=False))
-            sent, got = _flood(sock, frame(CONT, body, fin=False) * 1000, budget_s=20)
+            sent, got, reset = _flood(sock, frame(CONT, body, fin=False) * 1000, budget_s=20)
         finally:
             sock.close()
-        assert close_code(got) == 1009, f"not closed after {sent * 1000} fragments of {len(body)} byte(s)"
+        # closed with 1009, or reset by the server's close while the flood still came in
+        # (its close frame dropped with the reset: seen once in CI)
+        assert close_code(got) == 1009 or (reset and not got), (
+            f"not closed after {sent * 1000} fragments of {len(body)} byte(s)"
+        )
         # at the cap (MAX_FRAGMENTS), not after the flood filled max_frame_bytes
         assert time.monotonic() - started < 10
     time.sleep(0.5)
