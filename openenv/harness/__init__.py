@@ -11,8 +11,9 @@ Agents that own their loop (RFC 005): an ``AgenticHarnessAdapter`` runs one turn
 ``CLIAgentAdapter`` is a real agent CLI (``AGENTS``: mini-swe-agent, Claude Code, Codex,
 Gemini CLI, OpenCode) run in a sandbox whose one way out is its capture session (``run_agent``),
 ``terminal_task_env`` one on a terminal task scored by its verifier, ``run_agent_in_image``
-one in a container of the terminal env's Docker image. An env's own tools
-(a ``ToolSource``) reach the agent as an MCP server (``HarnessMCPBridge``, relayed into
+one in a container of the terminal env's Docker image (``CLIAgentAdapter(image=InImage(...))``,
+``terminal_task_env(image=...)``: each turn such a run; ``AgentOptions``: both runs' options).
+An env's own tools (a ``ToolSource``) reach the agent as an MCP server (``HarnessMCPBridge``, relayed into
 its sandbox: ``HarnessEnvironment(adapter, tools=...)``; into its container:
 ``run_agent_in_image(..., tools_url=...)``); ``ScriptedModel``
 is a scripted chat backend to run them against (a test double). See docs/agents.md.
@@ -50,10 +51,13 @@ _LAZY = {
     "HarnessAction": "._harness_env",
     "HarnessEnvironment": "._harness_env",
     **dict.fromkeys(
-        ["AGENTS", "AgentCLI", "AgentRun", "agents_dir", "install", "run_agent", "run_with_endpoint"],
+        ["AGENTS", "AgentCLI", "AgentOptions", "AgentRun", "agents_dir", "install", "run_agent",
+         "run_with_endpoint"],
         "._agents",
     ),
-    **dict.fromkeys(["CLIAgentAdapter", "TerminalTaskHarness", "terminal_task_env"], "._cli_agent"),
+    **dict.fromkeys(
+        ["CLIAgentAdapter", "InImage", "TerminalTaskHarness", "terminal_task_env"], "._cli_agent"
+    ),
     **dict.fromkeys(["ImageAgentRun", "run_agent_in_image", "run_in_image"], "._image_agent"),
     "ScriptedModel": "._scripted",
     **dict.fromkeys(

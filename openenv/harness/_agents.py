@@ -32,7 +32,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, Unpack
 from urllib.parse import urlsplit
 
 from .._exceptions import SandboxUnavailable, ValidationFailed
@@ -41,9 +41,12 @@ from ._mini_install import mini_install_argv
 
 __all__ = [
     "AGENTS",
+    "DEFAULT_MODEL",
+    "DEFAULT_TIMEOUT_S",
     "PORT",
     "TOOLS_PORT",
     "AgentCLI",
+    "AgentOptions",
     "AgentRun",
     "agents_dir",
     "install",
@@ -349,6 +352,28 @@ def _address_space(box: Any, name: str, lift: bool) -> Iterator[None]:
         box.config = config
 
 
+#: An agent run's model name and time limit unless its ``AgentOptions`` say otherwise.
+DEFAULT_MODEL, DEFAULT_TIMEOUT_S = "scripted", 300.0
+
+
+class AgentOptions(TypedDict, total=False):
+    """How one agent run goes, wherever it runs (``run_agent`` in a sandbox,
+    ``run_agent_in_image`` in a container, ``CLIAgentAdapter`` per turn): each key optional.
+
+    ``model``: the model name the agent asks for (``DEFAULT_MODEL``); ``timeout_s``: the
+    run's wall clock, its processes killed past it (``DEFAULT_TIMEOUT_S``); ``root``: where
+    the agents are installed (``agents_dir()``); ``extra_env``: more variables for the agent;
+    ``tools_url``: the env's tools as an MCP server on a host loopback port (a
+    ``HarnessMCPBridge``'s URL), given to the agent as MCP server ``env`` (its ``mcp_args``).
+    """
+
+    model: str
+    timeout_s: float
+    root: Path | None
+    extra_env: Mapping[str, str] | None
+    tools_url: str | None
+
+
 @dataclass
 class AgentRun:
     """What one agent run did: its exit, its output, the model calls it made."""
@@ -412,7 +437,7 @@ async def run_with_endpoint(
     *,
     env: Mapping[str, str] | None = None,
     ro_binds: Mapping[str, str] | None = None,
-    timeout_s: float = 300.0,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
     label: str = "",
     lift_address_space: bool = False,
     tools_url: str | None = None,
@@ -474,22 +499,26 @@ def launch(
     instruction: str,
     session_id: str,
     *,
-    model: str = "scripted",
-    root: Path | None = None,
-    extra_env: Mapping[str, str] | None = None,
     resume: bool = False,
-    tools_url: str | None = None,
     native: bool = False,
+    **options: Unpack[AgentOptions],
 ) -> Launch:
     """Agent ``name``'s run on ``instruction``, its API at ``http://127.0.0.1:PORT`` with key
-    ``session_id``; ``resume``: its ``resume_args``; ``tools_url``: its ``mcp_args`` naming
-    that URL's path on ``TOOLS_PORT``; ``native``: started without Node.js (its ``native``
-    program where it has one).
+    ``session_id``; ``resume``: its ``resume_args``; ``native``: started without Node.js
+    (its ``native`` program where it has one); ``options`` as ``AgentOptions`` says
+    (``timeout_s`` is the runner's).
 
     Raises:
+        TypeError: an option ``AgentOptions`` has not.
         ValidationFailed: an unknown or uninstalled agent, one that needs Node.js when
             ``native``, a resume or tools for one that cannot take them.
     """
+    unknown = sorted(set(options) - AgentOptions.__optional_keys__)
+    if unknown:  # what a keyword parameter would refuse
+        known = ", ".join(sorted(AgentOptions.__optional_keys__))
+        raise TypeError(f"unknown agent run option {unknown[0]!r}: use {known}")
+    model, root = options.get("model", DEFAULT_MODEL), options.get("root")
+    extra_env, tools_url = options.get("extra_env"), options.get("tools_url")
     agent = _agent(name)
     why = agent.missing(root)
     if why:
@@ -520,28 +549,21 @@ async def run_agent(
     capture: Any,
     session_id: str,
     *,
-    model: str = "scripted",
-    timeout_s: float = 300.0,
-    root: Path | None = None,
-    extra_env: Mapping[str, str] | None = None,
     resume: bool = False,
-    tools_url: str | None = None,
+    **options: Unpack[AgentOptions],
 ) -> AgentRun:
     """Run agent ``name`` on ``instruction`` in ``box``, its model calls going to capture
     session ``session_id`` of ``capture`` and nowhere else (``run_with_endpoint``);
-    ``model`` is the model name it asks for; ``resume``: go on with the agent's last
-    conversation in this sandbox (its ``resume_args``; ``ValidationFailed`` without);
-    ``tools_url``: the env's tools as an MCP server (a ``HarnessMCPBridge``'s URL), given
-    to the agent as MCP server ``env`` (its ``mcp_args``; ``ValidationFailed`` without).
+    ``resume``: go on with the agent's last conversation in this sandbox (its
+    ``resume_args``; ``ValidationFailed`` without); ``options`` (``model``, ``timeout_s``,
+    ``root``, ``extra_env``, ``tools_url``) as ``AgentOptions`` says, the same as
+    ``run_agent_in_image``'s.
 
     Raises:
         ValidationFailed: an unknown or uninstalled agent, or tools for one that takes none.
         SandboxUnavailable: as ``run_with_endpoint``.
     """
-    run = launch(
-        name, instruction, session_id, model=model, root=root, extra_env=extra_env, resume=resume,
-        tools_url=tools_url,
-    )  # fmt: skip
+    run = launch(name, instruction, session_id, resume=resume, **options)
     return await run_with_endpoint(
         box,
         run.argv,
@@ -549,10 +571,10 @@ async def run_agent(
         session_id,
         env=run.env,
         ro_binds=run.ro_binds,
-        timeout_s=timeout_s,
+        timeout_s=options.get("timeout_s", DEFAULT_TIMEOUT_S),
         label=name,
         lift_address_space=run.agent.lift_address_space,
-        tools_url=tools_url,
+        tools_url=options.get("tools_url"),
     )
 
 

@@ -30,25 +30,29 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 from .._exceptions import ProviderError
-from ._agents import _HOME, AgentRun, launch, relayed, ways_out
+from ._agents import _HOME, DEFAULT_TIMEOUT_S, AgentOptions, AgentRun, launch, relayed, ways_out
 
-__all__ = ["ImageAgentRun", "run_agent_in_image", "run_in_image"]
+__all__ = ["TASK_INSTRUCTION", "ImageAgentRun", "run_agent_in_image", "run_in_image"]
 
 _DRIVER = Path(__file__).with_name("_image_main.py")
 _INNER = "/run/openenv"
 #: The label each agent container carries (its value: the capture session's id).
 LABEL = "openenv.harness.session"
+#: An argument that the driver in the container replaces with the task's instruction.
+TASK_INSTRUCTION = "{instruction}"
 
 
 @dataclass
 class ImageAgentRun(AgentRun):
-    """An ``AgentRun`` in a container: also the task's ``reward`` and the sandbox level inside."""
+    """An ``AgentRun`` in a container: also the task's ``reward``, the verifier's detail
+    (``breakdown``) and the sandbox level inside."""
 
     reward: float | None = None
     level: str = ""
+    breakdown: dict[str, Any] | None = None
 
 
 def _container_run(client: Any, image: str, command: list[str], binds: dict[str, str], **kw: Any) -> Any:
@@ -82,12 +86,12 @@ async def run_in_image(
     *,
     env: Mapping[str, str] | None = None,
     ro_binds: Mapping[str, str] | None = None,
-    timeout_s: float = 300.0,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
     label: str = "",
     memory: str = "2g",
     tools_url: str | None = None,
 ) -> ImageAgentRun:
-    """Run ``argv`` (``"{instruction}"`` in it becomes the task's instruction) in a
+    """Run ``argv`` (an argument ``TASK_INSTRUCTION`` in it becomes the task's instruction) in a
     container of terminal env image ``image``, in a session reset to ``task_id``, its one
     way out ``http://127.0.0.1:PORT``: capture session ``session_id`` of ``capture``; with
     ``tools_url`` (an MCP server on a host loopback port: a ``HarnessMCPBridge``'s URL)
@@ -158,6 +162,7 @@ async def run_in_image(
         refused=list(endpoint.counts.refused),
         reward=done["reward"],
         level=done["level"],
+        breakdown=done.get("breakdown"),
     )
 
 
@@ -168,27 +173,23 @@ async def run_agent_in_image(
     capture: Any,
     session_id: str,
     *,
-    model: str = "scripted",
-    timeout_s: float = 300.0,
-    root: Path | None = None,
-    extra_env: Mapping[str, str] | None = None,
+    instruction: str = TASK_INSTRUCTION,
     memory: str = "2g",
-    tools_url: str | None = None,
+    **options: Unpack[AgentOptions],
 ) -> ImageAgentRun:
     """Run agent ``name`` on terminal task ``task_id`` in a container of image ``image``
     (``run_in_image``), its model calls going to capture session ``session_id`` only;
-    ``tools_url``: the env's tools as an MCP server (a ``HarnessMCPBridge``'s URL), given
-    to the agent as MCP server ``env`` (its ``mcp_args``), relayed into the container.
+    ``instruction``: what the agent is told (by default the task's own instruction);
+    ``options`` (``model``, ``timeout_s``, ``root``, ``extra_env``, ``tools_url``) as
+    ``AgentOptions`` says, the same as ``run_agent``'s: ``tools_url``'s MCP server is
+    relayed into the container.
 
     Raises:
         ValidationFailed: an unknown or uninstalled agent, one that needs Node.js, or
             tools for one that takes none.
         ProviderError: as ``run_in_image``.
     """
-    run = launch(
-        name, "{instruction}", session_id, model=model, root=root, extra_env=extra_env,
-        tools_url=tools_url, native=True,
-    )  # fmt: skip
+    run = launch(name, instruction, session_id, native=True, **options)
     return await run_in_image(
         image,
         run.argv,
@@ -197,8 +198,8 @@ async def run_agent_in_image(
         task_id,
         env=run.env,
         ro_binds=run.ro_binds,
-        timeout_s=timeout_s,
+        timeout_s=options.get("timeout_s", DEFAULT_TIMEOUT_S),
         label=name,
         memory=memory,
-        tools_url=tools_url,
+        tools_url=options.get("tools_url"),
     )
