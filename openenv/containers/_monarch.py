@@ -9,9 +9,10 @@ Nothing outlives the controller. Each replica runs under a host-side lease (the 
 is ``_monarch_host``, the guard ``_lease_guard``): a guard in the replica's process
 watches a lease file that the actor touches on every heartbeat, and its parent (the
 actor's process). When the file is older than ``lease_s`` or removed, or the actor's
-process is gone, the guard kills the replica's whole process group. The actor itself exits when no heartbeat came for ``lease_s``.
-So a Ctrl-C, an exception or a ``SIGKILL``ed controller all end with the replicas gone
-within ``lease_s`` plus a few seconds; ``close()`` ends them at once.
+process is gone, the guard kills the replica's whole process group. The actor itself
+exits when no heartbeat came for ``lease_s``. So a Ctrl-C, an exception or a
+``SIGKILL``ed controller all end with the replicas gone within ``lease_s`` plus a few
+seconds; ``close()`` ends them at once.
 
 Locally the hosts are Monarch's ``ProcessJob`` (``MonarchProvider(target, hosts=2)``);
 on a cluster pass the host mesh of a Slurm or Kubernetes job (``hosts=job.state().x``).
