@@ -12,7 +12,8 @@ from openenv._lazy import lazy_exports as _lazy_exports
 
 from ._base import CONTAINER_PORT, Provider, Replica, ReplicaBase, wait_healthy
 from ._build import DEFAULT_BASE_IMAGE, build_base, build_env_image
-from ._docker import ContainerInfo, DockerProvider, DockerReplica, containers, gc, gc_images, stop_container
+from ._docker import DockerProvider, DockerReplica
+from ._docker_admin import ContainerInfo, containers, gc, gc_images, stop_container
 from ._local import LocalProcessProvider, ProcessReplica
 from ._pool import PoolLease, ReplicaPool
 from ._runtime import ContainerProvider, LocalDockerProvider, ProviderHandle, RuntimeProvider

@@ -17,7 +17,7 @@ import docker.errors
 import pytest
 
 from openenv._exceptions import ProviderError
-from openenv.containers import DockerProvider, _docker, gc
+from openenv.containers import DockerProvider, _docker, containers, gc
 from openenv.containers._docker import LABEL_IMAGE, LABEL_MANAGED, LABEL_OWNER, docker_client, using_client
 from openenv.containers._network import ICC_OPTION, ISOLATED_NETWORK, network_id
 
@@ -331,7 +331,7 @@ def test_a_client_made_for_one_call_is_closed_and_a_given_one_is_not(monkeypatch
     monkeypatch.setattr(_docker, "docker_client", fresh)
     assert gc() == ["orphan"]
     assert [c.closed for c in made] == [True]
-    assert _docker.containers() == []
+    assert containers() == []
     assert [c.closed for c in made] == [True, True]
     given = FakeDockerClient()
     with using_client(given) as client:

@@ -39,7 +39,7 @@ from typing import Any
 import pytest
 
 from openenv._exceptions import ProviderError
-from openenv.containers._docker import _pid_alive
+from openenv.containers._docker_admin import pid_alive
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -213,7 +213,7 @@ def force_remove(client: Any, container_id: str) -> None:
 def _foreign_live_owner(container: Any) -> bool:
     """Owned by another process on this host that is still running (not ours to judge)."""
     host, _, pid = container.labels.get(OWNER, "").rpartition(":")
-    return host == socket.gethostname() and pid.isdigit() and int(pid) != os.getpid() and _pid_alive(int(pid))
+    return host == socket.gethostname() and pid.isdigit() and int(pid) != os.getpid() and pid_alive(int(pid))
 
 
 def _another_runs(container: Any) -> bool:

@@ -23,6 +23,8 @@ import os
 import socket
 from collections.abc import Mapping
 
+from openenv.containers._docker_admin import pid_alive
+
 OWNER_LABEL = "openenv.terminal.owner"
 PROC_LABEL = "openenv.terminal.owner-proc"
 
@@ -65,16 +67,6 @@ def owner_labels(token: str) -> dict[str, str]:
     }
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def owner_gone(labels: Mapping[str, str]) -> bool:
     """Whether the process that made the container with these labels is gone for certain
     (see the module); False whenever it cannot be told."""
@@ -95,6 +87,6 @@ def owner_gone(labels: Mapping[str, str]) -> bool:
 def process_gone(pid: int, start: str) -> bool:
     """No process ``pid`` in this PID namespace, or one that started at another time than
     ``start`` (clock ticks; "": not compared)."""
-    if not _alive(pid):
+    if not pid_alive(pid):
         return True
     return bool(start) and start_ticks(pid) not in ("", start)
