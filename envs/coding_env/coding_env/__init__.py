@@ -1,7 +1,9 @@
 """Coding environment. Clients import the models; the server imports ``CodingEnv``
 (loaded on first use, so a client never imports the sandbox or the task set)."""
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from openenv._lazy import lazy_exports
 
 from .models import MODELS, CodeAction, CodeObservation, CodeState, ExceptionInfo
 
@@ -10,10 +12,4 @@ if TYPE_CHECKING:
 
 __all__ = ["MODELS", "CodeAction", "CodeObservation", "CodeState", "CodingEnv", "ExceptionInfo"]
 
-
-def __getattr__(name: str) -> Any:
-    if name == "CodingEnv":
-        from .env import CodingEnv
-
-        return CodingEnv
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, {"CodingEnv": ".env"}, __all__)
