@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import math
 import random
 import string
 from collections.abc import Awaitable, Callable, Mapping
@@ -37,7 +38,8 @@ class _NullAgent(Agent):
 
 class RandomPolicy(Policy):
     """A random action each turn, drawn from the schema (seeded by the episode's seed):
-    a random text on a text env, else a random tool with random arguments."""
+    a random text on a text env, else a random tool with random arguments, each within
+    its field's enum, bounds and lengths."""
 
     name = "random"
 
@@ -62,8 +64,9 @@ class _RandomAgent(Agent):
         call = {"name": tool.name, "arguments": args}
         return Decision(self.actions.action_from_call(tool.name, args), tool_calls=[call])
 
-    def _text(self) -> str:
-        n = self.rng.randint(0, self.max_chars)
+    def _text(self, least: int = 0, most: int | None = None) -> str:
+        most = max(least, self.max_chars if most is None else min(most, max(least, self.max_chars)))
+        n = self.rng.randint(least, most)
         return "".join(self.rng.choice(string.ascii_letters + string.digits + " ") for _ in range(n))
 
     def _value(self, prop: Mapping[str, Any]) -> Any:
@@ -78,16 +81,35 @@ class _RandomAgent(Agent):
             options = [p for p in prop["anyOf"] if isinstance(p, Mapping) and p.get("type") != "null"]
             return self._value(options[0]) if options else None
         if kind == "integer":
-            return self.rng.randint(int(prop.get("minimum", 0)), int(prop.get("maximum", 10)))
+            lo, hi = _bounds(prop, 1, 10)
+            return self.rng.randint(math.ceil(lo), math.floor(hi))
         if kind == "number":
-            return self.rng.uniform(float(prop.get("minimum", 0.0)), float(prop.get("maximum", 1.0)))
+            lo, hi = _bounds(prop, 0, 1.0)
+            return self.rng.uniform(lo, hi)
         if kind == "boolean":
             return self.rng.random() < 0.5
         if kind == "array":
             return []
         if kind == "object":
             return {}
-        return self._text()
+        return self._text(int(prop.get("minLength", 0)), prop.get("maxLength"))
+
+
+def _bounds(prop: Mapping[str, Any], step: float, span: float) -> tuple[float, float]:
+    """The range a random number is drawn from: the schema's bounds (an exclusive bound
+    moved in by ``step``; 0 for a float, which ``uniform`` never quite reaches), else
+    ``span`` past the one bound given, else 0 to ``span``."""
+    lo = prop.get("minimum", prop.get("exclusiveMinimum"))
+    hi = prop.get("maximum", prop.get("exclusiveMaximum"))
+    if "minimum" not in prop and lo is not None:
+        lo += step
+    if "maximum" not in prop and hi is not None:
+        hi -= step
+    if lo is None:
+        lo = 0 if hi is None or hi >= 0 else hi - span
+    if hi is None:
+        hi = lo + span
+    return float(lo), float(max(lo, hi))
 
 
 class CallablePolicy(Policy):
