@@ -52,8 +52,8 @@ def test_null_stays_at_the_floor(tmp_path: Path, env: str) -> None:
 
 
 def test_a_task_without_a_solution_is_an_error_not_a_zero(tmp_path: Path) -> None:
-    results = run_eval(
-        EvalConfig(env=str(ROOT / "envs" / "echo_env"), policy="oracle", out=tmp_path, count=2)
+    results = run_eval(  # the arith env ships no reference solution
+        EvalConfig(env=str(ROOT / "envs" / "arith_env"), policy="oracle", out=tmp_path, count=2)
     )
     assert results["errors"] == 2
     assert results["scored_tasks"] == 0

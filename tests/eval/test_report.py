@@ -122,7 +122,7 @@ def test_a_run_of_errors_only_still_opens(tmp_path: Path, browser) -> None:
     from openenv.eval._report import write_report
 
     results = run_eval(
-        EvalConfig(env=str(ROOT / "envs" / "echo_env"), policy="oracle", out=tmp_path, count=2)
+        EvalConfig(env=str(ROOT / "envs" / "arith_env"), policy="oracle", out=tmp_path, count=2)
     )
     assert results["mean_reward"] is None
     assert results["errors"] == 2

@@ -217,7 +217,8 @@ def test_the_progress_line_counts_and_estimates() -> None:
 
 
 def test_a_run_with_errors_exits_1_and_says_so(tmp_path: Path) -> None:
-    proc = _cli(ECHO, "-p", "oracle", "-o", str(tmp_path), "--count", "2", "--no-progress")
+    arith = str(ROOT / "envs" / "arith_env")  # it ships no reference solution: each episode errs
+    proc = _cli(arith, "-p", "oracle", "-o", str(tmp_path), "--count", "2", "--no-progress")
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 1, err
     assert "2 episodes, 2 errors; mean reward - (95% CI -)" in out
