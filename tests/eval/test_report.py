@@ -5,6 +5,7 @@ no console error, and every figure it draws equals ``results.json``."""
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -42,6 +43,18 @@ def browser():
         yield chromium
 
 
+def _histogram(rewards: list[float], bins: int = 10) -> list[int]:
+    """The counts the report's histogram should draw: equal bins from the lowest reward
+    to the highest (a range of 1 around a single value), the highest in the last bin."""
+    lo, hi = min(rewards), max(rewards)
+    if hi == lo:
+        lo, hi = lo - 0.5, hi + 0.5
+    counts = [0] * bins
+    for r in rewards:
+        counts[min(bins - 1, math.floor((r - lo) / (hi - lo) * bins))] += 1
+    return counts
+
+
 def _open(browser, path: Path):
     page = browser.new_page()
     problems: list[str] = []
@@ -76,6 +89,25 @@ def test_report_opens_offline_without_errors_and_shows_the_results(run_dir: Path
         assert cards["CI95 high"] == pytest.approx(results["reward_ci95"][1])
         for k, value in results["pass_at_k"].items():
             assert cards[f"pass@{k}"] == pytest.approx(value)
+        # what the reader sees: each card's text is its figure, rounded as shown
+        figures = {
+            "tasks": (results["tasks"], 0),
+            "episodes": (results["episodes"], 0),
+            "errors": (results["errors"], 0),
+            "mean reward": (results["mean_reward"], 3),
+            "CI95 low": (results["reward_ci95"][0], 3),
+            "CI95 high": (results["reward_ci95"][1], 3),
+            "policy time (s)": (results["policy_s"], 2),
+            "env time (s)": (results["env_s"], 2),
+            **{f"pass@{k}": (v, 3) for k, v in results["pass_at_k"].items()},
+        }
+        seen = {
+            e.get_attribute("data-metric"): e.query_selector("b").inner_text()
+            for e in page.query_selector_all("[data-metric]")
+        }
+        for name, (value, digits) in figures.items():
+            assert "." in seen[name] if digits else seen[name].isdigit(), (name, seen[name])
+            assert float(seen[name]) == pytest.approx(value, abs=0.5 * 10**-digits + 1e-9), name
         points = {
             int(e.get_attribute("data-k")): float(e.get_attribute("data-value"))
             for e in page.query_selector_all("#passk circle.point")
@@ -83,6 +115,7 @@ def test_report_opens_offline_without_errors_and_shows_the_results(run_dir: Path
         assert points == pytest.approx({int(k): v for k, v in results["pass_at_k"].items()})
         bars = [int(e.get_attribute("data-value")) for e in page.query_selector_all("#hist rect.bar")]
         assert sum(bars) == len(results["rewards"]) == 18
+        assert bars == _histogram(results["rewards"])  # ten equal bins from the lowest reward to the highest
         rows = page.query_selector_all("#tasks tbody tr")
         assert len(rows) == len(results["per_task"])
         shown = {
@@ -92,6 +125,11 @@ def test_report_opens_offline_without_errors_and_shows_the_results(run_dir: Path
             for r in rows
         }
         assert shown == pytest.approx({t["task_id"]: t["mean_reward"] for t in results["per_task"]})
+        seen_rows = {
+            r.get_attribute("data-task"): float(r.query_selector("td[data-key=mean_reward]").inner_text())
+            for r in rows
+        }
+        assert seen_rows == pytest.approx(shown, abs=5e-4)  # the text shown, to three places
         # sortable: a click on "mean reward" orders the rows by it, a second click reverses
         page.click("#tasks th[data-key=mean_reward]")
         values = [
