@@ -19,7 +19,7 @@ the Task API, and upstream's ``run_rollout`` / ``list_tasks`` tools answered as
 capture's token ids). Needs the terminal env package (``openenv-terminal-env``).
 """
 
-from .._lazy import lazy_exports
+from .._lazy import lazy_exports as _lazy_exports
 
 _LAZY = {
     "HarborEnvironment": ".environment",
@@ -36,7 +36,7 @@ _LAZY = {
 
 __all__ = sorted(_LAZY)
 
-__getattr__, __dir__ = lazy_exports(
+__getattr__, __dir__ = _lazy_exports(
     __name__,
     _LAZY,
     __all__,

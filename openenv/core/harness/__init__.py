@@ -3,7 +3,7 @@ adapters among them. Env tools reach an agent over MCP through ``openenv.harness
 (a ``ToolSource``, not upstream's FastMCP server): upstream's ``HarnessMCPBridge``,
 ``build_bridge_server`` (FastMCP) and ``HarnessProcess`` are not provided."""
 
-from ..._lazy import lazy_exports
+from ..._lazy import lazy_exports as _lazy_exports
 from ...harness import resolve_env_reward as _resolve_env_reward  # noqa: F401 (upstream's private name)
 
 __all__ = """RESERVED_TOOL_NAMES AgenticHarnessAdapter CLIHarnessAdapter HarnessAction HarnessAdapter
@@ -14,7 +14,7 @@ ModelStepResult ResourceSession ResourceSessionFactory RolloutEvent SessionMCPBr
 ToolResult ToolTraceEntry TraceEntry VerifyResult build_harness_rollout_func events_to_metadata
 resolve_env_reward resolve_tool_conflicts""".split()  # noqa: SIM905
 _GONE = "FastMCP servers are not bridged here: openenv.harness.HarnessMCPBridge serves a ToolSource"
-__getattr__, __dir__ = lazy_exports(
+__getattr__, __dir__ = _lazy_exports(
     __name__,
     dict.fromkeys(__all__, "openenv.harness"),
     __all__,
