@@ -181,3 +181,4 @@ def test_local_policy_samples_in_process_with_token_ids(tmp_path: Path) -> None:
         assert turn.token_ids
         assert len(turn.token_ids) == len(turn.logprobs or []) <= 4
         assert set(turn.action or {}) == {"answer"}
+        assert set(t.reward_breakdown) == {"format", "digits", "exact"}  # the env's own, kept
