@@ -45,6 +45,19 @@ def flaky(observation: dict[str, Any], episode: Any) -> dict[str, Any]:
     return {"message": "abcdefghij"}
 
 
+#: (seed, sample) -> when each attempt of ``flaky_timed`` was called (time.monotonic()).
+attempts_at: dict[tuple[int, int], list[float]] = {}
+
+
+def flaky_timed(observation: dict[str, Any], episode: Any) -> dict[str, Any]:
+    """``flaky`` that notes when each attempt was made (the backoff between them)."""
+    key = (episode.seed, episode.sample)
+    attempts_at.setdefault(key, []).append(time.monotonic())
+    if len(attempts_at[key]) <= 2:
+        raise ConnectionError(f"model server went away ({len(attempts_at[key])})")
+    return {"message": "abcdefghij"}
+
+
 def broken(observation: dict[str, Any], episode: Any) -> dict[str, Any]:
     """Always a bug: not transient."""
     raise KeyError("no such field")

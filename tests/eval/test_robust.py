@@ -33,6 +33,28 @@ def test_transient_errors_are_retried_and_counted(tmp_path: Path) -> None:
         assert (t.retries, t.attempts, t.status, t.reward) == (2, 3, "truncated", pytest.approx(1.0))
 
 
+def test_each_retry_waits_a_doubling_backoff(tmp_path: Path) -> None:
+    from . import _policies
+
+    _policies.attempts_at.clear()
+    results = run_eval(
+        EvalConfig(
+            env=ECHO,
+            policy="python:tests.eval._policies:flaky_timed",
+            out=tmp_path,
+            count=1,
+            max_turns=1,
+            backoff_s=0.1,
+        )
+    )
+    assert (results["errors"], results["retries"]) == (0, 2)
+    [times] = _policies.attempts_at.values()
+    assert len(times) == 3
+    first, second = times[1] - times[0], times[2] - times[1]
+    assert first >= 0.1  # backoff_s
+    assert second >= 0.2  # then twice that
+
+
 def test_a_transient_error_that_persists_becomes_an_error(tmp_path: Path) -> None:
     results = run_eval(
         EvalConfig(
