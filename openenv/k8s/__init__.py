@@ -15,7 +15,7 @@ from ._pool import UrlPool
 from ._remote import RemoteReplica, resolve
 
 if _typing.TYPE_CHECKING:
-    from ._apinned import PinnedAsyncClient
+    from ._pinned_async import PinnedAsyncClient
 
 __all__ = [
     "PORT",
@@ -31,4 +31,4 @@ __all__ = [
 ]
 
 
-__getattr__, __dir__ = _lazy_exports(__name__, {"PinnedAsyncClient": "._apinned"}, __all__)
+__getattr__, __dir__ = _lazy_exports(__name__, {"PinnedAsyncClient": "._pinned_async"}, __all__)

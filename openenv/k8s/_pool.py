@@ -137,7 +137,7 @@ class UrlPool(ReplicaPool):
         **kwargs: Any,
     ) -> AsyncEnvClient[ActT, ObsT, StateT]:
         """``client()`` for ``AsyncEnvClient``: the same lease, routing and ``ReplicaLost``."""
-        from ._apinned import PinnedAsyncClient
+        from ._pinned_async import PinnedAsyncClient
 
         if self.service and time.monotonic() - self._refreshed_at > self.refresh_s:
             await asyncio.to_thread(self.refresh)
