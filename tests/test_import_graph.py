@@ -43,7 +43,8 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "policy": frozenset({"base", "train"}),
     "eval": frozenset({"base", "client", "containers", "hub", "server", "policy", "rewards", "harness"}),
     "agentrl": frozenset({"base", "client", "capture", "server", "train", "policy"}),
-    "authoring": frozenset({"base", "containers", "server", "eval"}),  # the build recipe; an env class
+    # the build recipe; an env class; the oracle's plan a manifest names
+    "authoring": frozenset({"base", "containers", "server", "eval", "policy"}),
     "cli": frozenset(
         {"base", "authoring", "capture", "containers", "eval", "hub", "k8s", "mcp", "policy", "sandbox"}
         | {"server", "train", "catalog", "verifiers", "agentrl"}

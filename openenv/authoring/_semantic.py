@@ -18,8 +18,10 @@ from typing import Any
 from .._vmanifest import ValidationBlock
 from ._checks import Context
 from ._hacking import PY, READ_PROBES, ProbeResult, action_kind, list_tasks, run_probes
+from ._oracle_plan import declare_plan
 from ._play import play
 from ._policy import NOT_APPLICABLE, CheckStatus
+from ._probes_browser import PAGE, PageFindings, page_actions, page_tasks, run_page_probes
 from ._probes_text import TEXT, VIEW_PROBES, TextFindings, run_text_probes, text_field
 from ._semantic_replay import SecondServer, canary_floor, graded_again, verifier_portability
 from ._vreport import Results
@@ -35,19 +37,24 @@ _WHERE = {
 }
 
 
-def _play_oracle(ctx: Context, count: int | None, turns: int, timeout_s: float) -> tuple[list[Any], int, int]:
+def _play_oracle(
+    ctx: Context, count: int | None, turns: int, timeout_s: float, planned: bool = False
+) -> tuple[list[Any], int, int]:
     """The oracle on those of the first ``count`` tasks (None: every task) whose data
     names a reference solution (a ``solution``, a Harbor ``path``: what
-    ``openenv.policy.OraclePolicy`` plays), in chunks until ``ORACLE_BUDGET_S`` has
-    passed; returns its trajectories, how many tasks were left, and how many tasks
-    there were."""
+    ``openenv.policy.OraclePolicy`` plays), or on every one of them where the manifest
+    names a plan (``planned``: the plan says per task whether it has a solution), in
+    chunks until ``ORACLE_BUDGET_S`` has passed; returns its trajectories, how many
+    tasks were left, and how many tasks there were."""
     from ..eval._env import EnvHandle
     from ..eval._tasks import TaskSelection, select_tasks
 
     env = EnvHandle(ctx.url, ctx.url, headers=dict(ctx.headers))
     tasks = select_tasks(env, TaskSelection(None, (), count))
     ids = [
-        t.id for t in tasks if isinstance(t.data.get("solution"), str) or isinstance(t.data.get("path"), str)
+        t.id
+        for t in tasks
+        if planned or isinstance(t.data.get("solution"), str) or isinstance(t.data.get("path"), str)
     ]
     out: list[Any] = []
     start = time.monotonic()
@@ -106,7 +113,8 @@ def run_semantic(
         timeout_s = block.resources.episode_timeout_s if block else 600.0
         horizon = declared_steps(ctx)
         turns = horizon + 1 if horizon else 30
-        oracle, unplayed, listed = _play_oracle(ctx, oracle_tasks, turns, timeout_s)
+        plan, plan_error = declare_plan(ctx, block)
+        oracle, unplayed, listed = _play_oracle(ctx, oracle_tasks, turns, timeout_s, plan is not None)
         runs = {"oracle": oracle}
         runs.update(
             (p, play(ctx.url, p, count=tasks, max_turns=turns, episode_timeout_s=timeout_s))
@@ -114,8 +122,14 @@ def run_semantic(
         )
         kind = action_kind(ctx.schema["action"]) if ctx.schema else None
         text = _text_findings(ctx, kind, block, probe_tasks)
+        action = (ctx.schema or {}).get("action", {})
+        pages = (
+            run_page_probes(ctx, page_tasks(ctx, probe_tasks))
+            if kind is None and text is None and page_actions(action) and probe_tasks > 0
+            else None
+        )
         if block is not None:
-            _oracle_max(runs["oracle"], unplayed, listed, block, results, text)
+            _oracle_max(runs["oracle"], unplayed, listed, block, results, text, (plan, plan_error))
             _floor_gap(runs["null"], runs["random"], block, results)
             _envelope(runs, block, horizon, results)
         again = _replay(ctx, runs["random"], block, tasks, turns, timeout_s, results)
@@ -136,9 +150,9 @@ def run_semantic(
         if kind is not None and probe_tasks > 0:
             results.start()
             probes = run_probes(ctx, kind, list_tasks(ctx, probe_tasks))
-        answers = kind is not None or text_field((ctx.schema or {}).get("action", {})) is not None
-        _hacking(kind, probes, results, text, answers)
-        _leakage(ctx, probes, results, text)
+        answers = kind is not None or text_field(action) is not None or page_actions(action)
+        _hacking(kind, probes, results, text, answers, pages)
+        _leakage(ctx, probes, results, text, pages)
         return probes
 
 
@@ -194,8 +208,11 @@ def _oracle_max(
     block: ValidationBlock,
     results: Results,
     text: TextFindings | None = None,
+    plan: tuple[str | None, str | None] = (None, None),
 ) -> None:
+    """``plan``: the location of the plan the manifest names, and why it did not load."""
     high, tol = block.reward.range[1], block.reward.oracle_tolerance
+    location, plan_error = plan
     played = _playable(trajs)
     if not played and text is not None and text.revealed:
         _revealed_max(text, high, tol, results)
@@ -214,10 +231,11 @@ def _oracle_max(
         results.add(
             "semantic.oracle_max",
             status,
-            [reason, *_unplayed(trajs)],
+            [reason, *([plan_error] if plan_error else []), *_unplayed(trajs)],
             remediation="ship solution/solve.sh (Harbor) or a solution field in each task's data",
         )
         return
+    none = sum(t.status == "error" and NO_SOLUTION in str(t.error) for t in trajs) if location else 0
     low = [
         f"task {t.task_id}: the reference solution scored {t.reward} "
         f"({t.status}{': ' + str(t.error)[:80] if t.error else ''})"
@@ -230,8 +248,14 @@ def _oracle_max(
         (
             low
             or [
-                f"{len(played)} of {listed} task(s) ship a reference solution: each reached {high} "
-                f"(tolerance {tol})"
+                f"{len(played)} of {listed} task(s) "
+                + (
+                    f"have a reference solution in the plan {location}"
+                    if location
+                    else "ship a reference solution"
+                )
+                + f": each reached {high} (tolerance {tol})"
+                + (f"; the plan has none for the other {none}" if none else "")
             ]
         )
         + _unplayed(trajs)
@@ -406,8 +430,9 @@ def _hacking(
     results: Results,
     text: TextFindings | None = None,
     answers: bool = True,
+    pages: PageFindings | None = None,
 ) -> None:
-    """``answers``: the actions run code or commands, or take a text answer."""
+    """``answers``: the actions run code or commands, take a text answer, or drive a page."""
     if not answers:
         results.add(
             "semantic.reward_hacking",
@@ -418,6 +443,8 @@ def _hacking(
         return
     if text is not None:
         kind, probes = TEXT, text.probes
+    elif pages is not None:
+        kind, probes = PAGE, pages.probes
     if kind is None or probes is None:
         results.add("semantic.reward_hacking", CheckStatus.SKIP, "not run: probe_tasks is 0")
         return
@@ -443,6 +470,9 @@ def _hacking(
             "refuse answers of another type or past the schema's length, give no reward after done, and "
             "match the answer itself rather than test that it contains the expected one"
             if kind == TEXT
+            else "refuse navigation but to http(s) task pages, never put typed text into markup, and read "
+            "the score only from the task's own page as the env loaded it"
+            if kind == PAGE
             else "grade in a process and folder the submitted code cannot reach; compare results by "
             "value in the grader, not with the submission's own objects (docs/sandbox.md)"
         ),
@@ -455,7 +485,11 @@ def _hacking(
 
 
 def _leakage(
-    ctx: Context, probes: list[ProbeResult] | None, results: Results, text: TextFindings | None
+    ctx: Context,
+    probes: list[ProbeResult] | None,
+    results: Results,
+    text: TextFindings | None,
+    pages: PageFindings | None = None,
 ) -> None:
     from ._hacking import list_tasks as tasks_of
 
@@ -481,7 +515,8 @@ def _leakage(
         if p.probe in READ_PROBES + VIEW_PROBES and p.hacked
     ]
     problems += text.early_reveals if text else []
-    if not checked and probes is None and text is None:
+    problems += pages.leaks if pages else []
+    if not checked and probes is None and text is None and pages is None:
         results.add(
             "semantic.no_solution_leakage",
             CheckStatus.SKIP,
@@ -494,6 +529,12 @@ def _leakage(
     elif text is not None:
         views = sum(p.probe in VIEW_PROBES for p in text.probes)
         how = f"no value the env shows before the answer ({views} task(s) probed) scores as the answer"
+    elif pages is not None:
+        how = (
+            f"none of the {pages.observations} observations shown before an episode ended (the page "
+            "probes' episodes) carries a reward, done, a key naming the expected answer, or the page's "
+            "reward display"
+        )
     else:
         how = "no code actions"
     results.add(

@@ -8,7 +8,7 @@
   (``capabilities.canaries``: a package-relative JSON-lines file, one
   ``{"name", "reset", "actions"}`` object a line: known-bad attempts, each the reset's
   data and the actions to send) are replayed; each must end at the floor
-  (``range[0] + floor_margin``) or below.
+  (``range[0] + floor_margin``, or 0 where the range runs below zero) or below.
 """
 
 from __future__ import annotations
@@ -181,11 +181,19 @@ def canary_floor(
     _judge_canaries(block, played, "declared", "(or, if the canary is wrong, fix " + declared + ")", results)
 
 
+def canary_ceiling(block: ValidationBlock) -> float:
+    """The most a canary may score: ``range[0] + floor_margin``; where the range runs below
+    zero (a penalty for a wrong answer, as MiniWoB's -1), no reward (0): an attempt that
+    answers nothing gets that, and a known-bad one must not get more."""
+    low = block.reward.range[0] + block.reward.floor_margin
+    return max(low, 0.0) if block.reward.range[0] < 0.0 <= block.reward.range[1] else low
+
+
 def _judge_canaries(
     block: ValidationBlock, played: list[tuple[str, float | None]], how: str, fix: str, results: Results
 ) -> None:
     """Each canary's reward (None: the env refused it, which holds) at the floor or below."""
-    floor = block.reward.range[0] + block.reward.floor_margin
+    floor = canary_ceiling(block)
     lines: list[str] = []
     over: list[str] = []
     for name, reward in played:

@@ -42,25 +42,33 @@ def _caught(report, check_id: str, evidence: str) -> None:
 @pytest.mark.parametrize("env", ["echo_env", "arith_env"])
 def test_every_level_gives_each_check_id_a_pass_or_a_declared_na(env):
     """Every level on echo and arith: each check id a PASS, or N/A where the manifest
-    declares it cannot apply (no rubric tree, no task_distribution, no oracle)."""
+    declares it cannot apply (no rubric tree, no task_distribution; arith: no oracle)."""
     report = every_level_report(REPO / "envs" / env)  # shared with test_validate_upstream
     assert report.verdict is not Verdict.FAIL, report.render()
     _accounted(report, Level.STATISTICAL)
-    assert set(report.not_applicable) == {
+    declared = {
         "static.task_distribution_pinning",
         "runtime.rubric_introspectable",
         "runtime.reward_attribution",
-        "statistical.reward_reachability",
     }
+    if env == "arith_env":  # no capabilities.oracle: arith names its answer at the end instead
+        declared.add("statistical.reward_reachability")
+    assert set(report.not_applicable) == declared
     for r in report.results:
-        assert r.status in (CheckStatus.PASS, CheckStatus.SKIP), report.render()
-        assert r.status is CheckStatus.PASS or r.evidence, f"{r.check_id} skipped without a reason"
-        # no SKIP but echo's oracle_max: echo ships no answer and names none (arith names it at the end)
-        na = (env, r.check_id) == ("echo_env", "semantic.oracle_max")
-        assert r.status is CheckStatus.PASS or na, report.render()
+        assert r.status is CheckStatus.PASS, report.render()  # no SKIP, not even a not-applicable one
     oracle = report.get("semantic.oracle_max").evidence[0]
-    shown = NOT_APPLICABLE if env == "echo_env" else "the reference answer of each of 1 task"
-    assert oracle.startswith(shown), oracle
+    if env == "echo_env":  # the plan its manifest names: the longest message, 6553.6
+        assert oracle == (
+            "10 of 10 task(s) have a reference solution in the plan oracle.py:reference_plan: "
+            "each reached 6553.6 (tolerance 0.0)"
+        ), oracle
+        assert (
+            report.get("statistical.reward_reachability")
+            .evidence[0]
+            .startswith("4 of 4 task(s) with a reference solution reached 6553.6")
+        )
+    else:
+        assert oracle.startswith("the reference answer of each of 1 task"), oracle
     hacking = report.get("semantic.reward_hacking").evidence
     assert hacking[0].endswith("probe episodes (text): none scored above an honest wrong answer"), hacking
     probed = {line.split(": ")[1].split(" on ")[0] for line in hacking[1:]}
