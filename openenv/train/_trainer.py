@@ -161,7 +161,7 @@ def _step(
 ) -> dict[str, Any]:
     """Roll out, score and train one step; its metrics row."""
     t0 = time.perf_counter()
-    episodes, sync_s = rollouts.get(step)
+    episodes, sync_s = rollouts.episodes_of(step)
     t1, t2 = t0 + sync_s, time.perf_counter()
     row = _score(cfg, step, episodes)
     fresh, stale = split_stale(episodes, step, cfg.max_staleness)
@@ -236,7 +236,7 @@ class _Rollouts:
     async def _wait(self, task: asyncio.Task[list[Episode]]) -> list[Episode]:
         return await task
 
-    def get(self, step: int) -> tuple[list[Episode], float]:
+    def episodes_of(self, step: int) -> tuple[list[Episode], float]:
         """The episodes of ``step`` and the seconds spent sending weights."""
         sync_s = self._start(step, step) if step not in self.pending else 0.0
         result = self.pending.pop(step)
