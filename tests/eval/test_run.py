@@ -180,6 +180,9 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
         ECHO, "-p", f"openai:m?base_url=http://127.0.0.1:{port}/v1", "-o", out, env={"OPENAI_API_KEY": "k"}
     )
     assert "cannot reach the model server" in line
+    url = f"http://127.0.0.1:{port}"  # an env URL nobody answers
+    assert f"no env server answers at {url}" in _one_line_exit_2(url, "-p", "null", "-o", out)
+    assert not Path(out).exists()  # refused before anything was written
 
 
 def test_an_env_by_url(tmp_path: Path) -> None:
