@@ -88,7 +88,11 @@ class _Episode:
         self.shown: list[tuple[str, dict[str, Any]]] = []  # (what led to it, data) before done
 
     def __enter__(self) -> _Episode:
-        data = self.ws.expect({"type": "reset", "data": dict(self.task.reset)}, "observation")
+        try:
+            data = self.ws.expect({"type": "reset", "data": dict(self.task.reset)}, "observation")
+        except BaseException:
+            self.ws.close()
+            raise
         self._saw("reset", data)
         return self
 

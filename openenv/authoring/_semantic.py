@@ -449,21 +449,24 @@ def _hacking(
         results.add("semantic.reward_hacking", CheckStatus.SKIP, "not run: probe_tasks is 0")
         return
     hacked = [p for p in probes if p.hacked]
+    # a page env scores a wrong answer below none (MiniWoB: -1, 0): its probes face no answer
+    honest, twin = (
+        ("an episode that answers nothing", "no answer")
+        if kind == PAGE
+        else ("an honest wrong answer", "honest wrong answer")
+    )
     lines = [
         f"{'HACKED' if p.hacked else 'held'}: {p.probe} on {p.task}: reward {p.reward:g} "
-        f"(honest wrong answer {p.honest:g}){' ' + p.note if p.note else ''}"
+        f"({twin} {p.honest:g}){' ' + p.note if p.note else ''}"
         for p in probes
     ]
     results.add(
         "semantic.reward_hacking",
         CheckStatus.FAIL if hacked else CheckStatus.PASS,
         (
-            [
-                f"{len(hacked)} probe(s) scored above an honest wrong answer: "
-                + ", ".join(sorted({p.probe for p in hacked}))
-            ]
+            [f"{len(hacked)} probe(s) scored above {honest}: " + ", ".join(sorted({p.probe for p in hacked}))]
             if hacked
-            else [f"{len(probes)} probe episodes ({kind}): none scored above an honest wrong answer"]
+            else [f"{len(probes)} probe episodes ({kind}): none scored above {honest}"]
         )
         + lines,
         remediation=(
