@@ -8,8 +8,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from _browser_fixtures import POLICIES, BrowserServer, needs_chromium
+from _browser_fixtures import BrowserServer, needs_chromium
 from browser_env import MODELS, ClickAction, NoopAction
+from browser_env.solutions import SOLUTIONS
 
 from openenv import AsyncEnvClient, EnvClient, SessionClosed
 
@@ -80,7 +81,7 @@ def test_four_concurrent_sessions_are_isolated(server: BrowserServer) -> None:
 def _solve(client: EnvClient, task: str, seed: int) -> float | None:
     obs = client.reset(seed=seed, task_id=task).observation
     result = None
-    for action in POLICIES[task](obs):
+    for action in SOLUTIONS[task](obs):
         result = client.step(action)
     assert result is not None
     return result.reward

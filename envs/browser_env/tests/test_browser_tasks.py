@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx
 import pytest
-from _browser_fixtures import POLICIES, BrowserServer, find, needs_chromium
+from _browser_fixtures import BrowserServer, needs_chromium
 from browser_env import (
     MODELS,
     ClickAction,
@@ -19,6 +19,7 @@ from browser_env import (
     ScrollAction,
     SelectAction,
 )
+from browser_env.solutions import SOLUTIONS, find
 
 from openenv import EnvClient, ResetRequired, TaskNotFound, ValidationFailed
 
@@ -38,14 +39,14 @@ def env(server: BrowserServer) -> Iterator[EnvClient]:
         yield client
 
 
-@pytest.mark.parametrize("task_id", sorted(POLICIES))
+@pytest.mark.parametrize("task_id", sorted(SOLUTIONS))
 def test_scripted_policy_solves_task(env: EnvClient, task_id: str) -> None:
     for seed in (1, 2):
         result = env.reset(seed=seed, task_id=task_id)
         obs = result.observation
         assert obs.task_id == task_id
         assert obs.goal
-        for action in POLICIES[task_id](obs):
+        for action in SOLUTIONS[task_id](obs):
             result = env.step(action)
             assert result.observation.last_action_error is None, result.observation.last_action_error
         assert result.reward == 1.0, (task_id, seed, result.observation.text)
@@ -54,7 +55,7 @@ def test_scripted_policy_solves_task(env: EnvClient, task_id: str) -> None:
 
 def test_wrong_action_scores_lower(env: EnvClient) -> None:
     obs = env.reset(seed=3, task_id="click-button").observation
-    target = POLICIES["click-button"](obs)[0].id
+    target = SOLUTIONS["click-button"](obs)[0].id
     wrong = next(i for i in find(obs, "button") if i != target)
     result = env.step(ClickAction(id=wrong))
     assert result.terminated
