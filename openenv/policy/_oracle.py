@@ -7,8 +7,7 @@ first ``SolutionSource`` that knows it:
   submit the reference code;
 * ``path`` of a Harbor task folder with ``solution/solve.sh`` readable here (the
   terminal env; the env served from a folder or an installed name on this machine):
-  run the script in the session's shell, then submit.
-
+  run the script in the session's shell, then submit;
 * a plan the env's manifest names (``validation.capabilities.oracle``, ``form:
   script``, ``location: MODULE:FUNCTION`` or ``FILE.py:FUNCTION`` relative to the
   ``openenv.yaml``): ``plan(first_observation) -> actions`` (None: no solution for
@@ -75,7 +74,7 @@ def harbor_solution(episode: Episode) -> list[dict[str, Any]] | None:
 
 
 def declared_plan(episode: Episode) -> Plan | None:
-    """The plan the env's manifest names (``_declared.plan_for``), for every task."""
+    """The plan the env's manifest names (``plan_for``), for every task."""
     return plan_for(episode.env)
 
 
