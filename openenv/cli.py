@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -70,8 +71,6 @@ def _import_from_cwd(target: str | None = None) -> None:
     ``uvicorn.py`` or ``json.py`` there never shadows what the CLI imports. Other targets
     (an env folder, an installed name, a URL, an image) add nothing here: a folder is
     added, after the installed packages, by the server's loader itself."""
-    import os
-
     if target is not None and (
         ":" not in target or target.startswith(("gym:", "http://", "https://")) or os.path.isdir(target)
     ):
@@ -82,6 +81,10 @@ def _import_from_cwd(target: str | None = None) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if os.environ.get("OPENENV_LEASE"):  # a Monarch replica: it ends with its host's lease
+        from .containers._lease_guard import hold_from_env
+
+        hold_from_env()
     rest = list(sys.argv[1:] if argv is None else argv)
     if rest[:1] == ["eval"]:  # imports a target (its own parser decides which)
         _import_from_cwd()

@@ -58,10 +58,7 @@ def gc_images(*, task: str | None = None, client: Any = None) -> list[str]:
     with using_client(client) as client:  # the docker SDK (or MissingExtra naming it) first
         import docker.errors
 
-        used = {
-            c.attrs.get("Image")
-            for c in client.containers.list(all=True, ignore_removed=True)
-        }
+        used = {c.attrs.get("Image") for c in client.containers.list(all=True, ignore_removed=True)}
         removed: list[str] = []
         label = LABEL_TASK_IMAGE if task is None else f"{LABEL_TASK_IMAGE}={task}"
         for image in client.images.list(filters={"label": label}):

@@ -1,31 +1,30 @@
-"""The lease guard a Monarch replica runs under.
+"""The lease a Monarch replica serves under.
 
-    python -m openenv.containers._lease_guard LEASE_FILE LEASE_S serve TARGET ...
-
-runs ``openenv serve TARGET ...`` in this process, beside a thread that ends this
-process group (the server and any workers of it) when the lease file is older than
-``LEASE_S`` seconds or gone, or when this process's parent (the host actor's process)
-is gone: SIGTERM, then SIGKILL ``KILL_GRACE_S`` later. The host actor touches the file
-on every heartbeat (``_monarch_host.ReplicaHost``), so a replica never outlives the
-host that leased it. The replica is started in a session of its own, so the group is
-the replica's alone.
+The host actor (``_monarch_host.ReplicaHost``) starts each replica as ``python -m
+openenv serve TARGET ...`` in a session of its own, with ``OPENENV_LEASE`` set to
+``LEASE_FILE:LEASE_S``; ``openenv``'s ``main`` then calls ``hold_from_env()`` before the
+command runs. A thread of the replica's process watches the lease file and the
+process's parent (the actor's process): when the file is older than ``LEASE_S`` seconds
+or gone, or the parent is gone, it ends the replica's process group (the server and
+any workers of it): SIGTERM, then SIGKILL ``KILL_GRACE_S`` later. The actor touches
+the file on every heartbeat, so a replica never outlives the host that leased it.
 """
 
 from __future__ import annotations
 
 import os
 import signal
-import sys
 import threading
 import time
-from collections.abc import Sequence
 
+#: ``LEASE_FILE:LEASE_S``, set by the host actor for the replica it starts.
+LEASE_ENV = "OPENENV_LEASE"
 #: Seconds between looks at the lease and the parent.
 POLL_S = 0.25
 #: Seconds between the group's SIGTERM and its SIGKILL.
 KILL_GRACE_S = 3.0
 
-__all__ = ["lease_age", "main"]
+__all__ = ["LEASE_ENV", "hold", "hold_from_env", "lease_age"]
 
 
 def lease_age(path: str) -> float:
@@ -45,18 +44,20 @@ def _watch(lease: str, lease_s: float, parent: int) -> None:
             os.killpg(0, signal.SIGKILL)
 
 
-def main(argv: Sequence[str]) -> int:
-    """``argv``: the lease file, its seconds, then the ``openenv`` command to run."""
-    lease, lease_s, command = argv[0], float(argv[1]), list(argv[2:])
+def hold(lease: str, lease_s: float) -> threading.Thread:
+    """Watch ``lease`` and this process's parent from now on (see the module)."""
     watcher = threading.Thread(
-        target=_watch, args=(lease, lease_s, os.getppid()), daemon=True, name="openenv-lease-guard"
+        target=_watch, args=(lease, lease_s, os.getppid()), daemon=True, name="openenv-lease"
     )
     watcher.start()
-    sys.argv = ["openenv", *command]
-    from openenv.cli import main as openenv_main
-
-    return openenv_main(command)
+    return watcher
 
 
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+def hold_from_env() -> threading.Thread | None:
+    """``hold`` the lease ``OPENENV_LEASE`` names, taken out of the environment (the
+    server's own children are in its group already); None when it is not set."""
+    value = os.environ.pop(LEASE_ENV, "")
+    if not value:
+        return None
+    lease, _, lease_s = value.rpartition(":")
+    return hold(lease, float(lease_s))

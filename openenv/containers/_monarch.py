@@ -6,10 +6,10 @@ host and reports their URL. The controller (this process) sends every host a hea
 each ``heartbeat_s``; a host whose heartbeat fails is lost with all its replicas.
 
 Nothing outlives the controller. Each replica runs under a host-side lease (the actor
-is ``_monarch_host``, the guard ``_lease_guard``): a guard in the replica's process
+is ``_monarch_host``, the lease ``_lease_guard``): a thread in the replica's process
 watches a lease file that the actor touches on every heartbeat, and its parent (the
 actor's process). When the file is older than ``lease_s`` or removed, or the actor's
-process is gone, the guard kills the replica's whole process group. The actor itself
+process is gone, it kills the replica's whole process group. The actor itself
 exits when no heartbeat came for ``lease_s``. So a Ctrl-C, an exception or a
 ``SIGKILL``ed controller all end with the replicas gone within ``lease_s`` plus a few
 seconds; ``close()`` ends them at once.

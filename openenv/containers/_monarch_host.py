@@ -1,8 +1,8 @@
 """The host side of ``MonarchProvider``: ``ReplicaHost``, one Monarch actor per host.
 
 The actor starts ``openenv serve`` replicas on its host as child processes, each in a
-session of its own under the lease guard (``_lease_guard``: the replica's process group
-ends when its lease file goes stale or away, or the actor's process is gone), renews
+session of its own under a lease (``_lease_guard``: the replica's process group ends
+when its lease file goes stale or away, or the actor's process is gone), renews
 every lease on each heartbeat, reports which replicas still run, serves their logs and
 stops them. With no heartbeat for ``lease_s`` it stops them all and exits. The
 controller side (the provider, its replicas and pool) is ``_monarch``.
@@ -22,6 +22,7 @@ import time
 from collections import deque
 
 from .._extras import require
+from ._lease_guard import LEASE_ENV
 from ._local import free_port
 
 require("monarch.actor", extra="train", feature="env replicas on Monarch hosts")
@@ -94,7 +95,7 @@ class ReplicaHost(Actor):  # type: ignore[misc]
         lease = os.path.join(self.dir, f"{rid}.lease")
         log = os.path.join(self.dir, f"{rid}.log")
         open(lease, "w").close()
-        argv = [python, "-m", "openenv.containers._lease_guard", lease, str(self.lease_s), "serve", target]
+        argv = [python, "-m", "openenv", "serve", target]
         argv += ["--host", bind, "--port", str(port), "--workers", str(workers)]
         with open(log, "wb") as out:
             proc = subprocess.Popen(
@@ -102,7 +103,7 @@ class ReplicaHost(Actor):  # type: ignore[misc]
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
-                env={**os.environ, **env},
+                env={**os.environ, **env, LEASE_ENV: f"{lease}:{self.lease_s}"},
                 start_new_session=True,
             )
         with self.lock:
