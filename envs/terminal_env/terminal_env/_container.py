@@ -1,5 +1,5 @@
 """One session's container of a task's image, with the ``Sandbox`` methods the shell and
-the env use (``spawn``, ``arun``, ``kill``, ``close``, ``describe``, ``repin``).
+the env use (``popen``, ``spawn``, ``arun``, ``kill``, ``close``, ``describe``, ``repin``).
 
 The container runs ``sleep infinity`` under Docker's init, with the session's limits
 (memory with no swap on top, processes, CPUs; disk by the engine's storage driver where
@@ -264,8 +264,17 @@ class ContainerBox:
             cmd += ["-e", f"{key}={value}"]
         return [*cmd, self.id, *argv]
 
+    def popen(self, argv: Sequence[str], **kw: Any) -> subprocess.Popen[bytes]:
+        """``argv`` in the container, started now (it forks: call it off the event loop, as
+        the terminal's shell does); with ``ctty`` (a terminal as stdin) under ``-t``."""
+        ctty = kw.pop("ctty", False)
+        cmd = self._exec_argv(argv, tty=ctty, cwd=kw.pop("cwd", None), env=kw.pop("env", None))
+        proc = subprocess.Popen(cmd, start_new_session=True, **kw)
+        self._groups.add(proc.pid)
+        return proc
+
     async def spawn(self, argv: Sequence[str], **kw: Any) -> asyncio.subprocess.Process:
-        """``argv`` in the container; with ``ctty`` (a terminal as stdin) under ``-t``."""
+        """``argv`` in the container, for asyncio (``arun``'s pipes); ``ctty`` as ``popen``."""
         ctty = kw.pop("ctty", False)
         cmd = self._exec_argv(argv, tty=ctty, cwd=kw.pop("cwd", None), env=kw.pop("env", None))
         proc = await asyncio.create_subprocess_exec(*cmd, start_new_session=True, **kw)

@@ -10,9 +10,9 @@ Output is collected between markers into a bounded buffer (head and tail kept). 
 nobody waits and the buffer is full, the PTY is no longer read, so a ``yes`` left
 running blocks on its own terminal instead of costing server memory and CPU.
 
-The loop never polls or reads the terminal nor starts the shell itself (``_ptyio``): a
-thread of its own reads and hands chunks over, and a sandbox's shell is started on a
-worker thread.
+The loop reads the terminal only when an edge says output is there, and never starts
+the shell itself (``_ptyio``): a shell, a sandbox's or a container's (``docker exec``),
+is started on a worker thread, and a thread of its own reads a terminal that floods.
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ class PtyShell:
     def __init__(self, sandbox: Sandbox | ContainerBox, *, read_limit: int = 1 << 20) -> None:
         self.sandbox = sandbox
         self.read_limit = read_limit
-        self.proc: subprocess.Popen[bytes] | asyncio.subprocess.Process | None = None
+        self.proc: subprocess.Popen[bytes] | None = None
         self._fd = -1
         self._io: _ptyio.Terminal | None = None
         self._gone = asyncio.Event()  # the shell has exited
@@ -106,7 +106,6 @@ class PtyShell:
         self._waiting = 0
         self._eof = False
         self._exited = False
-        self._watcher: asyncio.Future[None] | None = None
         self._room: asyncio.Future[None] | None = None  # a writer waiting for room
         self.cwd = sandbox.inner_workdir
 
@@ -115,30 +114,15 @@ class PtyShell:
         env = {**_ENV, "PROMPT_COMMAND": f'printf "\\036{self._nonce}:%s:%s\\036" "$?" "$PWD"'}
         argv = ["bash", "--noprofile", "--norc", "--noediting", "-i"]
         pump, workers = _ptyio.shared()
-        box = self.sandbox
-        if isinstance(box, Sandbox):  # forked and exec'd on a worker, not the loop
-            started = workers.submit(lambda: _open(box, argv, env))
-            try:
-                master, proc = await asyncio.shield(asyncio.wrap_future(started))
-            except asyncio.CancelledError:
-                started.add_done_callback(_discard)
-                raise
-            self.proc = proc
-            self._io = pump.attach(master, proc, self._on_data, self._on_exit)
-        else:  # a container's: ``docker exec``, started by the engine's client
-            master, slave = os.openpty()
-            try:
-                self.proc = await self.sandbox.spawn(
-                    argv, stdin=slave, stdout=slave, stderr=slave, ctty=True, env=env
-                )
-            except BaseException:
-                os.close(master)
-                raise
-            finally:
-                os.close(slave)
-            os.set_blocking(master, False)
-            self._io = pump.attach(master, None, self._on_data, self._on_exit)
-            self._watcher = asyncio.ensure_future(self._watch_exit(self.proc))
+        box = self.sandbox  # a sandbox's shell, or a container's ``docker exec`` client
+        started = workers.submit(lambda: _open(box, argv, env))  # forked on a worker
+        try:
+            master, slave, proc = await asyncio.shield(asyncio.wrap_future(started))
+        except asyncio.CancelledError:
+            started.add_done_callback(_discard)
+            raise
+        self.proc = proc
+        self._io = pump.attach(master, proc, self._on_data, self._on_exit, slave=slave)
         self._fd = master
         self._resume()
         # Bash prompts (a marker) before it reads the setup line, then once after it.
@@ -149,12 +133,9 @@ class PtyShell:
                 raise ShellDied("the shell did not start")
         self.take()
 
-    async def _watch_exit(self, proc: asyncio.subprocess.Process) -> None:
-        # A background job may hold the terminal open after the shell is gone: no EOF then.
-        await proc.wait()
-        self._on_exit()
-
     def _on_exit(self) -> None:
+        # The exit, not an end of file, ends the shell: the server holds the terminal's
+        # other end (as may a background job), so reading it never ends.
         self._exited = True
         self._gone.set()
         self._event.set()
@@ -169,13 +150,11 @@ class PtyShell:
             self._io = None
         if self.proc is not None and not self._exited:
             # os.kill, not proc.kill(): Popen.send_signal polls first and may reap the
-            # process under the nose of its watcher (the pump's pidfd; asyncio's).
+            # process under the nose of its watcher (the pump's pidfd).
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.proc.pid, signal.SIGKILL)
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._gone.wait(), 5)
-        if self._watcher is not None:
-            self._watcher.cancel()
 
     @property
     def alive(self) -> bool:
@@ -208,6 +187,8 @@ class PtyShell:
         """Bytes of ``view`` the terminal took now (0 when it has no room)."""
         if self._fd < 0 or self._eof:
             raise ShellDied("the shell is not running")
+        if self._io is not None:
+            self._io.typed()
         try:
             return os.write(self._fd, view)
         except BlockingIOError:
@@ -306,7 +287,7 @@ class PtyShell:
         finally:
             self._waiting -= 1
 
-    # ---- reading (the pump's chunks, on the loop) ----------------------------------------
+    # ---- reading (chunks read by the loop or the pump, on the loop) ---------------------
     def _on_data(self, data: bytes) -> None:
         if not data:
             self._eof = True
@@ -320,6 +301,8 @@ class PtyShell:
             cwd = match[2].decode("utf-8", errors="replace")
             self._done.append(Chunk(output, omitted, int(match[1]), cwd))
             del self._window[: match.end()]
+            if self._io is not None:
+                self._io.settled()  # the shell waits for input: what follows is no stream
         if len(self._window) > _WINDOW:
             self._flush_window(keep_partial=True)
         if self._out.total >= self.read_limit and not self._waiting:
@@ -349,26 +332,29 @@ class PtyShell:
             self._reading = False
 
 
-def _open(sandbox: Sandbox, argv: list[str], env: dict[str, str]) -> tuple[int, subprocess.Popen[bytes]]:
-    """On a worker: a terminal, and the shell started on it (its master end, non-blocking)."""
+def _open(
+    box: Sandbox | ContainerBox, argv: list[str], env: dict[str, str]
+) -> tuple[int, int, subprocess.Popen[bytes]]:
+    """On a worker: a terminal, and the shell started on it: its master end (non-blocking),
+    its other end (the server holds it: ``_ptyio``) and the process."""
     master, slave = os.openpty()
     try:
-        proc = sandbox.popen(argv, stdin=slave, stdout=slave, stderr=slave, ctty=True, env=env)
+        proc = box.popen(argv, stdin=slave, stdout=slave, stderr=slave, ctty=True, env=env)
     except BaseException:
         os.close(master)
-        raise
-    finally:
         os.close(slave)
+        raise
     os.set_blocking(master, False)
-    return master, proc
+    return master, slave, proc
 
 
-def _discard(started: Future[tuple[int, subprocess.Popen[bytes]]]) -> None:
+def _discard(started: Future[tuple[int, int, subprocess.Popen[bytes]]]) -> None:
     """A shell started for a caller that is gone (cancelled): kill it, close its terminal."""
     if started.cancelled() or started.exception() is not None:
         return
-    master, proc = started.result()
+    master, slave, proc = started.result()
     os.close(master)
+    os.close(slave)
     with contextlib.suppress(ProcessLookupError):
         os.kill(proc.pid, signal.SIGKILL)
     # Not waited for here (this may run on the loop): ``subprocess`` reaps a dropped

@@ -14,7 +14,7 @@ from typing import Any
 import psutil
 import pytest
 from _terminal_fixtures import LEVELS, sh, terminal
-from terminal_env import RestartAction
+from terminal_env import RestartAction, _ptyio
 from terminal_env._ptyio import shared
 
 from openenv.sandbox import Sandbox
@@ -82,3 +82,69 @@ async def test_a_terminal_the_pump_cannot_watch_ends_alone(tmp_path: Path) -> No
     term.close()  # the pump closes the fd
     async with terminal(LEVELS[-1], pool_size=0) as env:
         assert (await sh(env, "echo hi")).output == "hi\n"
+
+
+class _Reads:
+    """``os`` for ``_ptyio``, recording each terminal read: (thread, fd, bytes or None
+    for EAGAIN)."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[int, int, int | None]] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(os, name)
+
+    def read(self, fd: int, n: int) -> bytes:
+        try:
+            data = os.read(fd, n)
+        except BlockingIOError:
+            self.rows.append((threading.get_ident(), fd, None))
+            raise
+        self.rows.append((threading.get_ident(), fd, len(data)))
+        return data
+
+
+async def test_the_loop_reads_only_what_is_there_and_hands_streams_and_floods_to_the_pump(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A step's output is read by the loop itself (no thread hop), one read per edge, and
+    never a read that finds nothing (that one waits for the tty's flush); a terminal that
+    streams or floods is read by the pump, the others' steps go on meanwhile, and it comes
+    back to the loop once quiet."""
+    reads = _Reads()
+    monkeypatch.setattr(_ptyio, "os", reads)
+    loop_thread = threading.get_ident()
+    async with terminal("none", pool_size=0) as stepper, terminal("none", pool_size=0) as noisy:
+        await asyncio.sleep(0.2)  # each is the loop's once its start's output is read
+        reads.rows.clear()
+        for _ in range(20):
+            assert (await sh(stepper, "echo hi")).output == "hi\n"
+        mine, theirs = stepper._shell._fd, noisy._shell._fd  # type: ignore[union-attr]
+        assert reads.rows
+        assert all(t == loop_thread and n for t, fd, n in reads.rows if fd == mine)
+        assert sum(fd == mine for _, fd, _ in reads.rows) <= 2 * 20
+
+        reads.rows.clear()
+        stream = asyncio.ensure_future(
+            sh(noisy, "for i in $(seq 3000); do echo line $i; done; yes", timeout_s=1.5)
+        )
+        steps = 0
+        while not stream.done():
+            assert (await sh(stepper, "echo hi")).output == "hi\n"
+            steps += 1
+        assert (await stream).timed_out
+        assert steps >= 3  # not starved (a step takes milliseconds; starved: none or one)
+        by_noisy = [(t, n) for t, fd, n in reads.rows if fd == theirs]
+        on_loop = [n for t, n in by_noisy if t == loop_thread]
+        assert len(by_noisy) > 100
+        assert len(on_loop) < len(by_noisy) / 10  # the pump read the stream and the flood
+        assert all(n for t, fd, n in reads.rows if t == loop_thread)  # each found input
+
+        io = noisy._shell._io  # type: ignore[union-attr]
+        for _ in range(200):  # quiet: back to the loop (bounded: 10 s)
+            if not io.pumped:
+                break
+            await asyncio.sleep(0.05)
+        reads.rows.clear()
+        assert (await sh(noisy, "echo back")).output == "back\n"
+        assert {t for t, fd, _ in reads.rows if fd == io.fd} == {loop_thread}
