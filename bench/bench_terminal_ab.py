@@ -1,15 +1,18 @@
-"""Terminal env step latency, this tree against another (``--old``), in the same run.
+"""Terminal env step latency, this tree against others (``--tree NAME=DIR``), same run.
 
-Blocks alternate between the two trees (a fresh child process each, with the tree first
-on ``PYTHONPATH``): each block starts ``TerminalEnv`` at the level in process, resets a
-free shell, warms up, and times ``steps`` steps of ``echo hi``; then the same through
-``openenv serve terminal`` started from the tree, with the sync ``EnvClient``. Reported per level: the
-median of each tree's block medians, and new/old (also of the quietest block of each:
-on a loaded host block medians swing 5-10x). Make the old tree with
-``git archive REV | tar -x -C DIR``.
+Rounds of blocks, each round one block of every tree in a rotated order (a fresh child
+process each, with the tree first on ``PYTHONPATH``): each block starts ``TerminalEnv``
+at the level in process, resets a free shell, warms up, and times ``steps`` steps of
+``echo hi``; then the same through ``openenv serve terminal`` started from the tree,
+with the sync ``EnvClient``. Reported per level and tree: the median of its block
+medians; against each other tree, new/other as the median of the per-round ratios (the
+two blocks of a round ran next to each other: on a loaded host block medians swing
+5-10x, a round's pair much less) with their quartiles and range, and the ratio of the
+quietest blocks. Make a tree with ``git archive REV | tar -x -C DIR``.
 
-    .venv/bin/python bench/bench_terminal_ab.py --old /tmp/old_tree          # about a minute
-    .venv/bin/python bench/bench_terminal_ab.py --old /tmp/old_tree --blocks 4 --steps 100
+    .venv/bin/python bench/bench_terminal_ab.py --tree old=/tmp/old_tree       # about a minute
+    .venv/bin/python bench/bench_terminal_ab.py --tree prepump=/tmp/a --tree pump=/tmp/b \
+        --blocks 8 --steps 200
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import statistics
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from _util import machine
 
@@ -89,38 +93,64 @@ def block(tree: Path, level: str, steps: int, where: str) -> list[float]:
     return list(json.loads(out.stdout.strip().splitlines()[-1]))
 
 
+def quartiles(xs: list[float]) -> tuple[float, float, float]:
+    if len(xs) < 2:
+        return xs[0], xs[0], xs[0]
+    q1, q2, q3 = statistics.quantiles(xs, n=4, method="inclusive")
+    return q1, q2, q3
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--old", required=True, type=Path, help="the tree to compare against")
+    ap.add_argument("--tree", action="append", default=[], metavar="NAME=DIR", help="a tree to compare")
+    ap.add_argument("--old", type=Path, help="the same as --tree old=DIR")
     ap.add_argument("--levels", default="none,strict")
-    ap.add_argument("--blocks", type=int, default=8, help="blocks per tree and level")
+    ap.add_argument("--blocks", type=int, default=8, help="rounds (one block per tree each)")
     ap.add_argument("--steps", type=int, default=200, help="timed steps per block")
     ap.add_argument("--where", default="inprocess,served", help="in process, through openenv serve")
     args = ap.parse_args()
+    trees = {"new": HERE}
+    for spec in args.tree + ([f"old={args.old}"] if args.old else []):
+        name, _, path = spec.partition("=")
+        if not path or name in trees:
+            ap.error(f"--tree wants NAME=DIR with a new NAME: {spec!r}")
+        trees[name] = Path(path)
+    if len(trees) < 2:
+        ap.error("give at least one tree to compare against (--tree NAME=DIR)")
+    names = list(trees)
     results = {}
     cases = [(w, lv) for w in args.where.split(",") for lv in args.levels.split(",")]
     for where, level in cases:
-        medians: dict[str, list[float]] = {"old": [], "new": []}
+        medians: dict[str, list[float]] = {name: [] for name in names}
         for i in range(args.blocks):
-            order = [("old", args.old), ("new", HERE)] if i % 2 == 0 else [("new", HERE), ("old", args.old)]
-            for name, tree in order:
-                medians[name].append(statistics.median(block(tree, level, args.steps, where)) * 1000)
-        old, new = statistics.median(medians["old"]), statistics.median(medians["new"])
-        best = min(medians["new"]) / min(medians["old"])  # the quietest block of each
-        results[f"{where} {level}"] = {
-            "old_ms": old,
-            "new_ms": new,
-            "ratio": new / old,
-            "ratio_of_minima": best,
-            "blocks": medians,
-        }
-        print(
-            f"{where} {level}: old {old:.3f} ms, new {new:.3f} ms, new/old {new / old:.3f}, of the "
-            f"quietest blocks {best:.3f} (block medians old {min(medians['old']):.3f}-"
-            f"{max(medians['old']):.3f}, new {min(medians['new']):.3f}-{max(medians['new']):.3f})",
-            flush=True,
-        )
-    print(json.dumps({"machine": machine(), "results": results}))
+            for name in names[i % len(names) :] + names[: i % len(names)]:  # rotated
+                medians[name].append(statistics.median(block(trees[name], level, args.steps, where)) * 1000)
+        ms = {n: statistics.median(m) for n, m in medians.items()}
+        case: dict[str, Any] = {"ms": ms, "blocks": medians}
+        line = [f"{where} {level}: " + ", ".join(f"{n} {ms[n]:.3f} ms" for n in names)]
+        for other in names[1:]:
+            ratios = [a / b for a, b in zip(medians["new"], medians[other], strict=True)]
+            q1, q2, q3 = quartiles(ratios)
+            best = min(medians["new"]) / min(medians[other])  # the quietest block of each
+            case[f"new/{other}"] = {
+                "median": q2,
+                "q1": q1,
+                "q3": q3,
+                "min": min(ratios),
+                "max": max(ratios),
+                "of_medians": ms["new"] / ms[other],
+                "of_minima": best,
+                "rounds": ratios,
+            }
+            line.append(
+                f"  new/{other} {q2:.3f} (rounds: quartiles {q1:.3f}-{q3:.3f}, range "
+                f"{min(ratios):.3f}-{max(ratios):.3f}; of the medians {ms['new'] / ms[other]:.3f}, "
+                f"of the quietest blocks {best:.3f})"
+            )
+        results[f"{where} {level}"] = case
+        print("\n".join(line), flush=True)
+    paths = {n: str(p) for n, p in trees.items()}
+    print(json.dumps({"machine": machine(), "trees": paths, "results": results}))
 
 
 if __name__ == "__main__":
