@@ -11,6 +11,10 @@ from dataclasses import dataclass
 
 from . import _procs
 from ._buffer import HeadTail
+from ._offloop import Process
+
+#: A started child: asyncio's (``create_subprocess_exec``) or one started off the loop.
+Child = asyncio.subprocess.Process | Process
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +47,7 @@ async def _drain(stream: asyncio.StreamReader | None, buf: HeadTail) -> None:
 
 
 async def run_process(
-    proc: asyncio.subprocess.Process,
+    proc: Child,
     *,
     input: bytes | None,
     timeout_s: float | None,
@@ -86,7 +90,7 @@ async def run_process(
 
 
 async def spawn_and_run(
-    spawn: Callable[..., Awaitable[asyncio.subprocess.Process]],
+    spawn: Callable[..., Awaitable[Child]],
     groups: set[int],
     *,
     input: bytes | None,
@@ -94,7 +98,8 @@ async def spawn_and_run(
     output_limit: int,
 ) -> Completed:
     """``spawn(stdin=, stdout=, stderr=)`` with pipes, ``run_process`` it, then kill its
-    group and drop its pid from ``groups`` (the spawner's live process groups)."""
+    group, drop its pid from ``groups`` (the spawner's live process groups) and close
+    its pipes. A ``spawn`` cancelled while it starts the child leaves none."""
     proc = await spawn(
         stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
         stdout=subprocess.PIPE,
@@ -105,3 +110,5 @@ async def spawn_and_run(
     finally:
         _procs.kill_group(proc.pid)
         groups.discard(proc.pid)
+        if isinstance(proc, Process):
+            proc.close()  # a grandchild may hold the pipes open

@@ -20,6 +20,7 @@ from .._exceptions import SandboxError, SandboxUnavailable
 from . import _cgroup, _fairness, _procs, _tmpfs
 from ._bwrap import INNER_TMP, INNER_WORKDIR, bwrap_argv, bwrap_works, has_disable_userns
 from ._config import Isolation, Limits, SandboxConfig, SandboxLevel
+from ._offloop import Process, spawn_off_loop
 from ._run import Completed, spawn_and_run
 from ._seccomp import current_arch, filter_file, launcher_prefix
 
@@ -253,16 +254,11 @@ class Sandbox:
         self._groups.add(proc.pid)
         return proc
 
-    async def spawn(self, argv: Sequence[str], **kw: Any) -> asyncio.subprocess.Process:
-        """``popen`` for asyncio: an ``asyncio.subprocess.Process``."""
-        cmd, kwargs = self._prepare(argv, kw)
-        try:
-            with _no_signal_blocked():
-                proc = await asyncio.create_subprocess_exec(*cmd, **kwargs)
-        except OSError as exc:
-            raise SandboxError(f"could not start {argv[0]!r}: {exc}") from exc
-        self._groups.add(proc.pid)
-        return proc
+    async def spawn(self, argv: Sequence[str], **kw: Any) -> Process:
+        """``popen`` for asyncio, forked and exec'd off the event loop (``_offloop``): a
+        ``Process`` with what ``asyncio.subprocess.Process`` offers (streams, ``wait()``)
+        and ``close()`` for its pipes. Cancelled while the child starts, it kills it."""
+        return await spawn_off_loop(functools.partial(self.popen, argv, **kw), self._groups)
 
     def _prepare(self, argv: Sequence[str], kw: dict[str, Any]) -> tuple[list[str], dict[str, Any]]:
         cwd, env, ctty = kw.pop("cwd", None), kw.pop("env", None), kw.pop("ctty", False)
