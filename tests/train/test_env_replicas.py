@@ -34,15 +34,15 @@ class MarkedSlowEnv(SlowCountEnv):
 
 
 def _replica_pids(marks: Path) -> list[int]:
-    """Live processes started by this test's ``ReplicaHost`` (their argv holds the lease file,
-    their environment this test's ``$OPENENV_TEST_MARKS``: another run's replicas are not ours)."""
+    """Live processes started by this test's ``ReplicaHost`` (``openenv serve TARGET``, their
+    environment this test's ``$OPENENV_TEST_MARKS``: another run's replicas are not ours)."""
     ours = f"OPENENV_TEST_MARKS={marks}".encode()
     found = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
                 argv = Path(f"/proc/{entry}/cmdline").read_bytes()
-                if b"openenv-replicas-" not in argv or TARGET.encode() not in argv:
+                if b"\0serve\0" not in argv or TARGET.encode() not in argv:
                     continue
                 environ = Path(f"/proc/{entry}/environ").read_bytes().split(b"\0")
                 state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
