@@ -170,7 +170,7 @@ class Terminal:
 
     def _edge(self) -> None:
         """On the loop: new input arrived (one event per arrival)."""
-        self.edges.poll(0)  # take the edge: the loop's epoll would report it again
+        self.edges.poll(0, 1)  # take the edge: the loop's epoll would report it again
         if self.reading:
             self._read_once()
         else:
