@@ -18,7 +18,6 @@ import contextlib
 import http.client
 import json
 import math
-import subprocess
 import sys
 import threading
 import time
@@ -38,24 +37,14 @@ def health_polls(
     process's interpreter lock, held in turn by the attacking clients' threads: up to
     50 ms on a loaded host that the server (perf sched) had answered in 2. With
     ``server_pid``, ``waits`` gets each poll's wait of the server's loop for a CPU."""
+    from tests._children import side_script  # not when run as the script
+
     pid = [] if server_pid is None else [str(server_pid)]
-    proc = subprocess.Popen(
-        [sys.executable, str(Path(__file__).resolve()), url, "0.05", *pid],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        assert proc.stdout is not None
-        assert proc.stdout.readline().strip() == "ready"  # polling from now on
+    with side_script(Path(__file__).resolve(), url, "0.05", *pid) as poller:
         yield
-    finally:
-        answered, _ = proc.communicate("", timeout=60)
-        got = json.loads(answered)
-        out += [math.inf if s is None else s for s in got["polls"]]
-        if waits is not None:
-            waits += [0.0 if s is None else s for s in got["waits"]]
+    out += [math.inf if s is None else s for s in poller.answer["polls"]]
+    if waits is not None:
+        waits += [0.0 if s is None else s for s in poller.answer["waits"]]
 
 
 def main() -> None:

@@ -11,11 +11,12 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+
+from tests._children import python_child
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -49,14 +50,7 @@ print("returned", flush=True)
 
 
 def _serve_and_stop(stuck: str) -> tuple[int, float, str]:
-    proc = subprocess.Popen(
-        [sys.executable, "-c", SERVER, stuck],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
+    proc = python_child("-c", SERVER, stuck, cwd=ROOT, stderr=subprocess.PIPE)
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()  # the serving line, once started
