@@ -1,4 +1,5 @@
-"""A compose service's ``healthcheck:``: read from the compose file, given to Docker, waited for.
+"""Healthchecks: a compose service's ``healthcheck:`` (read from the compose file, given to
+Docker, waited for), and the task's own ``[environment.healthcheck]`` (``wait_task_ready``).
 
 A side service with a healthcheck is waited for until Docker calls it ``healthy``
 before the next service (and, last, the agent's container) starts: what ``docker
@@ -19,16 +20,25 @@ names the service when it is ``unhealthy`` (``retries`` failed checks in a row a
 the start period: the last check's exit code and output), when it exits, or when it is
 still not healthy once the whole budget (the start period, then ``retries + 1`` checks
 of ``interval + timeout`` each, plus 10 s) is spent.
+
+The task's own check (Harbor's ``[environment.healthcheck]``) runs in the agent's
+container once it has started, before the session is handed out, as Harbor runs it
+before the agent's turn: the command until it exits 0; a failure during
+``start_period_sec`` is followed by another check after ``start_interval_sec``, a later
+one counts, and ``retries`` in a row fail the start with one line (the last exit code
+and output). A check past its ``timeout_sec`` counts as failed (what it started stays in
+that container, as under Harbor).
 """
 
 from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ._harbor import TaskFormatError
+from ._harbor import TaskFormatError, TaskHealthcheck
 
 _KEYS = {"test", "interval", "timeout", "retries", "start_period", "start_interval", "disable"}
 _UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
@@ -145,3 +155,25 @@ def wait_healthy(container: Any, name: str, check: Healthcheck) -> None:
                 f"service {name!r} was not healthy within {check.budget_s:g} s ({_last_probe(health)})"
             )
         time.sleep(_POLL_S)
+
+
+def wait_task_ready(check_once: Callable[[str, float], tuple[int, str]], check: TaskHealthcheck) -> None:
+    """Run ``check.command`` through ``check_once(command, timeout_s)`` (its exit code and
+    output) until it exits 0 (see the module); ``RuntimeError`` (one line) when
+    ``retries`` checks after the start period fail in a row."""
+    start_period_ends = time.monotonic() + check.start_period_s
+    failures = 0
+    while True:
+        starting = time.monotonic() < start_period_ends
+        code, output = check_once(check.command, check.timeout_s)
+        if code == 0:
+            return
+        if not starting:
+            failures += 1
+            if failures >= check.retries:
+                said = " ".join(output.split())[-150:]
+                raise RuntimeError(
+                    f"its healthcheck failed {failures} times in a row (the last exited {code}"
+                    + (f": {said})" if said else ")")
+                )
+        time.sleep(check.start_interval_s if starting else check.interval_s)

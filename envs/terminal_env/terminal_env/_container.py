@@ -31,10 +31,12 @@ from typing import Any
 
 from openenv._exceptions import ExecutionError
 from openenv.sandbox import Completed, SessionLimits
+from openenv.sandbox._offloop import Process, spawn_off_loop
 from openenv.sandbox._procs import kill_group
 from openenv.sandbox._run import spawn_and_run
 
 from . import _disk
+from ._compose_health import wait_task_ready
 from ._harbor import ImageSettings
 from ._owner import OWNER_LABEL
 from ._services import SessionServices
@@ -192,6 +194,23 @@ class ContainerBox:
         self.id: str = self.container.id
         self.inner_workdir: str = self.container.attrs["Config"].get("WorkingDir") or "/"
         self.closed = False
+        if settings.healthcheck is not None:  # the task's own readiness check (_compose_health.py)
+            try:
+                wait_task_ready(self._check_once, settings.healthcheck)
+            except BaseException as exc:
+                self.close()
+                if isinstance(exc, RuntimeError):
+                    raise ExecutionError(f"task {task_id!r}: {exc}") from None
+                raise
+
+    def _check_once(self, command: str, timeout_s: float) -> tuple[int, str]:
+        """``sh -c command`` in the container: its exit code and output (-1 past ``timeout_s``)."""
+        argv = [self._docker, "exec", self.id, "sh", "-c", command]
+        try:
+            done = subprocess.run(argv, capture_output=True, timeout=timeout_s, check=False)
+        except subprocess.TimeoutExpired:
+            return -1, f"still running after its timeout_sec ({timeout_s:g} s)"
+        return done.returncode, (done.stdout + done.stderr).decode(errors="replace")
 
     def _run(self, kw: dict[str, Any]) -> Any:
         """Create and start the container; with a disk limit, the engine's own size where
@@ -273,13 +292,10 @@ class ContainerBox:
         self._groups.add(proc.pid)
         return proc
 
-    async def spawn(self, argv: Sequence[str], **kw: Any) -> asyncio.subprocess.Process:
-        """``argv`` in the container, for asyncio (``arun``'s pipes); ``ctty`` as ``popen``."""
-        ctty = kw.pop("ctty", False)
-        cmd = self._exec_argv(argv, tty=ctty, cwd=kw.pop("cwd", None), env=kw.pop("env", None))
-        proc = await asyncio.create_subprocess_exec(*cmd, start_new_session=True, **kw)
-        self._groups.add(proc.pid)
-        return proc
+    async def spawn(self, argv: Sequence[str], **kw: Any) -> Process:
+        """``popen`` for asyncio (``arun``'s pipes), forked off the event loop as a
+        sandbox's (``openenv.sandbox._offloop``)."""
+        return await spawn_off_loop(functools.partial(self.popen, argv, **kw), self._groups)
 
     async def arun(
         self,

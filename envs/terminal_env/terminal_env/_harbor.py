@@ -9,6 +9,9 @@ that apply to one container per session::
                    workdir, network_mode ("no-network" / "public"), allow_internet
                    (the older spelling: true is "public"), env = {NAME = "value"};
                    memory = "2G" and storage = "10G" (older spellings) too
+    [environment.healthcheck]  command, interval_sec, timeout_sec, start_period_sec,
+                   start_interval_sec, retries: run in the container until it passes
+                   before a session starts (_compose_health.wait_task_ready)
 
 ``environment/docker-compose.yaml`` (services beside the task's container) is read by
 _compose.py.
@@ -80,6 +83,51 @@ def _verifier_shared(verifier: dict[str, Any]) -> None:
 
 
 @dataclass(frozen=True, slots=True)
+class TaskHealthcheck:
+    """``[environment.healthcheck]``: a shell command run in the task's container after
+    its start until it exits 0, as Harbor does before the agent's turn (its defaults)."""
+
+    command: str
+    interval_s: float = 5.0
+    timeout_s: float = 30.0
+    start_period_s: float = 0.0
+    start_interval_s: float = 5.0
+    retries: int = 3
+
+    @classmethod
+    def from_toml(cls, table: Any) -> TaskHealthcheck:
+        where = "environment.healthcheck"
+        if not isinstance(table, dict):
+            raise TaskFormatError(f"[{where}] must be a table")
+        unknown = set(table) - {"command", *_HEALTH_SECONDS, "retries"}
+        if unknown:
+            raise TaskFormatError(f"[{where}] {', '.join(sorted(unknown))}: not a healthcheck field")
+        command, retries = table.get("command"), table.get("retries", 3)
+        if not isinstance(command, str) or not command.strip():
+            raise TaskFormatError(f"[{where}] command = {command!r}: expected a shell command")
+        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 1:
+            raise TaskFormatError(f"[{where}] retries = {retries!r}: expected a whole number of at least 1")
+        seconds = {key: _seconds(table, key, where) for key in _HEALTH_SECONDS if key in table}
+        return cls(command, retries=retries, **{_HEALTH_SECONDS[k]: v for k, v in seconds.items()})
+
+
+#: ``[environment.healthcheck]``'s durations and their fields here.
+_HEALTH_SECONDS = {
+    "interval_sec": "interval_s",
+    "timeout_sec": "timeout_s",
+    "start_period_sec": "start_period_s",
+    "start_interval_sec": "start_interval_s",
+}
+
+
+def _seconds(table: dict[str, Any], key: str, where: str) -> float:
+    value = table[key]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise TaskFormatError(f"[{where}] {key} = {value!r}: expected a number of seconds")
+    return float(value)
+
+
+@dataclass(frozen=True, slots=True)
 class ImageSettings:
     """How a task's container is built and run (from ``task.toml``)."""
 
@@ -93,6 +141,7 @@ class ImageSettings:
     env: dict[str, str] = field(default_factory=dict)
     verifier_env: dict[str, str] = field(default_factory=dict)
     compose: ComposeSpec | None = None  # environment/docker-compose.yaml (_compose.py)
+    healthcheck: TaskHealthcheck | None = None
 
     @classmethod
     def from_toml(cls, meta: dict[str, Any]) -> ImageSettings:
@@ -129,4 +178,5 @@ class ImageSettings:
             network=mode == "public" or allow is True,
             env=_env_table(env, "environment"),
             verifier_env=_env_table(verifier, "verifier"),
+            healthcheck=TaskHealthcheck.from_toml(env["healthcheck"]) if "healthcheck" in env else None,
         )
