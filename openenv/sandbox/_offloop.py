@@ -29,7 +29,7 @@ import subprocess
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
+from typing import IO, Any
 
 from . import _procs
 
@@ -138,8 +138,8 @@ async def _attach(popen: subprocess.Popen[bytes]) -> Process:
         stdin = None
         if popen.stdin is not None:
             protocol = asyncio.StreamReaderProtocol(asyncio.StreamReader())  # its flow control
-            pipes[0] = None  # the transport closes it from now on (uvloop: it is libuv's)
-            writing, _ = await loop.connect_write_pipe(lambda: protocol, popen.stdin)
+            pipes[0] = None  # the transport closes it from now on
+            writing, _ = await loop.connect_write_pipe(lambda: protocol, _handover(loop, popen.stdin))
             transports.append(writing)
             stdin = asyncio.StreamWriter(writing, protocol, None, loop)
         readers: list[asyncio.StreamReader | None] = []
@@ -150,7 +150,7 @@ async def _attach(popen: subprocess.Popen[bytes]) -> Process:
             reader = asyncio.StreamReader()
             pipes[n] = None
             reading, _ = await loop.connect_read_pipe(
-                functools.partial(asyncio.StreamReaderProtocol, reader), pipe
+                functools.partial(asyncio.StreamReaderProtocol, reader), _handover(loop, pipe)
             )
             transports.append(reading)
             readers.append(reader)
@@ -163,6 +163,33 @@ async def _attach(popen: subprocess.Popen[bytes]) -> Process:
                 pipe.close()
         raise
     return Process(popen, exited, transports, (stdin, readers[0], readers[1]))
+
+
+class _LibuvFd:
+    """A pipe's descriptor handed to uvloop, whose libuv closes it with the transport and
+    then calls ``close()`` on what it was given as well: a second close of the number,
+    which a spawn thread may have reused meanwhile for a new child's pipe (``Popen`` then
+    failed with EBADF). Here that ``close()`` does nothing."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def close(self) -> None:
+        pass
+
+
+def _handover(loop: asyncio.AbstractEventLoop, pipe: IO[bytes]) -> Any:
+    """What to give ``loop.connect_*_pipe`` for ``pipe``: asyncio's own loops close the
+    object they get, once; to any other loop (uvloop) its own copy of the descriptor,
+    which that loop alone closes (``_LibuvFd``)."""
+    if isinstance(loop, asyncio.BaseEventLoop):
+        return pipe
+    fd = os.dup(pipe.fileno())
+    pipe.close()
+    return _LibuvFd(fd)
 
 
 def _watch_exit(loop: asyncio.AbstractEventLoop, popen: subprocess.Popen[bytes]) -> asyncio.Future[int]:

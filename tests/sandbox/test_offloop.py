@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
 import subprocess
 import threading
@@ -87,6 +88,46 @@ def test_arun_keeps_its_contract(box: Sandbox, run: Callable[..., Any]) -> None:
     assert slow.exit_code is None
     assert took < 20, took  # not the 60 s the sleeps would take
     assert not box._groups  # every group it started is dropped again
+
+
+def test_a_pipe_is_closed_once(
+    box: Sandbox, run: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """uvloop's libuv closes a pipe's descriptor, then calls ``close()`` on the object it
+    was given too: a real file object closed the number again, which a spawn thread may
+    have reused meanwhile (``Popen`` failed with EBADF in 1 of 100 runs). Here each
+    object's ``close()`` first takes that number again if it is free, then checks that
+    the close left it alone."""
+    closed_twice: list[int] = []
+    handover = _offloop._handover
+
+    class Watched:
+        def __init__(self, inner: Any) -> None:
+            self._inner, self._fd = inner, inner.fileno()
+
+        def fileno(self) -> int:
+            return int(self._fd)
+
+        def close(self) -> None:
+            taken = []
+            for _ in range(256):  # the lowest free numbers, up to ours if it is free
+                taken.append(os.open(os.devnull, os.O_RDONLY))
+                if taken[-1] >= self._fd:
+                    break
+            self._inner.close()
+            if taken[-1] == self._fd:
+                try:
+                    os.fstat(self._fd)
+                except OSError:
+                    closed_twice.append(self._fd)
+                    taken.pop()
+            for fd in taken:
+                os.close(fd)
+
+    monkeypatch.setattr(_offloop, "_handover", lambda loop, pipe: Watched(handover(loop, pipe)))
+    done = run(box.arun(["sh", "-c", "cat; echo out; echo err >&2"], input=b"in\n", timeout_s=30))
+    assert done.stdout == b"in\nout\n"
+    assert closed_twice == []
 
 
 def test_a_start_finished_after_its_caller_was_cancelled_is_killed_and_reaped(
