@@ -25,10 +25,11 @@ from pydantic import TypeAdapter
 
 ROOT = Path(__file__).resolve().parents[2]
 LAYERS = ("openenv/core", "openenv_core")
-#: Every name layer, held to the same rule (LINE_BUDGET counts LAYERS only): also
-#: upstream's ``openenv.harbor`` names over the terminal env and openenv.eval (issue 32),
-#: ``openenv.validation`` over openenv.authoring and ``openenv.discovery`` over openenv.catalog (33).
-NAME_LAYERS = (*LAYERS, "openenv/harbor", "openenv/validation", "openenv/discovery")
+#: Every upstream package path, held to the same rule (LINE_BUDGET counts LAYERS only):
+#: also upstream's ``openenv.harbor`` names over the terminal env and openenv.eval (issue 32),
+#: ``openenv.validation`` over openenv.authoring and ``openenv.discovery`` over openenv.catalog
+#: (33), and ``openenv.auto`` (upstream's AutoEnv: still logic of its own, listed below).
+NAME_LAYERS = (*LAYERS, "openenv/harbor", "openenv/validation", "openenv/discovery", "openenv/auto")
 
 #: ``wc -l`` of openenv/core and openenv_core: 5,398 before issue 29, 4,969 as a name layer, 3,960 with
 #: the harness in openenv.harness (and upstream's capture names added), 3,642 with the providers in
@@ -41,6 +42,18 @@ LINE_BUDGET = 764
 #: Modules that still hold logic of their own, and what has no counterpart in ours yet.
 STILL_LOGIC = {
     "openenv_core/__init__.py": "the deprecated-name import alias (a meta-path finder)",
+    # upstream's AutoEnv and AutoAction are implemented here, at upstream's path (the only
+    # implementation: installed-package discovery and its cache, Hub installs, connecting);
+    # to become a name layer they move into a part of ours below the adapters
+    **dict.fromkeys(
+        (
+            f"openenv/auto/{name}.py"
+            for name in ("_cache", "_connect", "_discovery", "_info", "_install", "_lookup", "_names", "_pin")
+        ),
+        "AutoEnv's helpers: discovery, its cache, installs, names, pins, connecting",
+    ),
+    "openenv/auto/auto_action.py": "AutoAction's lookups",
+    "openenv/auto/auto_env.py": "AutoEnv's lookups, installs and connections",
 }
 
 _SIMPLE = (ast.Return, ast.Expr, ast.Assign, ast.AnnAssign, ast.Raise, ast.Pass)
@@ -119,8 +132,8 @@ def test_every_module_is_a_name_layer_or_listed(module: str) -> None:
 
 
 def test_listed_modules_exist_and_the_line_budget_holds() -> None:
+    assert sorted(set(STILL_LOGIC) - set(_modules(NAME_LAYERS))) == []
     modules = _modules()
-    assert sorted(set(STILL_LOGIC) - set(modules)) == []
     lines = sum(len((ROOT / m).read_text().splitlines()) for m in modules)
     assert lines <= LINE_BUDGET, f"openenv/core is {lines} lines, over its budget of {LINE_BUDGET}"
 
