@@ -136,7 +136,7 @@ class Terminal:
         if pumped:
             self._pump.change(self)
         elif on and self.unread:
-            self.loop.call_soon(self._read_once)
+            self.loop.call_soon(self._read_unread)
 
     def typed(self) -> None:
         """On the loop: input was typed (the output it brings is not a stream)."""
@@ -171,10 +171,16 @@ class Terminal:
     def _edge(self) -> None:
         """On the loop: new input arrived (one event per arrival)."""
         self.edges.poll(0, 1)  # take the edge: the loop's epoll would report it again
+        if self.pumped:
+            return
         if self.reading:
             self._read_once()
         else:
-            self.unread = True
+            self.unread = True  # read when reading resumes: it is there
+
+    def _read_unread(self) -> None:
+        if self.unread:  # (not read since, by an edge)
+            self._read_once()
 
     def _read_once(self) -> None:
         """On the loop: one read, made when an edge said input is there."""
@@ -190,22 +196,24 @@ class Terminal:
         if self.pending:
             self._hand_over()  # what the pump read before it handed the terminal back
         self.reads_left -= 1
-        if data:
-            self.on_data(data)  # may settle it
-        # Before the loop polls again: a read that raced an edge left it stale, and the
-        # loop's poll of a stale edge waits for the flush if the shell writes on.
-        if data is None or len(data) >= FULL or self.reads_left <= 0:
-            if self.watched and not self.pumped:
-                self._to_pump()
-        elif not data:
+        if data == b"":
             with self._pump._lock:
                 self.eof = True
             self._unwatch()
             self.on_data(b"")
+            return
+        if data:
+            self.on_data(data)  # may settle it
+        # Before the loop polls again: a read that raced an edge left it stale, and the
+        # loop's poll of a stale edge waits for the flush if the shell writes on.
+        stream = data is None or len(data) >= FULL or self.reads_left <= 0
+        if stream and self.watched and not self.pumped:
+            self._to_pump()
 
     def _to_pump(self) -> None:
         """On the loop: the pump reads from now on (a stream, a flood)."""
         self.edges.unregister(self.fd)  # no poll (the loop's epoll polls what ``edges`` has)
+        self.unread = False
         with self._pump._lock:
             self.pumped = self.streamed = True
             self.quiet_s = min(MAX_QUIET_S, self.quiet_s * 2)
