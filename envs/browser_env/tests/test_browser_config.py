@@ -42,7 +42,12 @@ async def test_a_step_deadline_bounds_a_noop_and_a_turk_task_has_a_text_goal() -
     try:
         obs = await env.reset(options={"task_id": "email-inbox-nl-turk"})
         assert isinstance(obs.goal, str)
-        assert "email" in obs.goal.lower()  # the utterance (with its typos), not the object
+        # the utterance's text (one drawn at random: "Forward ... email", "Text ... to ..."),
+        # not the object (its fields) written out
+        assert obs.goal.strip()
+        assert "{" not in obs.goal
+        assert "utterance" not in obs.goal
+        assert obs.goal.split()[0] in obs.text  # the page shows it as the task's query
         start = time.monotonic()
         obs = await env.step(NoopAction(wait_ms=10_000), timeout_s=0.5)
         took = time.monotonic() - start
