@@ -4,12 +4,14 @@ The image is the one ``test_terminal_docker.py`` builds just before (this file s
 after it; nothing is built here: without the image, or without a Docker engine, or
 without the agent installed by scripts/setup.d/57-agents.sh, it skips, saying which).
 One container per run, ``--network none``: the session's endpoint socket is bound in and
-relayed to ``127.0.0.1:8000`` inside (``openenv.harness.run_agent_in_image``). The model
+relayed to ``127.0.0.1:8000`` inside (``openenv.harness.run_agent_in_image``; RFC 005's
+``HarnessEnvironment`` over a ``CLIAgentAdapter`` placed ``InImage``, served on
+``/harness``, runs each turn that way). The model
 is ``ScriptedModel`` (a test double of vLLM: a call of the agent's shell tool running the
 task's command, then an answer; an agent given the env's tools over MCP calls the env's
-``say`` instead) behind the real capture proxy. The env's tools are a ``HarnessMCPBridge``
-in front of a real env server's session, its socket bound in and relayed to
-``127.0.0.1:8001`` inside.
+``say`` instead) behind the real capture proxy. The env's tools are a real env server's
+session, served by the harness env's ``HarnessMCPBridge``, its socket bound in and
+relayed to ``127.0.0.1:8001`` inside.
 """
 
 from __future__ import annotations
@@ -20,19 +22,30 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import websockets
 
 from openenv import EnvClient
 from openenv._exceptions import ValidationFailed
 from openenv.capture import CaptureServer, export_session, to_training_trace
 from openenv.harness import (
     AGENTS,
-    HarnessMCPBridge,
+    CLIAgentAdapter,
+    HarnessAction,
+    HarnessConfig,
+    HarnessEnvironment,
+    HarnessStartupError,
+    ImageAgentRun,
+    InImage,
     ScriptedModel,
     StepEnvSessionAdapter,
+    TerminalTaskHarness,
     Tool,
+    harness_app,
     run_agent_in_image,
     run_in_image,
+    terminal_task_env,
 )
+from openenv.harness._image_agent import TASK_INSTRUCTION
 from openenv.harness._scripted import decode
 from openenv.server import create_app, serve_in_background
 from tests._envs import MODELS, TAction, make_env
@@ -71,7 +84,7 @@ def capture() -> Iterator[CaptureServer]:
             yield server
 
 
-@pytest.mark.parametrize("name", ["claude-code", "codex", "mini-swe-agent", "opencode"])
+@pytest.mark.parametrize("name", ["codex", "mini-swe-agent", "opencode"])  # Claude Code: the next test
 async def test_an_agent_solves_a_task_in_the_image_and_every_call_is_captured(
     name: str, image: str, capture: CaptureServer
 ) -> None:
@@ -97,6 +110,59 @@ async def test_an_agent_solves_a_task_in_the_image_and_every_call_is_captured(
     assert any("grep -c ERROR" in decode(t.completion_token_ids) for t in trace.turns)
 
 
+async def test_claude_code_in_the_image_as_a_harness_env_served_on_harness(
+    image: str, capture: CaptureServer
+) -> None:
+    """RFC 005's classes with the image placement, over the wire: ``/harness`` serves a
+    ``terminal_task_env(..., image=...)`` per connection; one turn told the task's own
+    instruction runs Claude Code in a container, where its ``Bash`` call runs the command
+    in the image's sandbox, the task's verifier scores it (``turn_complete``'s reward), and
+    every model call is a frame, a capture graph node and a training trace turn."""
+    name = "claude-code"
+    why = AGENTS[name].missing()
+    if why:
+        pytest.skip(why)
+    model: ScriptedModel = capture.model  # type: ignore[attr-defined]
+    made: list[TerminalTaskHarness] = []
+
+    def make_env() -> TerminalTaskHarness:
+        made.append(terminal_task_env(name, TASK, capture, image=image))
+        made[-1].adapter.config.session_timeout_s = 120
+        return made[-1]
+
+    before = len(model.calls)
+    with serve_in_background(harness_app(make_env)) as running:
+        async with websockets.connect(running.url.replace("http", "ws", 1) + "/harness") as ws:
+            started = json.loads(await ws.recv())
+            assert started["type"] == "session_started", started
+            await ws.send(json.dumps({"type": "message", "content": TASK_INSTRUCTION}))
+            frames: list[dict[str, Any]] = []
+            for _ in range(200):
+                frames.append(json.loads(await ws.recv()))
+                if frames[-1]["type"] in ("turn_complete", "error"):
+                    break
+    last = frames[-1]
+    assert last["type"] == "turn_complete", last
+    assert (last["data"]["reward"], last["data"]["done"]) == (1.0, True)  # the verifier, in the container
+    assert last["data"]["reward_breakdown"]
+    calls = [f["data"] for f in frames if f["type"] == "tool_call"]
+    assert calls[0]["tool_name"] == "Bash"
+    assert "grep -c ERROR" in calls[0]["arguments"]["command"]
+    adapter = made[0].adapter
+    assert isinstance(adapter, CLIAgentAdapter)
+    run, session = adapter.last_run, adapter.session
+    assert isinstance(run, ImageAgentRun)
+    assert run.exit_code == 0
+    assert run.level == "rlimits"  # the image's own sandbox
+    made_calls = model.calls[before:]
+    assert "contain `ERROR`" in json.dumps(made_calls[0]["messages"])  # the task's instruction
+    responses = [f for f in frames if f["type"] == "llm_response"]
+    assert len(responses) == run.calls == len(made_calls) == len(session.graph) >= 2
+    trace = to_training_trace(session.graph, export_session(session))
+    assert len(trace.turns) == run.calls  # every call, token-exact
+    assert any("grep -c ERROR" in decode(t.completion_token_ids) for t in trace.turns)
+
+
 SAY = Tool(
     name="say",
     description="Say something to the env; it answers with what it heard.",
@@ -105,8 +171,8 @@ SAY = Tool(
 
 
 @pytest.fixture(scope="module")
-def env_tools() -> Iterator[tuple[Any, HarnessMCPBridge]]:
-    """A real env server's session, its one tool ``say`` (a step) served by the MCP bridge."""
+def env_tools() -> Iterator[tuple[Any, StepEnvSessionAdapter]]:
+    """A real env server's session, its one tool ``say`` a step."""
     env_class = make_env("sync")
     with serve_in_background(create_app(env_class)) as running:
         session = StepEnvSessionAdapter(
@@ -115,47 +181,64 @@ def env_tools() -> Iterator[tuple[Any, HarnessMCPBridge]]:
             action_builder=lambda name, args: TAction(message=args.get("message", "")),
             initial_messages_builder=lambda result, task: [],
         )
-        bridge = HarnessMCPBridge(session)
         try:
-            bridge.start()
-            yield env_class, bridge
+            yield env_class, session
         finally:
-            bridge.stop()
             session.close()
 
 
+@pytest.mark.parametrize("name", ["claude-code", "codex"])
 async def test_an_agent_in_the_image_calls_an_env_tool_over_mcp(
-    image: str, capture: CaptureServer, env_tools: tuple[Any, HarnessMCPBridge]
+    name: str, image: str, capture: CaptureServer, env_tools: tuple[Any, StepEnvSessionAdapter]
 ) -> None:
-    """Claude Code, in its container, is configured with MCP server ``env`` at
-    ``127.0.0.1:8001``, relayed to the bridge through a socket of its own: the scripted
-    model calls ``mcp__env__say``, the env steps once, the step's reply goes back to the
-    model, and the call is in the bridge's trace and the capture trace. (Codex runs the
-    same way, its MCP tools offered in a Responses ``namespace`` tool that the proxy
-    forwards as chat function ``mcp__env__say``; one agent here keeps the suite's time.)"""
-    name = "claude-code"
+    """The harness env (image placement, ``tools=`` an env session) serves the env's tools
+    on a ``HarnessMCPBridge``; the agent, in its container, is configured with MCP server
+    ``env`` at ``127.0.0.1:8001``, relayed to the bridge through a socket of its own: the
+    scripted model calls ``say`` (Claude Code's ``mcp__env__say``), the env steps once,
+    the step's reply goes back to the model, and the call is in the observation's
+    ``env_tool_calls`` and the capture trace. (Codex takes its MCP tools in a Responses
+    ``namespace`` tool that the proxy forwards as chat function ``mcp__env__say``; about
+    8 s a run, as Claude Code's.)"""
     why = AGENTS[name].missing()
     if why:
         pytest.skip(why)
-    env_class, bridge = env_tools
+    env_class, tools = env_tools
     model: ScriptedModel = capture.model  # type: ignore[attr-defined]
-    session = capture.registry.create(agent=name)
-    steps, traced, before = env_class.tracker.count("step"), len(bridge.trace), len(model.calls)
-    run = await run_agent_in_image(
-        image, name, TASK, capture, session.session_id, timeout_s=120, tools_url=bridge.url
-    )
-    assert run.exit_code == 0, run.stderr[-2000:] or run.stdout[-2000:]
+    env = terminal_task_env(name, TASK, capture, image=image, tools=tools)
+    env.adapter.config.session_timeout_s = 120
+    steps, before = env_class.tracker.count("step"), len(model.calls)
+    try:
+        reset = await env.reset()
+        assert reset.metadata["injected_tools"] == ["say"]
+        obs = await env.step(HarnessAction(message=TASK_INSTRUCTION))
+    finally:
+        await env.close()
+    assert "error" not in obs.metadata, obs.metadata.get("error")
     assert env_class.tracker.count("step") == steps + 1  # the call reached the env
-    called = [(e.tool_name, e.arguments) for e in bridge.trace[traced:]]
+    called = [(c["tool_name"], c["arguments"]) for c in obs.metadata["env_tool_calls"]]
     assert called == [("say", {"message": "from the image"})]
     made = model.calls[before:]
-    assert run.calls == len(made) == len(session.graph) >= 2
-    assert "mcp__env__say" in [t["function"]["name"] for t in made[0].get("tools") or []]
+    session = env.adapter.session
+    assert len(made) == len(session.graph) >= 2
+    assert "mcp__env__say" in json.dumps(made[0].get("tools") or [])
     replies = [m for c in made for m in c["messages"] if m.get("role") == "tool"]
     assert any("from the image" in json.dumps(m.get("content")) for m in replies)  # the env's answer
     trace = to_training_trace(session.graph, export_session(session))
     assert any("mcp__env__say" in decode(t.completion_token_ids) for t in trace.turns)
-    assert run.reward == 0.0  # the task's command was not run: the verifier still scored the run
+    assert (obs.reward, obs.done) == (0.0, True)  # the task's command was not run: the verifier still scored
+
+
+async def test_an_image_placement_without_its_image_is_refused_at_reset(
+    image: str, capture: CaptureServer
+) -> None:
+    config = HarnessConfig(name="claude-code", command=["claude"])
+    if AGENTS["claude-code"].missing():
+        pytest.skip(AGENTS["claude-code"].missing())
+    adapter = CLIAgentAdapter(config, capture=capture, image=InImage("openenv-no-such-image:nope", TASK))
+    env = HarnessEnvironment(adapter)
+    with pytest.raises(HarnessStartupError, match="no image openenv-no-such-image:nope"):
+        await env.reset()
+    assert not await adapter.is_alive()
 
 
 _PROBE = textwrap.dedent(
