@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from _harbor_fixtures import copy_task, docker_base, owned, sh, task_env
+from _harbor_fixtures import copy_task, docker_base, sh, task_env
 from terminal_env._compose_health import wait_task_ready
 from terminal_env._harbor import ImageSettings, TaskFormatError, TaskHealthcheck
 
@@ -104,7 +104,19 @@ async def test_the_check_passes_before_the_session_starts_and_a_failing_one_fail
         assert message == (
             "task 'never-ready': its healthcheck failed 2 times in a row (the last exited 3: not ready yet)"
         )
-        owner = env.resources.images.owner
-        left = owned(owner)
-        assert len(left) == 1, left  # the first session's container only: the failed one is gone
+        assert _containers_of("never-ready", env.resources.images.owner) == []  # removed at once
         await env.reset(options={"task_id": "ready-third-time"})  # the set is still served
+
+
+def _containers_of(task_id: str, owner: str) -> list[str]:
+    """This server's containers of ``task_id``, stopped ones too."""
+    from terminal_env._container import LABEL, OWNER_LABEL
+
+    from openenv.containers._docker import docker_client
+
+    client = docker_client()
+    try:
+        labels = [f"{LABEL}={task_id}", f"{OWNER_LABEL}={owner}"]
+        return [c.name for c in client.containers.list(all=True, filters={"label": labels})]
+    finally:
+        client.close()
