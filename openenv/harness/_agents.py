@@ -486,12 +486,22 @@ async def run_with_endpoint(
 
 @dataclass(frozen=True)
 class Launch:
-    """How to start one agent run: its command line, its environment, its read-only binds."""
+    """How to start one agent run: its command line, its environment, its read-only binds,
+    its time limit, its tools' URL (``runner_args``: what ``run_with_endpoint`` and
+    ``run_in_image`` take of them by keyword)."""
 
     agent: AgentCLI
     argv: list[str]
     env: dict[str, str]
     ro_binds: dict[str, str]
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    tools_url: str | None = None
+
+    def runner_args(self) -> dict[str, Any]:
+        return {
+            "env": self.env, "ro_binds": self.ro_binds, "timeout_s": self.timeout_s, "label": self.agent.name,
+            "tools_url": self.tools_url,
+        }  # fmt: skip
 
 
 def launch(
@@ -539,7 +549,8 @@ def launch(
     }  # fmt: skip
     home = str(agent.home(root))
     argv = [*agent.argv(exe, instruction, model), *mcp, *(agent.resume_args if resume else ())]
-    return Launch(agent, argv, env, {home: home})
+    timeout_s = options.get("timeout_s", DEFAULT_TIMEOUT_S)
+    return Launch(agent, argv, env, {home: home}, timeout_s, tools_url)
 
 
 async def run_agent(
@@ -564,17 +575,9 @@ async def run_agent(
         SandboxUnavailable: as ``run_with_endpoint``.
     """
     run = launch(name, instruction, session_id, resume=resume, **options)
+    lift = run.agent.lift_address_space
     return await run_with_endpoint(
-        box,
-        run.argv,
-        capture,
-        session_id,
-        env=run.env,
-        ro_binds=run.ro_binds,
-        timeout_s=options.get("timeout_s", DEFAULT_TIMEOUT_S),
-        label=name,
-        lift_address_space=run.agent.lift_address_space,
-        tools_url=options.get("tools_url"),
+        box, run.argv, capture, session_id, lift_address_space=lift, **run.runner_args()
     )
 
 

@@ -191,15 +191,5 @@ async def run_agent_in_image(
     """
     run = launch(name, instruction, session_id, native=True, **options)
     return await run_in_image(
-        image,
-        run.argv,
-        capture,
-        session_id,
-        task_id,
-        env=run.env,
-        ro_binds=run.ro_binds,
-        timeout_s=options.get("timeout_s", DEFAULT_TIMEOUT_S),
-        label=name,
-        memory=memory,
-        tools_url=options.get("tools_url"),
+        image, run.argv, capture, session_id, task_id, memory=memory, **run.runner_args()
     )
