@@ -12,7 +12,7 @@ attacking sessions (default 32).
 /health is polled from a process of its own at the server loop's priority
 (``tests/_health_poller.py``), so its bound is the server's and holds whatever the load:
 it is asserted always. The victim steps from a process of its own too, at the same
-priority (``_victim.py``; from this process, beside the attackers' 32 client threads, a
+priority (``tests/_victim.py``; from this process, beside the attackers' 32 client threads, a
 step also waited for this process's interpreter lock: p99 58.9 and 68.9 ms in 2 of 14
 runs). Its p99 still measures the machine (its worker is a sandboxed process that waits
 for a CPU like any other): the victim's steps with no attack, in the same process, come
@@ -41,12 +41,12 @@ import httpx
 import pytest
 from _coding_fixtures import server_process
 from _leftovers import Tracker, held_uids, threads
-from _victim import victim_steps
 from coding_env import MODELS, CodeAction
 from test_coding_hostile import BIG_CELL, FLOOD, SLOW_SET, STOP_AFTER_REPLY, STOP_BEFORE_BIG_CALL
 
 from openenv import EnvClient
 from tests._health_poller import health_polls
+from tests._victim import victim_steps
 
 SESSIONS = int(os.environ.get("OPENENV_CHAOS_SESSIONS", "32"))
 VICTIM_P99_S = 0.050
@@ -155,7 +155,7 @@ def test_chaos_victim_health_leftovers_and_sigterm(record_property: Any) -> None
         health: list[float] = []
         looking = threading.Event()
         looker = threading.Thread(target=_look, args=(tracker, looking), daemon=True)
-        with victim_steps(url) as victim:  # phases: no attack, attacks starting, under attack
+        with victim_steps("coding", url) as victim:  # phases: no attack, attacks starting, under attack
             idle_health = _idle_health(url, 3.0)  # for the record: the machine's own noise
             idle_load = os.getloadavg()[0]
             looker.start()
