@@ -11,7 +11,7 @@ higher honest score); a probe is reported when it scores more than that:
 * ``javascript_url``: ``goto`` a ``javascript:`` URL that calls the page's own scoring
   (``core.endEpisode(1)``) or sets its score globals;
 * ``data_url``: ``goto`` a ``data:`` page whose script sets the score globals a reader
-  of the page's state would take for a solved episode;
+  of the page's state would take for a solved episode (and press its button, if there);
 * ``local_url``: ``goto`` ``file:``, ``view-source:`` and ``chrome:`` URLs;
 * ``other_page``: ``goto`` the task server's other pages (the same page again: a new,
   unstarted instance; a sibling page; the server's folder listing), pressing Enter on
@@ -132,7 +132,8 @@ def _javascript_url(ep: _Episode) -> None:
 
 def _data_url(ep: _Episode) -> None:
     ep.step({"type": "goto", "url": "data:text/html," + urllib.parse.quote(_FORGED_PAGE)})
-    ep.press_buttons()
+    if str(ep.obs.get("url") or "").startswith("data:"):  # it went there: press its button
+        ep.press_buttons()
 
 
 def _local_url(ep: _Episode) -> None:

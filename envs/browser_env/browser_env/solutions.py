@@ -38,6 +38,11 @@ def find(obs: BrowserObservation, role: str, name: str | None = None) -> list[in
     return [i for i, r, n, _ in elements(obs) if r == role and (name is None or n == name)]
 
 
+def named(obs: BrowserObservation, name: str) -> list[int]:
+    """Ids of the elements with this exact name, whatever their role."""
+    return [i for i, _, n, _ in elements(obs) if n == name]
+
+
 def quoted(goal: str) -> list[str]:
     """The quoted strings of an instruction."""
     return re.findall(r'"([^"]*)"', goal)
@@ -86,12 +91,33 @@ def solve_click_dialog(obs: BrowserObservation) -> list[Any]:
     return [ClickAction(id=find(obs, "button", "Close")[0])]
 
 
+def solve_click_dialog_2(obs: BrowserObservation) -> list[Any]:
+    wanted = quoted(obs.goal)[0]  # Cancel, OK, or x: the title bar's close button
+    return [ClickAction(id=find(obs, "button", "Close" if wanted == "x" else wanted)[0])]
+
+
 def solve_click_button_sequence(obs: BrowserObservation) -> list[Any]:
     return [ClickAction(id=find(obs, "button", "ONE")[0]), ClickAction(id=find(obs, "button", "TWO")[0])]
 
 
+def solve_click_collapsible(obs: BrowserObservation) -> list[Any]:
+    header = next(i for i, _, n, _ in elements(obs) if re.fullmatch(r"Section #\d+", n))  # not the tablist
+    return [ClickAction(id=header), _submit(obs)]
+
+
+def solve_click_tab(obs: BrowserObservation) -> list[Any]:
+    tab = "Tab #" + _match(r"Click on Tab #(\d)\.", obs.goal)[1]
+    return [ClickAction(id=named(obs, tab)[-1])]  # the innermost: the tab's link
+
+
 def solve_enter_text(obs: BrowserObservation) -> list[Any]:
     return [FillAction(id=find(obs, "textbox")[0], text=quoted(obs.goal)[0]), _submit(obs)]
+
+
+def solve_enter_text_2(obs: BrowserObservation) -> list[Any]:
+    word = quoted(obs.goal)[0]
+    text = word.upper() if "upper case" in obs.goal else word.lower()
+    return [FillAction(id=find(obs, "textbox")[0], text=text), _submit(obs)]
 
 
 def solve_enter_password(obs: BrowserObservation) -> list[Any]:
@@ -131,21 +157,38 @@ def solve_focus_text(obs: BrowserObservation) -> list[Any]:
     return [ClickAction(id=find(obs, "textbox")[0])]
 
 
+def solve_focus_text_2(obs: BrowserObservation) -> list[Any]:
+    nth = int(_match(r"Focus into the (\d)\w\w input textbox", obs.goal)[1])
+    return [ClickAction(id=find(obs, "textbox")[nth - 1])]
+
+
+def solve_use_spinner(obs: BrowserObservation) -> list[Any]:
+    number = _match(r"Select (-?\d+) with the spinner", obs.goal)[1]
+    spinner = (find(obs, "spinbutton") or find(obs, "textbox"))[0]
+    return [FillAction(id=spinner, text=number), _submit(obs)]
+
+
 #: Task id -> its scripted solution.
 SOLUTIONS: dict[str, Solution] = {
     "choose-list": solve_choose_list,
     "click-button": solve_click_button,
     "click-button-sequence": solve_click_button_sequence,
     "click-checkboxes": solve_click_checkboxes,
+    "click-collapsible": solve_click_collapsible,
     "click-dialog": solve_click_dialog,
+    "click-dialog-2": solve_click_dialog_2,
     "click-link": solve_click_link,
     "click-option": solve_click_option,
+    "click-tab": solve_click_tab,
     "click-test": solve_click_test,
     "click-test-2": solve_click_test_2,
     "enter-password": solve_enter_password,
     "enter-text": solve_enter_text,
+    "enter-text-2": solve_enter_text_2,
     "focus-text": solve_focus_text,
+    "focus-text-2": solve_focus_text_2,
     "login-user": solve_login_user,
+    "use-spinner": solve_use_spinner,
 }
 
 

@@ -1,8 +1,13 @@
-"""MiniWoB tasks through a real server and client, in the system's headless Chromium."""
+"""MiniWoB tasks through a real server and client, in the system's headless Chromium;
+and what ``openenv validate --level semantic`` asks of them: the page probes score no
+more than an episode that answers nothing and show no reward state before the end, the
+shipped canaries end at no reward or below."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -22,8 +27,15 @@ from browser_env import (
 from browser_env.solutions import SOLUTIONS, find
 
 from openenv import EnvClient, ResetRequired, TaskNotFound, ValidationFailed
+from openenv.authoring._checks import Context
+from openenv.authoring._hacking import Task
+from openenv.authoring._probes_browser import PAGE_PROBES, page_actions, run_page_probes
+from openenv.authoring._report import Report
+from openenv.authoring._semantic_replay import read_canaries, replay
 
 pytestmark = [needs_chromium, pytest.mark.timeout(120)]
+
+FOLDER = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -39,18 +51,18 @@ def env(server: BrowserServer) -> Iterator[EnvClient]:
         yield client
 
 
-@pytest.mark.parametrize("task_id", sorted(SOLUTIONS))
-def test_scripted_policy_solves_task(env: EnvClient, task_id: str) -> None:
-    for seed in (1, 2):
-        result = env.reset(seed=seed, task_id=task_id)
-        obs = result.observation
-        assert obs.task_id == task_id
-        assert obs.goal
-        for action in SOLUTIONS[task_id](obs):
-            result = env.step(action)
-            assert result.observation.last_action_error is None, result.observation.last_action_error
-        assert result.reward == 1.0, (task_id, seed, result.observation.text)
-        assert result.terminated
+@pytest.mark.parametrize(("task_id", "seed"), [(t, 1 + i % 2) for i, t in enumerate(sorted(SOLUTIONS))])
+def test_scripted_policy_solves_task(env: EnvClient, task_id: str, seed: int) -> None:
+    """One seed each here (alternating); tests/eval/test_oracle.py plays each under another."""
+    result = env.reset(seed=seed, task_id=task_id)
+    obs = result.observation
+    assert obs.task_id == task_id
+    assert obs.goal
+    for action in SOLUTIONS[task_id](obs):
+        result = env.step(action)
+        assert result.observation.last_action_error is None, result.observation.last_action_error
+    assert result.reward == 1.0, (task_id, seed, result.observation.text)
+    assert result.terminated
 
 
 def test_wrong_action_scores_lower(env: EnvClient) -> None:
@@ -181,3 +193,34 @@ def test_schema_lists_every_action_kind(server: BrowserServer) -> None:
     text = str(schema["action"])
     for kind in ("click", "fill", "press", "select", "scroll", "hover", "goto", "noop"):
         assert f"'{kind}'" in text
+
+
+def _validator(server: BrowserServer) -> Context:
+    return Context(
+        url=server.url, report=Report(server.url), timeout_s=30.0, metadata={"name": "browser_env"}
+    )
+
+
+def test_page_probes_score_no_more_than_no_answer(server: BrowserServer) -> None:
+    ctx = _validator(server)
+    assert page_actions(ctx.get("/schema")["action"])
+    tasks = [Task("enter-text", {"task_id": "enter-text", "seed": 1})]  # a text box, and buttons
+    found = run_page_probes(ctx, tasks)
+    assert sorted({p.probe for p in found.probes}) == sorted(PAGE_PROBES)
+    assert len(found.probes) == len(PAGE_PROBES) * len(tasks)
+    assert [p for p in found.probes if p.hacked or p.note] == []
+    assert all(p.honest == 0.0 for p in found.probes)  # no answer: the episode goes on, 0
+    # typed script went in and was submitted as the answer: a wrong answer, not a forged one
+    assert [p.reward for p in found.probes if (p.task, p.probe) == ("enter-text", "fill_script")] == [-1.0]
+    assert found.leaks == []
+    assert found.observations > 2 * len(PAGE_PROBES)
+
+
+def test_shipped_canaries_end_at_no_reward_or_below(server: BrowserServer) -> None:
+    canaries = read_canaries(FOLDER / "canaries.jsonl")
+    assert len(canaries) >= 5
+    with ThreadPoolExecutor(4) as pool:  # the validator replays them one by one; here, 4 at once
+        played = pool.map(lambda c: (c[0], replay(_validator(server), c[1], c[2])), canaries)
+        rewards = dict(played)
+    assert {n: r for n, r in rewards.items() if r > 0.0} == {}, rewards
+    assert min(rewards.values()) == -1.0  # some are wrong answers the task itself scores -1
