@@ -8,6 +8,9 @@ connecting resets it (the agent starts) and sends ``{"type": "session_started",
 connection stays usable); a turn past the adapter's ``session_timeout_s``, a harness
 that is not running or that fails ends the session with one ``error`` event (no
 internals: adapter errors can hold subprocess output). The env is closed on every path.
+An env with a ``rubric`` scores each turn as its ``step`` does: ``turn_complete``'s data
+gets the rubric's ``reward``, its ``done`` and any ``reward_breakdown`` it gave (a
+``terminal_task_env``'s verifier, in the sandbox as in the image).
 ``max_sessions`` bounds the connections served at once (past it: an ``error`` frame,
 code ``CAPACITY_REACHED``). Upstream's frames and messages.
 
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import json
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -31,14 +35,16 @@ from starlette.applications import Starlette
 from starlette.routing import BaseRoute, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from .._models import Observation
 from ._agentic import (
     HarnessClientMessage,
     HarnessEvent,
     HarnessEventType,
     HarnessProtocolError,
     HarnessStartupError,
+    events_to_metadata,
 )
-from ._harness_env import HarnessEnvironment
+from ._harness_env import HarnessAction, HarnessEnvironment
 
 __all__ = ["HarnessEndpoint", "harness_app", "harness_route"]
 
@@ -105,8 +111,11 @@ async def _turn(ws: WebSocket, env: HarnessEnvironment) -> bool:
         return False
 
     async def stream() -> bool:
-        last = None
+        last, events = None, list[HarnessEvent]()
         async for event in adapter.send_message_streaming(message.content):
+            events.append(event)
+            if event.type is HarnessEventType.TURN_COMPLETE and env.rubric is not None:
+                event = await _scored(env, message.content, events)
             await ws.send_text(event.model_dump_json())
             last = event.type
         return last is HarnessEventType.TURN_COMPLETE
@@ -125,6 +134,22 @@ async def _turn(ws: WebSocket, env: HarnessEnvironment) -> bool:
     if not completed:
         await ws.send_text(_event_error("harness event stream ended without a TURN_COMPLETE event"))
     return completed
+
+
+async def _scored(env: HarnessEnvironment, content: str, events: list[HarnessEvent]) -> HarnessEvent:
+    """The turn's last event (its ``turn_complete``) with ``env.rubric``'s verdict on the
+    turn in its data; the rubric sees the observation ``env.step`` would give it."""
+    assert env.rubric is not None
+    event = events[-1]
+    data = dict(event.data)
+    metadata = {"response": data.get("response"), "turn_events": events_to_metadata(events)}
+    obs = Observation(done=bool(data.get("done")), reward=0.0, metadata=metadata)
+    score = env.rubric(HarnessAction(message=content), obs)
+    data["reward"] = float(await score if inspect.isawaitable(score) else score)
+    data["done"] = obs.done
+    if obs.metadata.get("reward_breakdown") is not None:
+        data["reward_breakdown"] = obs.metadata["reward_breakdown"]
+    return event.model_copy(update={"data": data})
 
 
 def _event_error(message: str) -> str:

@@ -90,6 +90,10 @@ async def test_claude_code_on_a_terminal_task_over_the_servers_harness_route(
         frames = await _frames_to_turn_complete(ws)
     assert frames[-1]["type"] == "turn_complete", frames[-1]
     assert frames[-1]["data"]["response"] == "Done."
+    # the task's verifier scored the run in the session's sandbox, as in the image (issue 31)
+    assert (frames[-1]["data"]["reward"], frames[-1]["data"]["done"]) == (1.0, True)
+    breakdown = frames[-1]["data"]["reward_breakdown"]
+    assert (breakdown["reward"], breakdown["tests_passed"]) == (1.0, breakdown["tests_total"])
     calls = [f for f in frames if f["type"] == "tool_call"]
     assert calls[0]["data"]["tool_name"] == "Bash"
     assert "grep -c ERROR" in calls[0]["data"]["arguments"]["command"]
