@@ -18,6 +18,7 @@ quietest blocks. Make a tree with ``git archive REV | tar -x -C DIR``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -79,11 +80,114 @@ else:
 """
 
 
+STEPPER = """
+import asyncio, sys, time
+from terminal_env import RunAction
+
+def steps(step):
+    for _ in range(20):
+        step()
+    print("ready", flush=True)
+    while sys.stdin.readline().strip() == "s":
+        t0 = time.perf_counter()
+        out = step()
+        took = time.perf_counter() - t0
+        assert out == "hi\\n", out
+        print(took, flush=True)
+
+async def inprocess(level):
+    from terminal_env import TerminalEnv
+
+    env = TerminalEnv(sandbox=level, pool_size=0)
+    await env.reset(options={"free_shell": True})
+    loop = asyncio.get_running_loop()
+    try:
+        for _ in range(20):
+            await env.step(RunAction(command="echo hi"))
+        print("ready", flush=True)
+        while await loop.run_in_executor(None, sys.stdin.readline) == "s\\n":
+            t0 = time.perf_counter()
+            obs = await env.step(RunAction(command="echo hi"))
+            took = time.perf_counter() - t0
+            assert obs.output == "hi\\n", obs.output
+            print(took, flush=True)
+    finally:
+        await env.close()
+
+def served(level):
+    from openenv import EnvClient
+    from openenv.containers import LocalProcessProvider
+    from terminal_env import MODELS
+
+    provider = LocalProcessProvider("terminal", env={"OPENENV_SANDBOX": level}, start_timeout_s=60)
+    server = provider.start()
+    try:
+        with EnvClient(server.base_url, MODELS) as env:
+            env.reset(free_shell=True)
+            steps(lambda: env.step(RunAction(command="echo hi")).observation.output)
+    finally:
+        server.stop()
+
+if sys.argv[2] == "served":
+    served(sys.argv[1])
+else:
+    asyncio.run(inprocess(sys.argv[1]))
+"""
+
+
+def tree_env(tree: Path) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": f"{tree}{os.pathsep}{tree / 'envs' / 'terminal_env'}"}
+
+
+def interleaved(trees: dict[str, Path], level: str, where: str, steps: int) -> dict[str, list[float]]:
+    """``steps`` steps of each tree, one of each in turn (the order rotated each turn),
+    each tree's env in a process of its own for the whole run: every tree meets the
+    same moments of the host's load. Seconds per step, by tree."""
+    procs = {
+        name: subprocess.Popen(
+            [sys.executable, "-c", STEPPER, level, where],
+            env=tree_env(tree),
+            cwd=tree,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for name, tree in trees.items()
+    }
+    times: dict[str, list[float]] = {name: [] for name in trees}
+    try:
+        for name, proc in procs.items():
+            assert proc.stdout is not None
+            if proc.stdout.readline().strip() != "ready":
+                raise SystemExit(f"{name}: the stepper did not start (exit {proc.wait(60)})")
+        names = list(trees)
+        for i in range(steps):
+            for name in names[i % len(names) :] + names[: i % len(names)]:
+                proc = procs[name]
+                assert proc.stdin is not None
+                assert proc.stdout is not None
+                proc.stdin.write("s\n")
+                proc.stdin.flush()
+                times[name].append(float(proc.stdout.readline()))
+    finally:
+        for proc in procs.values():
+            with contextlib.suppress(OSError):
+                assert proc.stdin is not None
+                proc.stdin.write("q\n")
+                proc.stdin.close()
+        for proc in procs.values():
+            try:
+                proc.wait(60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+    return times
+
+
 def block(tree: Path, level: str, steps: int, where: str) -> list[float]:
-    env = {**os.environ, "PYTHONPATH": f"{tree}{os.pathsep}{tree / 'envs' / 'terminal_env'}"}
     out = subprocess.run(
         [sys.executable, "-c", CHILD, level, str(steps), where],
-        env=env,
+        env=tree_env(tree),
         cwd=tree,
         capture_output=True,
         text=True,
@@ -108,6 +212,13 @@ def main() -> None:
     ap.add_argument("--blocks", type=int, default=8, help="rounds (one block per tree each)")
     ap.add_argument("--steps", type=int, default=200, help="timed steps per block")
     ap.add_argument("--where", default="inprocess,served", help="in process, through openenv serve")
+    ap.add_argument(
+        "--interleave",
+        type=int,
+        metavar="STEPS",
+        help="instead of blocks: STEPS steps of each tree one after another, in processes kept "
+        "for the run; --blocks windows of them make the rounds",
+    )
     args = ap.parse_args()
     trees = {"new": HERE}
     for spec in args.tree + ([f"old={args.old}"] if args.old else []):
@@ -122,9 +233,19 @@ def main() -> None:
     cases = [(w, lv) for w in args.where.split(",") for lv in args.levels.split(",")]
     for where, level in cases:
         medians: dict[str, list[float]] = {name: [] for name in names}
-        for i in range(args.blocks):
-            for name in names[i % len(names) :] + names[: i % len(names)]:  # rotated
-                medians[name].append(statistics.median(block(trees[name], level, args.steps, where)) * 1000)
+        if args.interleave:  # a round: a window of the interleaved steps
+            times = interleaved(trees, level, where, args.interleave)
+            size = max(1, args.interleave // args.blocks)
+            for name in names:
+                series = times[name]
+                for start in range(0, len(series) - size + 1, size):
+                    medians[name].append(statistics.median(series[start : start + size]) * 1000)
+        else:
+            for i in range(args.blocks):
+                for name in names[i % len(names) :] + names[: i % len(names)]:  # rotated
+                    medians[name].append(
+                        statistics.median(block(trees[name], level, args.steps, where)) * 1000
+                    )
         ms = {n: statistics.median(m) for n, m in medians.items()}
         case: dict[str, Any] = {"ms": ms, "blocks": medians}
         line = [f"{where} {level}: " + ", ".join(f"{n} {ms[n]:.3f} ms" for n in names)]

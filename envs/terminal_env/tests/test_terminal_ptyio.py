@@ -1,7 +1,8 @@
-"""The event loop never waits on a terminal (``terminal_env._ptyio``): it never polls a
-PTY (the kernel flushes the terminal's input first, and the poller sleeps until a
-kernel worker has run: 10-38 ms at a time on a loaded host) nor starts a shell (a fork
-of the server and a wait for the child's exec); every shell it started is reaped."""
+"""The event loop never waits on a terminal (``terminal_env._ptyio``): it never watches a
+PTY itself (a poll or a read that finds no input waits for the kernel to flush the
+terminal's input: 10-38 ms at a time on a loaded host), reads one only when an edge
+says input is there, leaves streams and floods to the pump, and never starts a shell (a
+fork of the server and a wait for the child's exec); every shell it started is reaped."""
 
 from __future__ import annotations
 
@@ -148,3 +149,42 @@ async def test_the_loop_reads_only_what_is_there_and_hands_streams_and_floods_to
         reads.rows.clear()
         assert (await sh(noisy, "echo back")).output == "back\n"
         assert {t for t, fd, _ in reads.rows if fd == io.fd} == {loop_thread}
+
+
+@pytest.mark.docker
+@pytest.mark.timeout(600)
+async def test_a_containers_shell_starts_on_a_worker_and_its_exit_ends_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A task with an image of its own: its shell (``docker exec``, a local child) is
+    started on a worker like a sandbox's, read by the loop, and its exit is seen (the
+    client's pidfd): the step says so and the next shell starts, off the loop too; so
+    are the commands ``arun`` runs in the container."""
+    from _harbor_fixtures import TASKS, docker_base, task_env
+    from _harbor_fixtures import sh as run
+    from terminal_env._container import ContainerBox
+
+    base = docker_base()
+    started: list[tuple[bool, int]] = []  # (a shell, the thread): shells and ``arun``'s
+    real = ContainerBox.popen
+
+    def popen(self: ContainerBox, argv: Any, **kw: Any) -> Any:
+        started.append((bool(kw.get("ctty")), threading.get_ident()))
+        return real(self, argv, **kw)
+
+    monkeypatch.setattr(ContainerBox, "popen", popen)
+    reads = _Reads()
+    monkeypatch.setattr(_ptyio, "os", reads)
+    loop_thread = threading.get_ident()
+    async with task_env(TASKS, base) as env:
+        await env.reset(options={"task_id": "word-counts"})
+        assert (await run(env, "echo hi", 20)).output == "hi\n"
+        shells = [shell for shell, _ in started].count(True)
+        assert shells >= 1
+        exited = await run(env, "exit 3", 20)
+        assert exited.session_restarted
+        assert not exited.timed_out  # seen by its exit, not by the step's deadline
+        assert (await run(env, "echo again", 20)).output == "again\n"
+    assert [shell for shell, _ in started].count(True) == shells + 1  # the restart
+    assert loop_thread not in {thread for _, thread in started}  # nor ``arun``'s (the verifier's)
+    assert any(t == loop_thread for t, _, _ in reads.rows)
