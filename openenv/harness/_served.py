@@ -6,8 +6,13 @@ sandbox (``terminal_task_env``), its model calls going through a capture proxy t
 process starts on first use, in front of the OpenAI-compatible server
 ``OPENENV_HARNESS_LLM_URL`` names (``OPENENV_HARNESS_MODEL``: the model name asked
 for, default ``MODEL`` or ``scripted``); the server's ``--env-kwargs`` make the
-terminal env. The proxy stops with the server (``close``). Its session routes take an
-admin key nobody is given: each agent reaches only its own session, through its socket.
+terminal env. With ``OPENENV_HARNESS_IMAGE=IMAGE`` set (a terminal env image: ``openenv
+build envs/terminal_env``) each connection's agent runs in a container of ``IMAGE`` instead,
+on the image's own terminal env (``terminal_task_env(..., image=IMAGE)``; the server's
+``--env-kwargs`` then make only its ``/ws`` env); an image that is not there is refused
+at reset, in the ``error`` frame. The proxy stops with the server (``close``). Its session
+routes take an admin key nobody is given: each agent reaches only its own session, through
+its socket.
 """
 
 from __future__ import annotations
@@ -19,9 +24,10 @@ from typing import Any
 
 from ._agentic import HarnessStartupError
 
-__all__ = ["LLM_URL_VAR", "close", "shared_capture", "terminal_harness"]
+__all__ = ["IMAGE_VAR", "LLM_URL_VAR", "close", "shared_capture", "terminal_harness"]
 
 LLM_URL_VAR = "OPENENV_HARNESS_LLM_URL"
+IMAGE_VAR = "OPENENV_HARNESS_IMAGE"
 _OPTIONS = frozenset({"agent", "task_id", "model"})
 _lock = threading.Lock()
 _capture: Any = None
@@ -72,6 +78,8 @@ def terminal_harness(options: dict[str, str], env_kwargs: dict[str, Any]) -> Any
     from ._cli_agent import terminal_task_env
 
     model = options.get("model") or os.environ.get("OPENENV_HARNESS_MODEL") or "scripted"
-    return terminal_task_env(
-        options.get("agent") or "claude-code", options["task_id"], shared_capture(), model=model, **env_kwargs
-    )
+    agent, task_id = options.get("agent") or "claude-code", options["task_id"]
+    image = os.environ.get(IMAGE_VAR)
+    if image:  # the image's own terminal env: the server's env kwargs are its /ws env's
+        return terminal_task_env(agent, task_id, shared_capture(), model=model, image=image)
+    return terminal_task_env(agent, task_id, shared_capture(), model=model, **env_kwargs)

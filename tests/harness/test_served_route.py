@@ -6,6 +6,7 @@ its model the scripted backend behind a capture proxy the server starts and stop
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -13,7 +14,7 @@ import pytest
 import websockets
 from terminal_env import TerminalEnv
 
-from openenv.harness import AGENTS, HarnessConfig, HarnessEnvironment, ScriptedModel, _served
+from openenv.harness import AGENTS, HarnessConfig, HarnessEnvironment, InImage, ScriptedModel, _served
 
 from .conftest import AGENTS_DIR, BWRAP_WHY, TASK
 from .test_harness_env import _Echo
@@ -101,3 +102,28 @@ async def test_claude_code_on_a_terminal_task_over_the_servers_harness_route(
     assert _served._capture is not None  # the server's proxy, until the server stops
     server.stop()
     assert _served._capture is None
+
+
+async def test_the_terminal_envs_harness_runs_agents_in_the_image_its_setting_names(
+    serve: Callable[..., Any], model: ScriptedModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``OPENENV_HARNESS_IMAGE`` gives each connection the image placement (the server's env
+    kwargs stay its /ws env's); an image that is not there is refused at reset, in one line."""
+    image = f"openenv-h7-no-such-image:{uuid.uuid4().hex[:8]}"
+    monkeypatch.setenv(_served.LLM_URL_VAR, model.url + "/v1")
+    monkeypatch.setenv(_served.IMAGE_VAR, image)
+    harness = _served.terminal_harness({"agent": "claude-code", "task_id": TASK}, {"pool_size": 0})
+    assert harness.adapter.image == InImage(image, TASK)
+    assert harness.terminal is None  # no host terminal env made from the server's kwargs
+    await harness.close()
+    monkeypatch.setenv("OPENENV_AGENTS_DIR", str(AGENTS_DIR))
+    server = serve(TerminalEnv, env_kwargs={"pool_size": 0})
+    url = server.ws_url.replace("/ws", "/harness") + f"?agent=claude-code&task_id={TASK}"
+    async with websockets.connect(url) as ws:
+        frame = json.loads(await ws.recv())
+    assert frame["type"] == "error", frame
+    message = frame["data"]["message"]
+    assert "\n" not in message
+    why = AGENTS["claude-code"].missing(AGENTS_DIR)
+    assert (why or image) in message  # no agent is said first; else the image (or the engine) is
+    server.stop()
