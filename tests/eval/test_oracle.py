@@ -64,28 +64,13 @@ def test_a_task_without_a_solution_is_an_error_not_a_zero(tmp_path: Path) -> Non
     )
 
 
-def _browser_solutions():  # type: ignore[no-untyped-def]
-    """The browser env's scripted MiniWoB solutions (its tests hold them), as an oracle source."""
-    import importlib.util
-
+def _browser_solutions() -> list[str]:
+    """The ids of the browser tasks the env package ships a scripted solution for
+    (``browser_env.solutions``, what its manifest names as the oracle's plan)."""
     pytest.importorskip("playwright", reason="the browser env needs playwright")
-    path = ROOT / "envs" / "browser_env" / "tests" / "_browser_fixtures.py"
-    spec = importlib.util.spec_from_file_location("_h8_browser_fixtures", path)
-    assert spec is not None
-    assert spec.loader is not None
-    fixtures = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(fixtures)
-    from browser_env import BrowserObservation
+    from browser_env.solutions import SOLUTIONS
 
-    def source(episode):  # type: ignore[no-untyped-def]
-        solve = fixtures.POLICIES.get(episode.task_id)
-        if solve is None:
-            return None
-        return lambda obs: [
-            a.model_dump(exclude={"metadata"}) for a in solve(BrowserObservation.model_validate(obs))
-        ]
-
-    return fixtures, source
+    return sorted(SOLUTIONS)
 
 
 @pytest.fixture(scope="module")
@@ -102,22 +87,14 @@ def browser_env():  # type: ignore[no-untyped-def]
 
 
 def test_oracle_full_marks_on_browser_tasks_with_scripted_solutions(tmp_path: Path, browser_env: str) -> None:
-    from openenv.policy import OraclePolicy
-
-    fixtures, source = _browser_solutions()
-    ids = sorted(fixtures.POLICIES)
+    """The plain ``oracle`` policy: it finds the plan the env's manifest names
+    (``validation.capabilities.oracle``) beside the installed ``browser_env`` package."""
+    ids = _browser_solutions()
     results = run_eval(
-        EvalConfig(
-            env=browser_env,
-            policy=OraclePolicy([source]),
-            out=tmp_path,
-            ids=ids,
-            max_turns=8,
-            concurrency=3,
-        )
+        EvalConfig(env=browser_env, policy="oracle", out=tmp_path, ids=ids, max_turns=8, concurrency=3)
     )
     assert results["errors"] == 0, results["error_kinds"]
-    assert results["tasks"] == len(ids) == 13
+    assert results["tasks"] == len(ids) >= 13
     assert [r["task_id"] for r in results["per_task"] if r["mean_reward"] != 1.0] == []
 
 
@@ -125,8 +102,7 @@ def test_null_stays_at_the_floor_on_browser_tasks(tmp_path: Path, browser_env: s
     """The null policy on tasks the oracle solves (six of them: each reset loads a page):
     it stops at once (the browser env has no text action), nothing is clicked or typed,
     no task pays, none errors."""
-    fixtures, _ = _browser_solutions()
-    ids = sorted(fixtures.POLICIES)[:6]
+    ids = _browser_solutions()[:6]
     results = run_eval(
         EvalConfig(env=browser_env, policy="null", out=tmp_path, ids=ids, max_turns=8, concurrency=3)
     )
