@@ -19,6 +19,8 @@ from openenv.harness import AGENTS, HarnessConfig, HarnessEnvironment, InImage, 
 from .conftest import AGENTS_DIR, BWRAP_WHY, TASK
 from .test_harness_env import _Echo
 
+TERMINAL_IMAGE = "openenv-terminal:latest"  # openenv build envs/terminal_env (test_terminal_docker.py)
+
 
 class EchoHarness(HarnessEnvironment):
     """An env that is a harness (upstream's way): each connection gets one."""
@@ -126,4 +128,49 @@ async def test_the_terminal_envs_harness_runs_agents_in_the_image_its_setting_na
     assert "\n" not in message
     why = AGENTS["claude-code"].missing(AGENTS_DIR)
     assert (why or image) in message  # no agent is said first; else the image (or the engine) is
+    server.stop()
+
+
+def _terminal_image_why() -> str:
+    """Why the terminal env's image cannot run here ('' when it can)."""
+    from openenv._exceptions import ProviderError
+    from openenv.containers._docker import docker_client
+
+    try:
+        client = docker_client()
+    except ProviderError as exc:
+        return f"agents in the image need a Docker engine: {exc}"
+    try:
+        if not client.api.images(name=TERMINAL_IMAGE):
+            return f"no {TERMINAL_IMAGE}: test_terminal_docker.py builds it (openenv build envs/terminal_env)"
+    finally:
+        client.close()
+    return ""
+
+
+async def test_claude_code_in_the_image_over_the_terminal_servers_harness_route(
+    serve: Callable[..., Any], model: ScriptedModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``openenv serve terminal_env`` with ``OPENENV_HARNESS_IMAGE``: one turn told the task's
+    own instruction runs Claude Code in a container of the image, and ``turn_complete``
+    carries the verifier's reward from inside it (about 3 s)."""
+    why = AGENTS["claude-code"].missing(AGENTS_DIR) or _terminal_image_why()
+    if why:
+        pytest.skip(why)
+    monkeypatch.setenv(_served.LLM_URL_VAR, model.url + "/v1")
+    monkeypatch.setenv(_served.IMAGE_VAR, TERMINAL_IMAGE)
+    monkeypatch.setenv("OPENENV_AGENTS_DIR", str(AGENTS_DIR))
+    server = serve(TerminalEnv, env_kwargs={"pool_size": 0})
+    before = len(model.calls)
+    url = server.ws_url.replace("/ws", "/harness") + f"?agent=claude-code&task_id={TASK}"
+    async with websockets.connect(url) as ws:
+        assert json.loads(await ws.recv())["type"] == "session_started"
+        await ws.send(json.dumps({"type": "message", "content": "{instruction}"}))  # the task's own
+        frames = await _frames_to_turn_complete(ws)
+    last = frames[-1]
+    assert last["type"] == "turn_complete", last
+    assert (last["data"]["reward"], last["data"]["done"]) == (1.0, True)
+    assert last["data"]["reward_breakdown"]["tests_passed"] == 1
+    assert "contain `ERROR`" in json.dumps(model.calls[before]["messages"])  # the instruction, in the image
+    assert len(model.calls) - before == sum(f["type"] == "llm_response" for f in frames) >= 2
     server.stop()
