@@ -48,7 +48,10 @@ async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> N
             writer.write_eof()
 
 
-async def _one(host: str, port: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+async def _relay_connection(
+    host: str, port: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+) -> None:
+    """Pipe one accepted connection both ways to ``host:port`` until either side ends."""
     try:
         up_reader, up_writer = await asyncio.open_connection(host, port)
     except OSError:
@@ -68,7 +71,7 @@ async def forward_to_loopback(path: str, url: str) -> AsyncIterator[None]:
     host, port = loopback_address(url)
     with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
-    server = await asyncio.start_unix_server(lambda r, w: _one(host, port, r, w), path=path)
+    server = await asyncio.start_unix_server(lambda r, w: _relay_connection(host, port, r, w), path=path)
     os.chmod(path, 0o666)
     try:
         yield
