@@ -20,12 +20,9 @@ from typing import Any
 import pytest
 import uvicorn
 from browser_env import BrowserEnv
-from browser_env.solutions import SOLUTIONS as POLICIES  # tests/eval/test_oracle.py reads them here
 
 from openenv.server import ServerSettings, create_app
 from openenv.server._serve import uvicorn_options
-
-__all__ = ["POLICIES", "BrowserServer", "needs_chromium"]
 
 CHROMIUM = "/usr/bin/chromium"
 needs_chromium = pytest.mark.skipif(
