@@ -13,7 +13,6 @@ last score and the parts it scored are named (``Rubric.breakdown``).
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import json
 import math
@@ -22,6 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .._aio import run_sync
 from ._policy import CheckStatus
 from ._vreport import Results
 
@@ -34,10 +34,7 @@ _FIX_REWARD = (
 
 
 def _await(value: Any) -> Any:
-    async def wait() -> Any:
-        return await value
-
-    return asyncio.run(wait()) if inspect.isawaitable(value) else value
+    return run_sync(value) if inspect.isawaitable(value) else value
 
 
 def _child(folder: str, action_json: str) -> dict[str, Any]:

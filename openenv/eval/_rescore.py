@@ -23,6 +23,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from .._aio import run_sync
 from .._exceptions import EvalError
 from ._metrics import PassRule
 from ._runner import RUN_FILE, write_results
@@ -62,12 +63,8 @@ def _obj(data: dict[str, Any] | None, **signals: Any) -> SimpleNamespace:
 def _score(rubric: Any, action: Any, observation: Any) -> float:
     out = rubric(action, observation)
     if inspect.isawaitable(out):
-        out = asyncio.run(_await(out))
+        out = run_sync(out)
     return float(out)
-
-
-async def _await(value: Any) -> Any:
-    return await value
 
 
 def _steps(t: Trajectory) -> list[tuple[Turn, SimpleNamespace, SimpleNamespace]]:
