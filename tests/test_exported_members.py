@@ -14,7 +14,7 @@ MODULES = [
     "openenv.containers", "openenv.k8s", "openenv.core", "openenv.core.env_server", "openenv.auto",
     "openenv.eval", "openenv.policy", "openenv.catalog", "openenv.discovery", "openenv.verifiers",
     "openenv.agentrl", "openenv.harbor", "openenv.validation", "openenv.capture",
-    "openenv.core.harness", "coding_env",
+    "openenv.core.harness", "coding_env", "browser_env",
 ]
 
 

@@ -4,7 +4,9 @@
 ``browser_env.MODELS`` needs neither Playwright nor a browser.
 """
 
-from typing import TYPE_CHECKING, Any
+import typing as _typing
+
+from openenv._lazy import lazy_exports as _lazy_exports
 
 from .models import (
     MODELS,
@@ -23,7 +25,7 @@ from .models import (
     SelectAction,
 )
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from ._config import BrowserConfig
     from .env import BrowserEnv
 
@@ -47,13 +49,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name == "BrowserEnv":
-        from .env import BrowserEnv
-
-        return BrowserEnv
-    if name == "BrowserConfig":
-        from ._config import BrowserConfig
-
-        return BrowserConfig
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = _lazy_exports(__name__, {"BrowserEnv": ".env", "BrowserConfig": "._config"}, __all__)
