@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -96,20 +96,59 @@ def test_a_server_that_never_listens_times_out() -> None:
     assert time.monotonic() - t0 < 3
 
 
-def test_backoff_is_bounded(health: Health) -> None:
-    """Every 25 ms for the first 2 s, then backing off to 500 ms: a server that turns
-    healthy after 1.5 s is seen promptly, and one that takes long is not spun on."""
-    health.default = 503
-    threading.Timer(1.5, lambda: setattr(health, "default", 200)).start()
-    t0 = time.monotonic()
-    wait_healthy(health.url, timeout_s=10, alive=lambda: True, logs=lambda: "", what="t")
-    elapsed = time.monotonic() - t0
-    assert 1.5 <= elapsed < 2.5  # seen within a poll or two, plus slack for a loaded machine
-    assert health.hits <= 100, "25 ms polls for 2 s at most"
+class FakeClock:
+    """``time`` for ``wait_healthy``: ``sleep`` advances ``monotonic`` at once and is noted
+    (then ``after_sleep`` runs), so the poll schedule is checked without waiting and
+    without the host's clock."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.sleeps: list[float] = []
+        self.after_sleep: Callable[[], None] = lambda: None
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds
+        self.after_sleep()
 
 
-def test_backoff_slows_down_after_two_seconds(health: Health) -> None:
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
+    import openenv.containers._base as base
+
+    fake = FakeClock()
+    monkeypatch.setattr(base, "time", fake)
+    return fake
+
+
+def test_polls_every_25_ms_at_first(health: Health, clock: FakeClock) -> None:
+    """A server that turns healthy 1.5 s in is seen at the next 25 ms poll."""
+    health.script = [503] * 60  # every 25 ms for 1.5 s: 60 failed polls
+    waited = wait_healthy(health.url, timeout_s=10, alive=lambda: True, logs=lambda: "", what="t")
+    assert health.hits == 61
+    assert clock.sleeps == [0.025] * 60
+    assert waited == pytest.approx(1.5)
+
+
+def test_after_two_seconds_the_polls_back_off_to_half_a_second(health: Health, clock: FakeClock) -> None:
+    """A server that takes 4 s is asked less and less often after the first 2 s, never
+    less often than every 500 ms, and is seen within a poll of turning healthy."""
+    start = clock.now
     health.default = 503
-    threading.Timer(4.0, lambda: setattr(health, "default", 200)).start()
-    wait_healthy(health.url, timeout_s=10, alive=lambda: True, logs=lambda: "", what="t")
-    assert health.hits < 100, "after 2 s the polls back off towards 500 ms"
+
+    def healthy_after_4_s() -> None:
+        if clock.now - start >= 4.0:
+            health.default = 200
+
+    clock.after_sleep = healthy_after_4_s
+    waited = wait_healthy(health.url, timeout_s=10, alive=lambda: True, logs=lambda: "", what="t")
+    fast = next(i for i, s in enumerate(clock.sleeps) if s != 0.025)
+    assert 79 <= fast <= 81  # 2 s of 25 ms polls
+    later = clock.sleeps[fast:]
+    assert later == sorted(later)
+    assert max(later) == 0.5
+    assert 4.0 <= waited <= 4.5
+    assert health.hits == len(clock.sleeps) + 1
