@@ -39,6 +39,8 @@ SLOW_CALLS = {"cell_timeout_s": 300.0, "grace_s": 5.0, "test_timeout_s": 300.0, 
 EXIT_BOUND_S = 10.0
 CELL_SLEEP = "981"  # a `sleep 981` is this test's running cell, `sleep 982` its grading
 GRADING_SLEEP = "982"
+#: the slow worker start's `sleep`: 60 s, a duration no other test run uses (its pid)
+SLOW_START = f"60.{os.getpid()}"
 
 
 @contextlib.contextmanager
@@ -176,7 +178,7 @@ def test_close_kills_a_worker_still_starting() -> None:
     where = Path(tempfile.mkdtemp(prefix="openenv-slow-start-"))  # the sandbox's uid runs it
     where.chmod(0o755)
     slow = where / "python"
-    slow.write_text(f"#!/bin/sh\nsleep 60\nexec {default_python()[0]} \"$@\"\n")
+    slow.write_text(f"#!/bin/sh\nsleep {SLOW_START}\nexec {default_python()[0]} \"$@\"\n")
     slow.chmod(0o755)
     try:
         _close_while_starting(slow)
@@ -201,7 +203,7 @@ def _close_while_starting(slow: Path) -> None:
     thread = threading.Thread(target=start, daemon=True)
     thread.start()
     for _ in range(300):  # until its process runs (the sleep before the worker starts)
-        if any(p.info["cmdline"] == ["sleep", "60"] for p in psutil.process_iter(["cmdline"])):
+        if any(p.info["cmdline"] == ["sleep", SLOW_START] for p in psutil.process_iter(["cmdline"])):
             break
         time.sleep(0.1)
     else:
