@@ -68,3 +68,103 @@ def network_id(client: Any, name: str = ISOLATED_NETWORK) -> str:
             f"remove it (`docker network rm {name}`) and the next start makes it with ICC off"
         )
     return str(found.id)
+
+
+#: The network a terminal task's container with the network allowed joins: a bridge of its
+#: own (ICC off, as ``ISOLATED_NETWORK``), whose interface ``TASK_BRIDGE`` the host's
+#: firewall keeps from opening connections to the host (``guard_host``).
+TASK_NETWORK = "openenv-tasks"
+TASK_BRIDGE = "openenv-tasks"  # the interface's name (15 characters at most)
+BRIDGE_NAME_OPTION = "com.docker.network.bridge.name"
+#: The rule, for ``iptables`` and ``ip6tables`` alike: drop what the bridge opens toward the
+#: host itself (its gateway address, or any other of the host's); replies to connections
+#: the host opened, and traffic forwarded to the outside (NAT), are untouched.
+HOST_RULE = tuple(f"INPUT -i {TASK_BRIDGE} -m conntrack ! --ctstate ESTABLISHED,RELATED -j DROP".split())
+
+_guarded: dict[str, str] = {}  # per process: "" (the rule is in place) or why it is not
+
+
+def _firewall(tool: str, action: str) -> tuple[int, str]:
+    import subprocess
+
+    try:
+        argv = [tool, "-w", "5", action, *HOST_RULE]
+        done = subprocess.run(argv, capture_output=True, timeout=15, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return -1, str(exc)
+    return done.returncode, (done.stderr or done.stdout).decode(errors="replace").strip()
+
+
+def guard_host() -> str:
+    """Install ``HOST_RULE`` (``iptables``, and ``ip6tables`` where IPv6 is on) once per
+    process, checking with ``-C`` before inserting with ``-I``; ``""`` when it is in place,
+    else one line saying why not (not root, no ``iptables``, refused), also logged once as a
+    warning. It acts on this host's firewall: an engine on another host is not guarded."""
+    import logging
+    import os
+    import shutil
+
+    with _making:
+        if TASK_BRIDGE in _guarded:
+            return _guarded[TASK_BRIDGE]
+        tools = ["iptables"] + (["ip6tables"] if os.path.exists("/proc/net/if_inet6") else [])
+        why = ""
+        if os.geteuid() != 0:
+            why = "this process is not root"
+        for tool in tools:
+            if why:
+                break
+            if shutil.which(tool) is None:
+                why = f"no {tool} on PATH"
+                break
+            rc, out = _firewall(tool, "-C")
+            if rc == 0:
+                continue
+            rc, out = _firewall(tool, "-I")
+            if rc != 0:
+                why = f"{tool} refused the rule: {out or f'exit status {rc}'}"
+        if why:
+            logging.getLogger("openenv.containers").warning(
+                "task containers with the network allowed can reach this host (%s): no firewall rule "
+                "on %s (`iptables -I %s`)",
+                why,
+                TASK_BRIDGE,
+                " ".join(HOST_RULE),
+            )
+        _guarded[TASK_BRIDGE] = why
+        return why
+
+
+def task_network_id(client: Any) -> str:
+    """The ID of ``TASK_NETWORK`` (made when missing, ICC off, its bridge ``TASK_BRIDGE``),
+    with ``guard_host`` run once: where the rule cannot be installed the network is still
+    given (the warning says so). ``ProviderError`` as ``network_id``."""
+    import docker.errors
+
+    with _making:
+        found = _find(client, TASK_NETWORK)
+        if found is None:
+            try:
+                client.networks.create(
+                    TASK_NETWORK,
+                    driver="bridge",
+                    options={ICC_OPTION: "false", BRIDGE_NAME_OPTION: TASK_BRIDGE},
+                    labels={LABEL_NETWORK: "tasks"},
+                    check_duplicate=True,
+                )
+            except docker.errors.APIError as exc:
+                if exc.status_code != 409:
+                    raise ProviderError(
+                        f"docker could not create the network {TASK_NETWORK!r}: {exc.explanation or exc}"
+                    ) from None
+            found = _find(client, TASK_NETWORK)
+        if found is None:
+            raise ProviderError(f"no Docker network {TASK_NETWORK!r} after creating it")
+    options = found.attrs.get("Options") or {}
+    if options.get(ICC_OPTION) != "false" or options.get(BRIDGE_NAME_OPTION) != TASK_BRIDGE:
+        raise ProviderError(
+            f"the Docker network {TASK_NETWORK!r} was not made by openenv (ICC on, or its bridge is not "
+            f"{TASK_BRIDGE!r}); remove it (`docker network rm {TASK_NETWORK}`) and the next start makes it"
+        )
+    guard_host()
+    return str(found.id)

@@ -175,18 +175,18 @@ class ContainerBox:
             self.services = SessionServices(client, compose, service_tags or {}, labels, limits.run_kwargs())
             kw["network"] = self.services.name
             kw["networking_config"] = self.services.endpoint()
-        elif settings.network:
-            from openenv.containers._network import network_id
+        elif settings.network:  # a bridge of its own, the host firewalled off it (_network.py)
+            from openenv.containers._network import task_network_id
 
-            kw["network"] = network_id(client)
+            kw["network"] = task_network_id(client)
         else:
             kw["network_mode"] = "none"
         try:
             self.container = self._run(kw)
             if compose is not None and settings.network:
-                from openenv.containers._network import network_id
+                from openenv.containers._network import task_network_id
 
-                client.networks.get(network_id(client)).connect(self.container)
+                client.networks.get(task_network_id(client)).connect(self.container)
         except BaseException:
             if self.services is not None:
                 self.services.close()
