@@ -10,6 +10,7 @@ with it the connection attempt is dropped and times out.
 
 from __future__ import annotations
 
+import os
 import socket
 from pathlib import Path
 
@@ -61,3 +62,36 @@ async def test_a_public_task_container_reaches_neither_the_host_nor_a_neighbour(
             # the engine's DNS (127.0.0.11, in the container's own namespace) still answers
             resolved = (await sh(a, f"getent hosts {name}; echo rc=$?")).output
             assert neighbour in resolved, resolved
+
+
+def test_where_the_rule_cannot_be_installed_one_warning_says_why(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+
+    from openenv.containers import _network
+
+    monkeypatch.setattr(_network, "_guarded", {})  # this process's memo, fresh
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    with caplog.at_level("WARNING", logger="openenv.containers"):
+        assert _network.guard_host() == "this process is not root"
+        assert _network.guard_host() == "this process is not root"  # asked again: no second line
+    (record,) = caplog.records
+    assert "can reach this host (this process is not root)" in record.getMessage()
+    assert "\n" not in record.getMessage()
+
+
+def test_the_rule_is_installed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+    import subprocess
+
+    from openenv.containers import _network
+
+    if os.geteuid() != 0 or shutil.which("iptables") is None:
+        pytest.skip("installing the host's firewall rule needs root and iptables")
+    for _ in range(2):  # two processes' first use: -C finds the first one's rule
+        monkeypatch.setattr(_network, "_guarded", {})
+        assert _network.guard_host() == ""
+    tools = ["iptables"] + (["ip6tables"] if os.path.exists("/proc/net/if_inet6") else [])
+    for tool in tools:
+        listed = subprocess.run([tool, "-S", "INPUT"], capture_output=True, text=True, check=True).stdout
+        assert listed.count(f"-i {_network.TASK_BRIDGE} ") == 1, (tool, listed)
