@@ -50,11 +50,12 @@ STEP_P99_MS, HEALTH_MAX_MS = 50.0, 100.0
 #: p99 at 45-93 ms) it measures the machine. (An idle p99 of 8.6 ms at load 31 was seen
 #: once, then 92 ms under the chaos: the victim's shell waited for a CPU.) Stepped from
 #: this process beside the attackers' tasks, two full suites at once (load about 1.5-2 a
-#: core before the chaos) gave 55 and 62 ms. From a process of its own it measured
-#: 31.7-39.8 ms at load 8-9 (the old victim 49.4 and 123.1 ms in the same minutes) but
-#: 72.6 ms once after a load of 1.3 (other jobs starting meanwhile), so the gate stays at
-#: 1 a core (the coding chaos test's is 2).
-QUIET_STEP_P99_MS, QUIET_LOAD = 10.0, 1.0
+#: core before the chaos) gave 55 and 62 ms. From a process of its own (``tests/_victim.py``)
+#: on 2 cores: 13.8-20.0 ms at load 1.8-2.7 (asserted), 10.7-23.0 ms at load 3.9-5.8,
+#: 31.7-39.8 ms at load 8-9 (the old victim 49.4 and 123.1 ms in those minutes), 55-131 ms
+#: at load 11-13; and 72.6 ms once after a load of 1.3, while other jobs were starting.
+#: So 2 a core, as the coding chaos test's gate.
+QUIET_STEP_P99_MS, QUIET_LOAD = 10.0, 2.0
 STALL_S = 2.0
 
 
