@@ -7,7 +7,8 @@ first ``SolutionSource`` that knows it:
   submit the reference code;
 * ``path`` of a Harbor task folder with ``solution/solve.sh`` readable here (the
   terminal env; the env served from a folder or an installed name on this machine):
-  run the script in the session's shell, then submit;
+  as Harbor's oracle agent, the ``solution/`` folder at ``/solution`` and ``solve.sh``
+  run with the task's ``[solution] env`` and ``[agent] timeout_sec``, then submit;
 * a plan the env's manifest names (``validation.capabilities.oracle``, ``form:
   script``, ``location: MODULE:FUNCTION`` or ``FILE.py:FUNCTION`` relative to the
   ``openenv.yaml``): ``plan(first_observation) -> actions`` (None: no solution for
@@ -23,12 +24,18 @@ source with ``OraclePolicy(sources=[..., my_source])``; a source may return a pl
 
 from __future__ import annotations
 
+import base64
 import importlib
 import importlib.metadata
 import importlib.util
+import io
+import os
 import re
+import shlex
 import sys
+import tarfile
 import threading
+import tomllib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -56,21 +63,119 @@ def coding_solution(episode: Episode) -> list[dict[str, Any]] | None:
     return [{"code": solution, "submit": True}]
 
 
+#: Where Harbor's oracle puts the task's ``solution/`` folder in the environment.
+HARBOR_SOLUTION_DIR = "/solution"
+#: A ``run`` command's size when the action's schema gives none (the terminal env's bound).
+_COMMAND_LIMIT = 1 << 20
+#: The run's wait when the task sets no ``[agent] timeout_sec`` (Harbor's: none); the
+#: server caps it (the terminal env's ``max_timeout_s``).
+_NO_AGENT_LIMIT_S = 86400.0
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+#: ``${VAR}`` or ``${VAR:-default}``: a ``[solution] env`` value read from this process's
+#: environment, as Harbor reads it from its host's.
+_ENV_TEMPLATE = re.compile(r"^\$\{([^}:]+)(?::-(.*))?\}$")
+
+
 def harbor_solution(episode: Episode) -> list[dict[str, Any]] | None:
-    """A Harbor task folder's ``solution/solve.sh``, run with bash, then ``submit``."""
+    """A Harbor task folder's solution, played as Harbor's oracle agent plays it: the
+    whole ``solution/`` folder placed at ``/solution`` (in a sandboxed session, whose
+    ``/`` is read-only, or where ``/solution`` cannot be made: a fresh folder of its own
+    in ``/tmp``), ``solve.sh`` run from there in the session's working directory with
+    the task's ``[solution] env`` for at most its ``[agent] timeout_sec``, then ``submit``.
+    Everything goes through one ``run`` action (the folder as a base64 tar.gz in the
+    command); a folder too big for the action's command is ``NoSolution``."""
     folder = episode.task.get("path")
     tools = {t.name for t in episode.actions.tools}
     if not isinstance(folder, str) or not {"run", "submit"} <= tools:
         return None
-    script = Path(folder) / "solution" / "solve.sh"
+    task = Path(folder)
+    script = task / "solution" / "solve.sh"
     if not script.is_file():
         return None
-    body = script.read_text()
-    command = f"bash -s <<'__OPENENV_SOLVE__'\n{body}\n__OPENENV_SOLVE__"
+    timeout_s, env = _harbor_settings(episode, task)
+    command = _solve_command(
+        task / "solution",
+        env,
+        container=bool(episode.task.get("image")),
+        shebang=script.read_bytes().startswith(b"#!"),
+    )
+    run = episode.actions.tool("run").parameters.get("properties", {})
+    limit = run.get("command", {}).get("maxLength", _COMMAND_LIMIT)
+    if len(command) > limit:
+        raise NoSolution(
+            f"task {episode.task_id!r} of {episode.env}: its solution/ folder packs to a "
+            f"{len(command)}-character run command, over the {limit} the env's run action takes"
+        )
+    cap = run.get("timeout_s", {})
+    for member in cap.get("anyOf", [cap]):
+        if isinstance(member.get("maximum"), (int, float)):
+            timeout_s = min(timeout_s, float(member["maximum"]))
     return [
-        episode.actions.action_from_call("run", {"command": command, "timeout_s": 60}),
+        episode.actions.action_from_call("run", {"command": command, "timeout_s": timeout_s}),
         episode.actions.action_from_call("submit", {}),
     ]
+
+
+def _harbor_settings(episode: Episode, task: Path) -> tuple[float, dict[str, str]]:
+    """``[agent] timeout_sec`` and ``[solution] env`` (templates resolved) of the task's
+    ``task.toml`` (the two fields only; the env reads the rest)."""
+    where = f"task {episode.task_id!r} of {episode.env}: task.toml"
+    try:
+        with (task / "task.toml").open("rb") as f:
+            meta = tomllib.load(f)
+    except FileNotFoundError:
+        meta = {}
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise NoSolution(f"{where}: {exc}") from None
+    timeout = (meta.get("agent") or {}).get("timeout_sec")
+    if timeout is not None and (
+        isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0
+    ):
+        raise NoSolution(f"{where}: [agent] timeout_sec = {timeout!r}: expected a positive number")
+    table = (meta.get("solution") or {}).get("env") or {}
+    if not isinstance(table, dict):
+        raise NoSolution(f'{where}: [solution] env: expected a table of NAME = "value"')
+    env: dict[str, str] = {}
+    for name, value in table.items():
+        if not _ENV_NAME.match(name) or not isinstance(value, (str, int, float)):
+            raise NoSolution(f'{where}: [solution] env: {name} = {value!r} is not NAME = "value"')
+        template = _ENV_TEMPLATE.match(str(value))
+        if template is None:
+            env[name] = str(value)
+        elif template[1] in os.environ:
+            env[name] = os.environ[template[1]]
+        elif template[2] is not None:
+            env[name] = template[2]
+        else:
+            raise NoSolution(f"{where}: [solution] env: {name} needs ${template[1]}, which is not set here")
+    return float(timeout or _NO_AGENT_LIMIT_S), env
+
+
+def _as_root(member: tarfile.TarInfo) -> tarfile.TarInfo:
+    """Owned by root, as Harbor's upload leaves it (a root extraction keeps the owner)."""
+    member.uid = member.gid = 0
+    member.uname = member.gname = "root"
+    return member
+
+
+def _solve_command(folder: Path, env: Mapping[str, str], *, container: bool, shebang: bool) -> str:
+    """One bash command line (run in the session's shell, its state untouched): unpack
+    ``folder`` and run its ``solve.sh`` there; exits with the script's status."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        tar.add(folder, arcname=".", filter=_as_root)
+    packed = base64.b64encode(buffer.getvalue()).decode()
+    place = (
+        f'd={HARBOR_SOLUTION_DIR}; {{ mkdir -p "$d" && [ -w "$d" ]; }} 2>/dev/null || d=$(mktemp -d)'
+        if container
+        else "d=$(mktemp -d)"
+    )
+    run = '"$d/solve.sh"' if shebang else 'bash "$d/solve.sh"'  # Harbor runs it as an executable
+    names = " ".join(shlex.quote(f"{k}={v}") for k, v in {"DEBIAN_FRONTEND": "noninteractive", **env}.items())
+    return (
+        f'( {place} && printf %s {packed} | base64 -d | tar -xzf - -C "$d" '
+        f'&& chmod +x "$d/solve.sh" && env {names} {run} )'
+    )
 
 
 def declared_plan(episode: Episode) -> Plan | None:
