@@ -201,6 +201,7 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
         self._state = TerminalState()
         self._max_steps: int | None = None
         self._agent_deadline: float | None = None  # [agent] timeout_sec of an image task
+        self._task_deadline: float | None = None  # [agent] timeout_sec of any task: lifts the cap
         self._done = False
         self._closing: set[asyncio.Task[None]] = set()
 
@@ -233,8 +234,9 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
             await self._prepare(task)
         self._task, self._done = task, False
         self._max_steps = opts.max_steps or self.default_max_steps
-        limit = task.agent_timeout_s if task is not None and task.image is not None else None
-        self._agent_deadline = time.monotonic() + limit if limit else None
+        limit = task.agent_timeout_s if task is not None else None
+        self._task_deadline = time.monotonic() + limit if limit else None
+        self._agent_deadline = self._task_deadline if task is not None and task.image is not None else None
         self._state = TerminalState(
             episode_id=episode_id or uuid.uuid4().hex,
             task_id=task.id if task else None,
@@ -280,10 +282,14 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
         self, action: TerminalAction | AnyTerminalAction, timeout_s: float | None = None
     ) -> TerminalObservation:
         """``timeout_s``: the step request's deadline, kept here: a command, keys or read
-        waits at most that long and is then an observation (``timed_out``), not an error."""
+        waits at most that long and is then an observation (``timed_out``), not an error.
+        A task with an ``[agent] timeout_sec`` lifts the cap ``max_timeout_s`` to the time
+        left to that limit (a long build or solve runs as one command, as in Harbor)."""
         if self._shell is None or self._sandbox is None or self._done:
             raise RuntimeError("reset first: no episode is running")
         cap = self.max_timeout_s
+        if self._task_deadline is not None:  # never below max_timeout_s: the task only lifts it
+            cap = max(cap, self._task_deadline - time.monotonic())
         if timeout_s is not None:  # the wait ends early enough for the answer to come by the deadline
             cap = min(cap, timeout_s - min(_WRAP_UP_S, timeout_s / 2))
         self._step_cap = cap

@@ -1,0 +1,43 @@
+"""A task's ``[agent] timeout_sec`` lifts the env's per-command cap ``max_timeout_s`` to the
+time left to that limit (a Terminal-Bench solve or a long build runs as one command, as in
+Harbor); the step request's own deadline still bounds it. Sandboxed task, no Docker."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from _terminal_fixtures import run
+from terminal_env import TerminalEnv
+
+LONG = "sleep 1.5; echo done"
+
+
+def _task(tasks: Path, agent_timeout_s: float | None) -> str:
+    name = f"cap-{agent_timeout_s or 'none'}".replace(".", "-")
+    path = tasks / name
+    (path / "tests").mkdir(parents=True)
+    agent = f"\n[agent]\ntimeout_sec = {agent_timeout_s}\n" if agent_timeout_s else ""
+    (path / "task.toml").write_text(f"[verifier]\ntimeout_sec = 30.0\n{agent}")
+    (path / "instruction.md").write_text("Write `done` into `out.txt`.\n")
+    (path / "tests/checks.toml").write_text('[[check]]\nname = "out"\nrun = "cat out.txt"\nstdout = "done"\n')
+    return name
+
+
+async def test_the_agent_timeout_lifts_the_command_cap(tmp_path: Path) -> None:
+    os.chmod(tmp_path, 0o755)
+    limited, plain = _task(tmp_path, 60.0), _task(tmp_path, None)
+    env = TerminalEnv(sandbox="none", tasks_dir=str(tmp_path), max_timeout_s=0.5, pool_size=1)
+    try:
+        await env.reset(options={"task_id": limited})
+        lifted = await env.step(run(LONG, timeout_s=10))
+        assert not lifted.timed_out, lifted.output
+        assert "done" in lifted.output
+        # the step request's deadline still bounds it: 2 s less the wrap-up (half of it) is 1 s
+        bounded = await env.step(run(LONG, timeout_s=10), timeout_s=2.0)
+        assert bounded.timed_out
+        await env.reset(options={"task_id": plain})  # no agent limit: max_timeout_s as before
+        capped = await env.step(run(LONG, timeout_s=10))
+        assert capped.timed_out
+    finally:
+        await env.close()
