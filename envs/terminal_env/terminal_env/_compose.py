@@ -17,7 +17,9 @@ Every other key (ports, volumes, networks, privileged, ...) is refused by name: 
 session's containers get nothing from the host. Each session has a network of its own,
 ``internal`` and with no host address on it (_services.py), on which every service is
 known by its name; ``main``
-joins it too, and the isolated bridge as well only when the task allows the network.
+joins it too, and the task bridge ``openenv-tasks`` as well only when the task allows the
+network (openenv/containers/_network.py: ``task_network_id``, ICC off, its connections to
+the host dropped by ``guard_host``'s firewall rule where it could be installed).
 Side services start in ``depends_on`` order before ``main`` and are removed with it; one
 with a ``healthcheck`` is waited for until it is healthy before the next one starts.
 """
