@@ -58,6 +58,15 @@ def _engine_id(client: Any) -> str:
     return found
 
 
+def _task_bridge() -> str:
+    """What a container with the network allowed joins: the task bridge, and whether this
+    host's firewall keeps it from the host (``guard_host``: asked once per process)."""
+    from openenv.containers._network import TASK_NETWORK, guard_host
+
+    why = guard_host()
+    return f"{TASK_NETWORK} bridge (host " + (f"not firewalled: {why})" if why else "firewalled)")
+
+
 def _remove(container: Any, layer: Path | None = None, disk_file: Path | None = None) -> None:
     """Remove the container, and the filesystem of its writable layer where it has one
     (``_disk.py``; ``layer`` and ``disk_file`` default to what its labels and the engine
@@ -261,7 +270,7 @@ class ContainerBox:
             "level": "container",
             "image": self.image,
             "container": self.id[:12],
-            "network": ("isolated bridge" if self.network else "none")
+            "network": (_task_bridge() if self.network else "none")
             + (f" + session network ({len(self.services.containers)} services)" if self.services else ""),
             "memory_mb": self.limits.memory_mb,
             "cpus": self.limits.cpus,

@@ -18,6 +18,8 @@ import pytest
 from _harbor_fixtures import TASKS, WRONG, copy_task, docker_base, episode, sh, task_env
 from terminal_env import TerminalObservation
 
+from openenv.containers._network import guard_host
+
 pytestmark = [pytest.mark.docker, pytest.mark.timeout(600)]
 
 
@@ -125,7 +127,9 @@ async def test_no_network_by_default_and_no_neighbour_with_one(base: str, tmp_pa
         assert "REFUSED" in (await sh(a, probe + "1.1.1.1 53")).output
         await a.reset(options={"task_id": "with-network"})
         await b.reset(options={"task_id": "with-network"})
-        assert (await a.state()).sandbox["network"] == "isolated bridge"
+        why = guard_host()  # "" where the host's firewall rule is in place
+        firewalled = "host firewalled" if not why else f"host not firewalled: {why}"
+        assert (await a.state()).sandbox["network"] == f"openenv-tasks bridge ({firewalled})"
         await sh(a, "python3 -m http.server 8088 --bind 0.0.0.0 >/dev/null 2>&1 &")
         ip = (await sh(a, "hostname -I")).output.split()[0]
         serving = ""
