@@ -64,7 +64,10 @@ class CaptureServer:
 
         from .._uvicorn_server import PromptServer
 
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # proto named: asyncio sets TCP_NODELAY only on sockets whose proto is IPPROTO_TCP,
+        # and accepted ones inherit it. With proto 0, a reply's head and body (two writes)
+        # met Nagle and the client's delayed ACK: about 40 ms a call on loopback.
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         try:
             sock.bind((self.host, self.port))
         except OSError as exc:
