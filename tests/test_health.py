@@ -57,14 +57,14 @@ def test_cached_health_asks_once_per_ttl_and_forget_asks_again(
 
 def test_every_provider_pool_and_worker_uses_the_shared_probe() -> None:
     """No module outside ``_health`` opens ``/health`` itself or keeps its own TTL."""
-    import openenv.auto._connect
     import openenv.containers._base
     import openenv.containers._monarch
     import openenv.k8s._remote
+    import openenv.resolve._connect
     import openenv.train._workers
 
     for module in (
-        openenv.auto._connect,
+        openenv.resolve._connect,
         openenv.containers._base,
         openenv.containers._monarch,
         openenv.k8s._remote,

@@ -34,6 +34,8 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "catalog": frozenset({"base"}),
     "hub": frozenset({"base", "containers"}),
     "client": frozenset({"base", "containers", "hub"}),
+    # AutoEnv and AutoAction (installed env packages, Spaces): upstream's names in openenv.auto
+    "resolve": frozenset({"base", "client", "hub"}),
     "gym": frozenset({"base", "client"}),
     "k8s": frozenset({"base", "containers", "client"}),
     "server": frozenset({"base", "tasks", "gym", "sandbox", "verifiers"}),

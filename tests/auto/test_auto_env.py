@@ -19,7 +19,7 @@ import pytest
 
 from openenv.auto import AutoAction, AutoEnv
 from openenv.auto import _discovery as discovery_module
-from openenv.auto._install import installed_package
+from openenv.resolve._install import installed_package
 from tests.core.test_upstream_envs import HERE, _start
 
 
@@ -236,3 +236,42 @@ def test_an_env_of_ours_gets_a_client_made_from_its_models(echo_server: str) -> 
         state = env.state()
         assert isinstance(state, EchoState)
         assert (state.step_count, state.total_chars) == (1, 5)
+
+
+def test_upstreams_module_level_names_are_the_ones_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``openenv.auto`` is a name layer over ``openenv.resolve``; upstream's users patch its
+    module-level names (``auto_env.get_discovery``, ``_confirm_remote_install``,
+    ``_get_pip_command``/``_has_uv``, ``auto_action.get_discovery``,
+    ``_discovery._load_manifest_from_package``), so the classes ask those, at call time."""
+    from openenv.auto import auto_action, auto_env
+    from openenv.core import GenericAction, GenericEnvClient
+
+    monkeypatch.setattr(
+        discovery_module,
+        "_load_manifest_from_package",
+        lambda package, module: {"name": "tally"} if module == "counter_env" else None,
+    )
+    assert "tally" in discovery_module.get_discovery().discover(use_cache=False)
+    asked: list[str] = []
+    found = discovery_module.get_discovery()
+    monkeypatch.setattr(auto_env, "get_discovery", lambda: asked.append("env") or found)
+    monkeypatch.setattr(auto_action, "get_discovery", lambda: asked.append("action") or found)
+    assert AutoEnv.get_env_info("tally")["package"] == "openenv-counter_env"
+    assert AutoAction.get_action_info("tally")["package"] == "openenv-counter_env"
+    assert asked == ["env", "action"]
+
+    ran: list[list[str]] = []
+    monkeypatch.setattr(
+        subprocess,
+        "run",
+        lambda command, **k: ran.append(command) or subprocess.CompletedProcess(command, 0, "", ""),
+    )
+    monkeypatch.setattr(auto_env, "_has_uv", lambda: True)
+    monkeypatch.setattr(auto_env, "_confirm_remote_install", lambda repo_id: False)
+    with pytest.raises(ValueError, match="Installation cancelled"):
+        AutoEnv._install_from_hub("someone/tally")
+    monkeypatch.setattr(auto_env, "_confirm_remote_install", lambda repo_id: True)
+    assert AutoEnv._install_from_hub("someone/tally") == "openenv-tally_env"
+    assert ran == [["uv", "pip", "install", "git+https://huggingface.co/spaces/someone/tally"]]
+    assert AutoAction.from_hub("anything", skip_install=True) is GenericAction
+    assert AutoEnv._generic_client() is GenericEnvClient

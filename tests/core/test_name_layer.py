@@ -28,7 +28,8 @@ LAYERS = ("openenv/core", "openenv_core")
 #: Every upstream package path, held to the same rule (LINE_BUDGET counts LAYERS only):
 #: also upstream's ``openenv.harbor`` names over the terminal env and openenv.eval (issue 32),
 #: ``openenv.validation`` over openenv.authoring and ``openenv.discovery`` over openenv.catalog
-#: (33), and ``openenv.auto`` (upstream's AutoEnv: still logic of its own, listed below).
+#: (33), and ``openenv.auto`` over openenv.resolve (upstream's module-level names that its users
+#: patch are looked up through one-statement hooks).
 NAME_LAYERS = (*LAYERS, "openenv/harbor", "openenv/validation", "openenv/discovery", "openenv/auto")
 
 #: ``wc -l`` of openenv/core and openenv_core: 5,398 before issue 29, 4,969 as a name layer, 3,960 with
@@ -42,18 +43,6 @@ LINE_BUDGET = 764
 #: Modules that still hold logic of their own, and what has no counterpart in ours yet.
 STILL_LOGIC = {
     "openenv_core/__init__.py": "the deprecated-name import alias (a meta-path finder)",
-    # upstream's AutoEnv and AutoAction are implemented here, at upstream's path (the only
-    # implementation: installed-package discovery and its cache, Hub installs, connecting);
-    # to become a name layer they move into a part of ours below the adapters
-    **dict.fromkeys(
-        (
-            f"openenv/auto/{name}.py"
-            for name in ("_cache", "_connect", "_discovery", "_info", "_install", "_lookup", "_names", "_pin")
-        ),
-        "AutoEnv's helpers: discovery, its cache, installs, names, pins, connecting",
-    ),
-    "openenv/auto/auto_action.py": "AutoAction's lookups",
-    "openenv/auto/auto_env.py": "AutoEnv's lookups, installs and connections",
 }
 
 _SIMPLE = (ast.Return, ast.Expr, ast.Assign, ast.AnnAssign, ast.Raise, ast.Pass)
@@ -155,9 +144,9 @@ def test_a_url_without_a_scheme_is_ws_in_both_helpers() -> None:
 
 
 def test_the_space_host_name_is_written_once() -> None:
-    from openenv.auto._names import space_url_of
     from openenv.core.utils import hf_space_subdomain
     from openenv.hub._from_hub import space_url
+    from openenv.resolve._names import space_url_of
 
     assert hf_space_subdomain("Org/My_Env.v2") == "org-my-env-v2"
     assert space_url("org/my_env") == space_url_of("org/my_env") == "https://org-my-env.hf.space"

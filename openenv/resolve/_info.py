@@ -70,14 +70,14 @@ class EnvironmentInfo:
 def _env_of_ours(module_name: str) -> dict[str, type[Any]] | None:
     """For an env package of ours (models in ``MODELS``, no ``client.py``): its classes by
     role: ``action``, ``observation``, and ``client``, an upstream-style client class made
-    from its models (``openenv.core.models_client``). None for any other package."""
+    from its models (``openenv.client``'s ``models_client``). None for any other package."""
     try:
         models = getattr(importlib.import_module(module_name), "MODELS", None)
     except ImportError:
         return None
     if not isinstance(models, EnvModels):
         return None
-    from ..core.models_client import models_client
+    from ..client._hooks_ready import models_client
 
     found: dict[str, type[Any]] = {"client": models_client(models, _client_name(module_name))}
     for role, cls in (("action", models.action), ("observation", models.observation)):
