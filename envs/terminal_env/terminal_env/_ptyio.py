@@ -16,7 +16,9 @@ edge waits for the flush if the shell has written again meanwhile. A shell that 
 finished a command has not (``Terminal.settled``); so after input is typed or a command
 ends the loop reads at most ``EDGES`` times, and a terminal that needs more (a stream)
 or fills the line discipline's buffer (``FULL``: a flood) goes to the pump, leaving
-``edges`` at once (no poll: nothing stale is left for the loop).
+``edges`` at once (no poll: nothing stale is left for the loop). A typed Ctrl-C leaves
+none either: it discards only output the kernel worker has not moved yet, which no edge
+announced (seen here: what was in the buffer is read after it).
 
 The pump (``Pump``, one thread of its own) reads those terminals (one bounded hand-over
 per terminal per loop turn, at most ``PENDING`` bytes ahead of the loop), and each new
