@@ -13,7 +13,7 @@ MODULES = [
     "openenv.gym", "openenv.sandbox", "openenv.mcp", "openenv.authoring", "openenv.hub", "openenv.train",
     "openenv.containers", "openenv.k8s", "openenv.core", "openenv.core.env_server", "openenv.auto",
     "openenv.eval", "openenv.policy", "openenv.catalog", "openenv.discovery", "openenv.verifiers",
-    "openenv.agentrl", "openenv.harbor", "openenv.validation", "openenv.capture",
+    "openenv.agentrl", "openenv.harbor", "openenv.validation", "openenv.capture", "openenv.resolve",
     "openenv.core.harness", "coding_env", "browser_env",
 ]
 
