@@ -3,9 +3,10 @@ and are fed long commands, others flooding their terminals with output, while a 
 session steps and ``/health`` is polled. Every ``/health`` answers within 100 ms
 throughout, whatever the load, less what the server's loop waited for a CPU meanwhile
 (the host's doing; the poller reads it from the kernel's schedstat): the loop never
-waits on a session (its terminals are read and its shells started off the loop,
-``terminal_env._ptyio``); the
-victim's p99 step stays under 50 ms where the machine itself is quiet enough (see
+waits on a session (it reads a terminal only on an edge, one read that finds input;
+a terminal that streams or floods goes to the pump thread; shells start off the loop:
+``terminal_env._ptyio``); the victim's p99 step stays under 50 ms where the machine
+itself is quiet enough (see
 ``QUIET_STEP_P99_MS``); no step ever stalls 2 s. /health is polled and the victim steps
 from processes of their own at the server loop's priority (``tests/_health_poller.py``,
 ``tests/_victim.py``), so what they measure is the server, not this process and its
