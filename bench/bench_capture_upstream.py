@@ -48,11 +48,44 @@ def start_upstream(backend: str, port: int) -> subprocess.Popen[bytes]:
     return subprocess.Popen(argv, cwd="/", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
+# cProfile sees only the thread that enables it, and the proxy serves on a thread of its
+# own: each thread of the child gets a profile, dumped to OUT.<ident> when it ends.
+_PROFILED = """
+import cProfile, runpy, sys, threading
+out = sys.argv.pop(1)
+_run = threading.Thread.run
+def run(self):
+    prof = cProfile.Profile()
+    prof.enable()
+    try:
+        _run(self)
+    finally:
+        prof.disable()
+        prof.dump_stats(f"{out}.{self.ident}")
+threading.Thread.run = run
+sys.argv[0] = "openenv"
+runpy.run_module("openenv", run_name="__main__", alter_sys=True)
+"""
+
+
 def start_ours_profiled(backend: str, port: int, out: str) -> subprocess.Popen[bytes]:
-    """Ours under cProfile (written when uvicorn exits on SIGTERM)."""
-    argv = [sys.executable, "-m", "cProfile", "-o", out, "-m", "openenv", "capture", "serve"]
+    """Ours with each thread under cProfile (merged into ``out`` by ``merge_profiles``)."""
+    argv = [sys.executable, "-c", _PROFILED, out, "capture", "serve"]
     argv += ["--llm-url", backend, "--port", str(port), "--capture-level", "tokens"]
     return subprocess.Popen(argv, cwd=ROOT)
+
+
+def merge_profiles(out: str) -> None:
+    import pstats
+
+    parts = sorted(Path(out).parent.glob(Path(out).name + ".*"))
+    if not parts:
+        raise SystemExit(f"no thread profiles at {out}.*")
+    stats = pstats.Stats(*map(str, parts))
+    stats.dump_stats(out)
+    for part in parts:
+        part.unlink()
+    stats.sort_stats("tottime").print_stats(15)
 
 
 async def window(session: Any, url: str, keys: list[str], seconds: float) -> tuple[int, int]:
@@ -169,6 +202,8 @@ def main() -> None:
         for child in children:
             child.terminate()
             child.wait(30)
+    if args.profile_ours:
+        merge_profiles(args.profile_ours)
     print(
         f"{started}; {args.seconds:g} s windows, {args.rounds} rounds a level (ours and upstream adjacent, "
         f"order swapped each round, then the backend alone), {args.tokens} tokens a reply; load before "
