@@ -337,7 +337,8 @@ class HarnessMCPBridge:
         from .._keepalive import SERVER_KEEP_ALIVE_S
         from .._uvicorn_server import PromptServer
 
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # proto named: asyncio sets TCP_NODELAY only on proto TCP sockets (see capture._server)
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.bind((self._host, 0))
         port = sock.getsockname()[1]
         config = uvicorn.Config(

@@ -26,7 +26,8 @@ class BackgroundServer:
 
         from .._uvicorn_server import PromptServer
 
-        self._sock = socket.socket()
+        # proto named: asyncio sets TCP_NODELAY only on proto TCP sockets (see capture._server)
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self._sock.bind((host, 0))
         options = uvicorn_options(ServerSettings(host=host))
         options.update(port=self._sock.getsockname()[1], log_level="warning")
