@@ -14,7 +14,7 @@ import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ._algos import ADVANTAGES, LOSSES, AdvantageFn, PolicyLoss, clipped_token_loss, grpo_advantages
 
@@ -54,7 +54,9 @@ class TrainConfig:
     """Sessions open at once on one env connection (the rest wait for the next wave)."""
     env_timeout_s: float = 30.0
     episode_timeout_s: float = 300.0
-    micro_batch: int = 64
+    micro_batch: int | Literal["auto"] = 64
+    """Episodes per forward/backward pass; ``"auto"``: the whole step in one pass, halved
+    after each out-of-memory error until it fits (the size kept for later steps)."""
     logprob_chunk: int = 1024
     max_staleness: int = 0
     """Rollouts run up to this many steps ahead of training (0: each step waits for its
@@ -79,9 +81,12 @@ class TrainConfig:
             raise ValueError("at least one --env URL is needed")
         if self.device not in ("cpu", "cuda"):
             raise ValueError(f"device must be 'cpu' or 'cuda', not {self.device!r}")
-        for name in ("steps", "group_size", "prompts_per_step", "max_turns", "max_new_tokens", "micro_batch"):
+        for name in ("steps", "group_size", "prompts_per_step", "max_turns", "max_new_tokens"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
+        mb = self.micro_batch
+        if mb != "auto" and (isinstance(mb, bool) or not isinstance(mb, int) or mb < 1):
+            raise ValueError(f"micro_batch must be 'auto' or an integer of at least 1, not {mb!r}")
         if self.group_size < 2:
             raise ValueError("group_size must be at least 2 (advantages compare episodes of a group)")
         if self.sampler not in ("auto", "hf", "vllm"):

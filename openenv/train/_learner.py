@@ -43,6 +43,9 @@ def _pad(rows: list[list[Any]], value: Any, dtype: torch.dtype) -> Tensor:
     return torch.tensor([r + [value] * (width - len(r)) for r in rows], dtype=dtype)
 
 
+_NAMES = ("loss", "entropy", "clip_low", "clip_high", "kl", "logprob_gap")
+
+
 def update(
     cfg: TrainConfig,
     policy: Policy,
@@ -51,8 +54,52 @@ def update(
     episodes: list[Episode],
     adv: list[float],
     device: torch.device,
+    micro_batch: int | None = None,
 ) -> dict[str, float]:
-    """One optimizer step on ``episodes`` (``adv[i]`` is episode ``i``'s advantage)."""
+    """One optimizer step on ``episodes`` (``adv[i]`` is episode ``i``'s advantage).
+
+    With ``cfg.micro_batch == "auto"`` the passes take ``micro_batch`` episodes each (a
+    size an earlier step was forced down to; ``None``: the whole step), halved after each
+    out-of-memory error until the step fits; the size used is returned as the
+    ``micro_batch`` metric. The loss is normalised over the whole step (``n_tokens``,
+    ``n_sequences``), so the step does not depend on the size.
+    """
+    if cfg.micro_batch != "auto":
+        acc = _passes(cfg, policy, ref, opt, episodes, adv, device, int(cfg.micro_batch))
+        return _apply(cfg, policy, ref, opt, acc)
+    size = min(micro_batch or len(episodes), len(episodes))
+    while True:
+        try:
+            acc = _passes(cfg, policy, ref, opt, episodes, adv, device, size)
+            break
+        except torch.OutOfMemoryError as exc:
+            if size <= 1:
+                raise torch.OutOfMemoryError(
+                    "micro_batch='auto': one episode per forward/backward pass still runs out "
+                    f"of memory ({exc}); lower max_tokens or use a smaller model"
+                ) from exc
+        # Outside the except block: the error's traceback (and the tensors its frames
+        # hold) is gone, so the cache can give their memory back before the retry.
+        opt.zero_grad(set_to_none=True)
+        if device.type == "cuda":
+            torch.cuda.empty_cache()
+        size //= 2
+    sums = _apply(cfg, policy, ref, opt, acc)
+    sums["micro_batch"] = float(size)
+    return sums
+
+
+def _passes(
+    cfg: TrainConfig,
+    policy: Policy,
+    ref: torch.nn.Module | None,
+    opt: torch.optim.Optimizer,
+    episodes: list[Episode],
+    adv: list[float],
+    device: torch.device,
+    micro: int,
+) -> Tensor:
+    """The step's gradients, ``micro`` episodes per forward/backward; the summed metrics."""
     pad = policy.renderer.pad_id
     ids = _pad([e.tokens for e in episodes], pad, torch.long)
     attn = _pad([[1] * len(e.tokens) for e in episodes], 0, torch.long)
@@ -63,13 +110,12 @@ def update(
     n_seqs = float((mask.sum(1) > 0).sum())
     # The metrics are summed on the device and read back once, after the step: a read per
     # micro-batch would make the host wait for the GPU each time instead of queueing ahead.
-    names = ("loss", "entropy", "clip_low", "clip_high", "kl", "logprob_gap")
-    acc = torch.zeros(len(names), device=device)
+    acc = torch.zeros(len(_NAMES), device=device)
     policy.model.train()
     opt.zero_grad(set_to_none=True)
     autocast = torch.autocast("cuda", dtype=torch.bfloat16, enabled=device.type == "cuda")
-    for s in range(0, len(episodes), cfg.micro_batch):
-        sl = slice(s, s + cfg.micro_batch)
+    for s in range(0, len(episodes), micro):
+        sl = slice(s, s + micro)
         inp, am = ids[sl].to(device), attn[sl].to(device)
         m, o, av = mask[sl].to(device), old[sl].to(device), a[sl].to(device)
         with autocast:
@@ -102,9 +148,16 @@ def update(
                     ((logp.detach() - o).abs() * m).sum() / n_tokens,
                 ]
             )
+    return acc
+
+
+def _apply(
+    cfg: TrainConfig, policy: Policy, ref: torch.nn.Module | None, opt: torch.optim.Optimizer, acc: Tensor
+) -> dict[str, float]:
+    """Clip the gradients, step the optimizer; the step's metrics."""
     grad_norm = torch.nn.utils.clip_grad_norm_(policy.model.parameters(), cfg.grad_clip)
     opt.step()
-    sums = dict(zip(names, acc.tolist(), strict=True))
+    sums = dict(zip(_NAMES, acc.tolist(), strict=True))
     sums["grad_norm"] = float(grad_norm)
     if ref is None:
         sums["kl"] = float("nan")
@@ -151,13 +204,29 @@ class Learner:
         self.policy.model.to(self.device)
         self.opt = torch.optim.AdamW(self.policy.model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
         self.ref = copy.deepcopy(self.policy.model).eval().requires_grad_(False) if cfg.kl_beta > 0 else None
+        self.micro_batch: int | None = None
+        """With ``micro_batch="auto"``: the size an out-of-memory error forced (``None``:
+        none yet, each step tries all its episodes in one pass)."""
+        self.logged_micro_batch = False
 
     def restore(self) -> int:
         """With ``resume``, load ``DIR/checkpoint.pt``; the first step to run."""
         return load_checkpoint(self.out, self.policy, self.opt) if self.cfg.resume else 0
 
     def update(self, episodes: list[Episode], adv: list[float]) -> dict[str, float]:
-        return update(self.cfg, self.policy, self.ref, self.opt, episodes, adv, self.device)
+        sums = update(self.cfg, self.policy, self.ref, self.opt, episodes, adv, self.device, self.micro_batch)
+        if "micro_batch" in sums:
+            # ``micro_batch="auto"``: a size an out-of-memory error forced is kept for the
+            # later steps (until one needs less), and logged once: in the first step's row
+            # and in the row of a step that had to lower it.
+            size = int(sums["micro_batch"])
+            shrunk = size < len(episodes) and size != self.micro_batch
+            if self.logged_micro_batch and not shrunk:
+                del sums["micro_batch"]
+            if shrunk:
+                self.micro_batch = size
+            self.logged_micro_batch = True
+        return sums
 
     def save(self, step: int) -> None:
         save_checkpoint(self.out, self.policy, self.opt, step, self.cfg)
