@@ -12,23 +12,34 @@
    next to CPU from the same run.
 3. An HF model on CUDA with bf16 autocast: ``bench/train.py --model smollm2 --device
    cuda`` (ours next to TRL's GRPOTrainer), when ``--hf`` is given.
+4. ``micro_batch="auto"`` (issue 31): the learner's update alone, on ``--mb-episodes``
+   synthetic episodes (default 256, the bench's 32 x 8; prompts of 24-48 tokens, 32
+   sampled), ``--mb-steps`` steps each at ``micro_batch`` 64, at ``"auto"`` and at
+   ``"auto"`` under a memory cap halfway between the two runs' peaks (so the whole step
+   cannot fit and the real out-of-memory retry runs): the size each chose, the median
+   update seconds of the steps after the first (the first builds the optimizer state and
+   finds the size) and the peak GPU MiB. The ``tiny`` model always; with ``--hf`` also a
+   random model of SmolLM2-135M's shape (``bench/train.py``'s ``smollm2``).
 
-Exits 1 when a CUDA run does not learn; 2 when no GPU is visible. Every loop is bounded
-by ``--steps`` and the seed count.
+Exits 1 when a CUDA run does not learn or an auto micro-batch run fails; 2 when no GPU
+is visible. Every loop is bounded by ``--steps``, ``--mb-steps`` and the seed count.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import random
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any, Literal
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "envs" / "arith_env"))
+sys.path.insert(0, str(ROOT / "bench"))
 
 
 def facts() -> dict[str, object]:
@@ -82,12 +93,96 @@ def learn(url: str, device: str, seed: int, steps: int, out: Path) -> dict[str, 
     }
 
 
+def _synthetic_episodes(n: int, vocab: int) -> list[Any]:
+    from openenv.train._rollout import Episode
+
+    rng = random.Random(0)
+    out = []
+    for i in range(n):
+        prompt = [rng.randrange(4, vocab) for _ in range(rng.randint(24, 48))]
+        sampled = [rng.randrange(4, vocab) for _ in range(32)]
+        out.append(
+            Episode(
+                group=i // 8,
+                seed=i,
+                session=f"s{i}",
+                tokens=prompt + sampled,
+                mask=[0] * len(prompt) + [1] * len(sampled),
+                logprobs=[0.0] * len(prompt) + [rng.uniform(-4.0, -0.5) for _ in sampled],
+                versions=[-1] * len(prompt) + [0] * len(sampled),
+            )
+        )
+    return out
+
+
+def _update_run(
+    model: str, micro: int | Literal["auto"], episodes: int, steps: int, cap_mib: float | None
+) -> dict[str, Any]:
+    """``steps`` updates of a fresh learner on CUDA; ``cap_mib`` caps this process's GPU memory."""
+    import torch
+
+    from openenv.train import TrainConfig
+    from openenv.train._learner import Learner
+
+    torch.cuda.empty_cache()
+    total = torch.cuda.get_device_properties(0).total_memory
+    if cap_mib is not None:
+        torch.cuda.set_per_process_memory_fraction(min(1.0, cap_mib * 2**20 / total))
+    row: dict[str, Any] = {"micro_batch": micro, "cap_mib": None if cap_mib is None else round(cap_mib)}
+    try:
+        learner = Learner(
+            TrainConfig(env=["http://127.0.0.1:9"], model=model, device="cuda", micro_batch=micro, lr=1e-5)
+        )
+        emb = next(m for m in learner.policy.model.modules() if isinstance(m, torch.nn.Embedding))
+        batch = _synthetic_episodes(episodes, emb.num_embeddings)
+        adv = [random.Random(i).uniform(-1, 1) for i in range(episodes)]
+        torch.cuda.reset_peak_memory_stats()
+        times, chosen = [], []
+        for _ in range(steps):
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            sums = learner.update(batch, adv)
+            torch.cuda.synchronize()
+            times.append(time.perf_counter() - t0)
+            if "micro_batch" in sums:
+                chosen.append(int(sums["micro_batch"]))
+        row.update(
+            ok=True,
+            chosen=chosen,
+            kept=learner.micro_batch,
+            first_update_s=round(times[0], 4),
+            median_update_s=round(statistics.median(times[1:] or times), 4),
+            peak_mib=round(torch.cuda.max_memory_allocated() / 2**20),
+        )
+        del learner
+    except torch.OutOfMemoryError as exc:
+        row.update(ok=False, error=str(exc).splitlines()[0][:300])
+    finally:
+        torch.cuda.set_per_process_memory_fraction(1.0)
+        torch.cuda.empty_cache()
+    return row
+
+
+def micro_batch_check(model: str, episodes: int, steps: int) -> list[dict[str, Any]]:
+    """Fixed 64, ``"auto"``, and ``"auto"`` capped between their peaks (when they differ)."""
+    fixed = _update_run(model, 64, episodes, steps, None)
+    auto = _update_run(model, "auto", episodes, steps, None)
+    rows = [fixed, auto]
+    if fixed.get("ok") and auto.get("ok") and auto["peak_mib"] > 1.5 * fixed["peak_mib"]:
+        rows.append(_update_run(model, "auto", episodes, steps, (fixed["peak_mib"] + auto["peak_mib"]) / 2))
+    if fixed.get("ok") and auto.get("ok"):
+        auto["speedup_vs_64"] = round(fixed["median_update_s"] / auto["median_update_s"], 2)
+    return rows
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default="/tmp/cuda-checks")
     ap.add_argument("--steps", type=int, default=100)
     ap.add_argument("--seeds", default="0,1")
     ap.add_argument("--hf", action="store_true", help="also run bench/train.py --model smollm2 on cuda")
+    ap.add_argument("--mb-episodes", type=int, default=256, help="episodes per step of the micro_batch check")
+    ap.add_argument("--mb-steps", type=int, default=6, help="updates per run of the micro_batch check")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -115,6 +210,20 @@ def main() -> int:
                 results.append(row)
     (out / "learn.json").write_text(json.dumps({"facts": info, "runs": results}, indent=1))
     ok = all(r["learned"] for r in results if r["device"] == "cuda")
+    models = {"tiny": "tiny"}
+    if args.hf:
+        from train import SHAPES
+
+        from openenv.train import random_hf_model
+
+        models["smollm2"] = str(random_hf_model(out / "smollm2-model", **SHAPES["smollm2"]))
+    checks = {}
+    for name, model in models.items():
+        checks[name] = micro_batch_check(model, args.mb_episodes, args.mb_steps)
+        for row in checks[name]:
+            print(f"micro_batch {name}:", json.dumps(row), flush=True)
+    (out / "micro_batch.json").write_text(json.dumps({"facts": info, "runs": checks}, indent=1))
+    ok = ok and all(row["ok"] for rows in checks.values() for row in rows)
     if args.hf:
         cmd = [sys.executable, str(ROOT / "bench" / "train.py"), "--model", "smollm2", "--device", "cuda"]
         cmd += ["--steps", "6", "--rounds", "1", "--out", str(out / "train_smollm2_cuda.json")]
@@ -122,7 +231,9 @@ def main() -> int:
         rc = subprocess.run(cmd, timeout=900).returncode
         print(f"hf: exit {rc}", flush=True)
         ok = ok and rc == 0
-    print("cuda_checks:", "every CUDA run learned" if ok else "FAILED", flush=True)
+    print(
+        "cuda_checks:", "every CUDA run learned, every auto micro-batch ran" if ok else "FAILED", flush=True
+    )
     return 0 if ok else 1
 
 
