@@ -83,18 +83,25 @@ def _learners(*micro: int | Literal["auto"]) -> list[Learner]:
     return [Learner(TrainConfig(env=["http://127.0.0.1:9"], micro_batch=m, seed=0)) for m in micro]
 
 
+@pytest.mark.parametrize(
+    ("k", "fail_calls", "sizes"),
+    [
+        (3, (), [12, 6, 3, 3, 3, 3]),
+        # at 6 the first pass runs backward and the second fails: its gradients must
+        # not reach the step
+        (6, (3,), [12, 6, 6, 3, 3, 3, 3]),
+    ],
+)
 def test_auto_micro_batch_halves_until_it_fits_keeps_the_size_and_equals_that_fixed_size(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, k: int, fail_calls: tuple[int, ...], sizes: list[int]
 ) -> None:
     auto, fixed = _learners("auto", 3)
     episodes = _episodes(12, auto.policy.renderer.vocab_size)
     adv = [random.Random(i).uniform(-1, 1) for i in range(len(episodes))]
-    # 12 does not fit; at 6 the first pass runs backward and the second fails (its
-    # gradients must not reach the step); 3 fits.
-    oom = _OomAbove(6, fail_calls=(3,))
+    oom = _OomAbove(k, fail_calls)
     monkeypatch.setattr(_learner, "hidden_and_head", oom)
     first = auto.update(episodes, adv)
-    assert oom.sizes == [12, 6, 6, 3, 3, 3, 3]
+    assert oom.sizes == sizes
     assert first["micro_batch"] == 3
     assert auto.micro_batch == 3
     oom.sizes.clear()
