@@ -205,8 +205,14 @@ class SandboxConfig:
 
     @classmethod
     def from_env(cls, **overrides: Any) -> SandboxConfig:
-        """Defaults, then ``OPENENV_SANDBOX`` (the level) and ``OPENENV_SANDBOX_LIMITS``
-        (the session limits, as ``SessionLimits.parse`` reads them), then ``overrides``.
+        """Defaults, then ``OPENENV_SANDBOX`` (the level), ``OPENENV_SANDBOX_LIMITS``
+        (the session limits, as ``SessionLimits.parse`` reads them) and
+        ``OPENENV_SANDBOX_UID_BASE`` (``uid_base``), then ``overrides``.
+
+        A server in a container leases its uids apart from the host's (the coding image
+        sets ``OPENENV_SANDBOX_UID_BASE``): the host sees a container's processes, so a
+        server of ours on the host that leased the same uid would take a container
+        worker's processes for a crashed server's leftovers and kill them.
 
         ``OPENENV_SANDBOX`` is the user's own setting, read only here; nothing in openenv
         sets it. ``openenv serve --sandbox LEVEL`` gives the env its ``sandbox`` argument
@@ -219,6 +225,9 @@ class SandboxConfig:
         limits = os.environ.get("OPENENV_SANDBOX_LIMITS")
         if limits:
             config = replace(config, session_limits=SessionLimits.parse(limits))
+        uid_base = os.environ.get("OPENENV_SANDBOX_UID_BASE")
+        if uid_base:
+            config = replace(config, uid_base=_uid_base(uid_base))
         return replace(config, **overrides) if overrides else config
 
     def with_limits(self, **changes: Any) -> SandboxConfig:
@@ -228,6 +237,17 @@ class SandboxConfig:
     def with_session_limits(self, **changes: Any) -> SandboxConfig:
         """A copy with some session limits changed: ``config.with_session_limits(pids=64)``."""
         return replace(self, session_limits=replace(self.session_limits, **changes))
+
+
+def _uid_base(value: str) -> int:
+    """``OPENENV_SANDBOX_UID_BASE``: a uid above the system's (1000 or more)."""
+    try:
+        base = int(value.strip())
+    except ValueError:
+        base = -1
+    if base < 1000:
+        raise SandboxError(f"OPENENV_SANDBOX_UID_BASE must be a whole number of 1000 or more, not {value!r}")
+    return base
 
 
 def parse_level(value: object) -> SandboxLevel:

@@ -46,6 +46,17 @@ def test_from_env_reads_the_level(monkeypatch: pytest.MonkeyPatch) -> None:
     assert SandboxConfig.from_env(network=True).network is True
 
 
+def test_from_env_reads_the_uid_base(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server in a container (the coding image) leases uids apart from the host's."""
+    assert SandboxConfig.from_env().uid_base == 190_000
+    monkeypatch.setenv("OPENENV_SANDBOX_UID_BASE", "390000")
+    assert SandboxConfig.from_env().uid_base == 390_000
+    for bad in ("many", "12"):
+        monkeypatch.setenv("OPENENV_SANDBOX_UID_BASE", bad)
+        with pytest.raises(SandboxError, match="OPENENV_SANDBOX_UID_BASE must be"):
+            SandboxConfig.from_env()
+
+
 @pytest.mark.skipif(BWRAP_WHY != "", reason=f"bubblewrap does not work here: {BWRAP_WHY}")
 def test_auto_uses_bubblewrap_where_it_works() -> None:
     with Sandbox(SandboxConfig(level="auto")) as sandbox:  # type: ignore[arg-type]

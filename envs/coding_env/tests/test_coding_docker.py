@@ -56,7 +56,7 @@ def test_an_episode_runs_in_the_image(image):
         sandbox = first.observation.metadata["sandbox"]
         assert sandbox["level"] == "rlimits"  # no user namespaces under Docker's seccomp
         assert sandbox["own_uid"] is True  # the server is root, the worker is not
-        assert env.step(CodeAction(code="import os\nos.getuid() >= 190000")).observation.result == "True"
+        assert env.step(CodeAction(code="import os\nos.getuid() >= 390000")).observation.result == "True"
         assert env.step(CodeAction(code="x = 21")).observation.exception is None
         assert env.step(CodeAction(code="x * 2")).observation.result == "42"
         peek = env.step(CodeAction(code=f"open({IMAGE_DATA!r}).read()")).observation
