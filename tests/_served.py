@@ -64,3 +64,19 @@ class LoopbackUrls:
     @property
     def ws_url(self) -> str:
         return f"ws://127.0.0.1:{self.port}/ws"
+
+
+def assert_open_connections_have_nodelay(server: Any) -> None:
+    """Every connection a uvicorn ``server`` holds open has Nagle off (TCP_NODELAY): a
+    reply's head and body are written apart, and with Nagle on the body waited for the
+    client's delayed ACK (about 40 ms a call on loopback)."""
+    import socket
+
+    ours = [
+        c.transport.get_extra_info("socket")
+        for c in server.server_state.connections
+        if c.transport is not None and not c.transport.is_closing()
+    ]
+    assert ours, "the client's keep-alive connection is open on the server"
+    for sock in ours:
+        assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0

@@ -5,21 +5,13 @@ not set TCP_NODELAY on)."""
 
 from __future__ import annotations
 
-import socket
-
 import httpx
 
 from openenv.capture import CaptureServer
+from tests._served import assert_open_connections_have_nodelay
 
 
 def test_accepted_connections_have_nodelay(proxy: CaptureServer) -> None:
     with httpx.Client(timeout=10) as client:
         assert client.get(proxy.url + "/health").status_code == 200
-        ours = [
-            c.transport.get_extra_info("socket")
-            for c in proxy._server.server_state.connections
-            if c.transport is not None and not c.transport.is_closing()
-        ]
-        assert ours, "the client's keep-alive connection is open on the server"
-        for sock in ours:
-            assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+        assert_open_connections_have_nodelay(proxy._server)

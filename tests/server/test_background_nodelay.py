@@ -5,14 +5,13 @@ the client's delayed ACK, about 40 ms a call on loopback."""
 
 from __future__ import annotations
 
-import socket
-
 import httpx
 from starlette.applications import Starlette
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from openenv.server._background import BackgroundServer
+from tests._served import assert_open_connections_have_nodelay
 
 
 async def _ok(request: object) -> JSONResponse:
@@ -23,11 +22,4 @@ def test_accepted_connections_have_nodelay() -> None:
     app = Starlette(routes=[Route("/", _ok, methods=["POST"])])
     with BackgroundServer(app) as server, httpx.Client(timeout=10) as client:
         assert client.post(server.url + "/", json={}).status_code == 200
-        ours = [
-            c.transport.get_extra_info("socket")
-            for c in server._server.server_state.connections
-            if c.transport is not None and not c.transport.is_closing()
-        ]
-        assert ours, "the client's keep-alive connection is open on the server"
-        for sock in ours:
-            assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+        assert_open_connections_have_nodelay(server._server)
