@@ -181,6 +181,11 @@ def main() -> int:
     ap.add_argument("--steps", type=int, default=100)
     ap.add_argument("--seeds", default="0,1")
     ap.add_argument("--hf", action="store_true", help="also run bench/train.py --model smollm2 on cuda")
+    ap.add_argument(
+        "--no-hf-train",
+        action="store_true",
+        help="with --hf: skip the bench/train.py run (micro_batch check only)",
+    )
     ap.add_argument("--mb-episodes", type=int, default=256, help="episodes per step of the micro_batch check")
     ap.add_argument("--mb-steps", type=int, default=6, help="updates per run of the micro_batch check")
     args = ap.parse_args()
@@ -224,7 +229,7 @@ def main() -> int:
             print(f"micro_batch {name}:", json.dumps(row), flush=True)
     (out / "micro_batch.json").write_text(json.dumps({"facts": info, "runs": checks}, indent=1))
     ok = ok and all(row["ok"] for rows in checks.values() for row in rows)
-    if args.hf:
+    if args.hf and not args.no_hf_train:
         cmd = [sys.executable, str(ROOT / "bench" / "train.py"), "--model", "smollm2", "--device", "cuda"]
         cmd += ["--steps", "6", "--rounds", "1", "--out", str(out / "train_smollm2_cuda.json")]
         print("hf:", " ".join(cmd), flush=True)

@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/train.py [--model tiny|small|smollm2] [--workers N] [--device cpu|cuda]
                                     [--steps 6] [--prompts 8] [--new-tokens 16] [--no-trl]
-                                    [--rounds 1] [--threads N] [--micro-batch N] [--out results.json]
+                                    [--rounds 1] [--threads N] [--micro-batch N|auto] [--out results.json]
 
 Serves the example text env (``examples/train_count.py``'s ``CountEnv``) on a loopback
 port in this process, then runs, one after the other and each in a child process of its
@@ -126,6 +126,8 @@ def run_ours(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         "env_share": med(r["env_wall_s"] / r["rollout_s"] for r in steady),
         "peak_mib": peak,
         "peak_kind": "torch.cuda.max_memory_allocated" if cuda else "trainer process max RSS",
+        # micro_batch="auto": the sizes the steps logged (the first step's choice, then any shrink)
+        "micro_batch_chosen": [int(r["micro_batch"]) for r in rows if "micro_batch" in r],
     }
 
 
@@ -232,6 +234,16 @@ def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     }
 
 
+def _micro_batch(text: str) -> int | str:
+    """``--micro-batch``: a whole number, or ``auto``."""
+    if text == "auto":
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number or 'auto', not {text!r}") from None
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--model", default="tiny", choices=["tiny", *SHAPES])
@@ -247,10 +259,10 @@ def main() -> None:
     p.add_argument("--threads", type=int, default=0, help="torch threads per trainer; 0: default")
     p.add_argument(
         "--micro-batch",
-        type=int,
+        type=_micro_batch,
         default=0,
-        help="our trainer's micro_batch (episodes per forward/backward); 0: TrainConfig's default. "
-        "TRL's batch here is the whole step",
+        help="our trainer's micro_batch (episodes per forward/backward), or 'auto' (the largest that "
+        "fits on CUDA); 0: TrainConfig's default. TRL's batch here is the whole step",
     )
     p.add_argument("--out")
     p.add_argument("--child", choices=["ours", "trl"], help=argparse.SUPPRESS)
