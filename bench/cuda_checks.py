@@ -93,35 +93,13 @@ def learn(url: str, device: str, seed: int, steps: int, out: Path) -> dict[str, 
     }
 
 
-def _synthetic_episodes(n: int, vocab: int) -> list[Any]:
-    from openenv.train._rollout import Episode
-
-    rng = random.Random(0)
-    out = []
-    for i in range(n):
-        prompt = [rng.randrange(4, vocab) for _ in range(rng.randint(24, 48))]
-        sampled = [rng.randrange(4, vocab) for _ in range(32)]
-        out.append(
-            Episode(
-                group=i // 8,
-                seed=i,
-                session=f"s{i}",
-                tokens=prompt + sampled,
-                mask=[0] * len(prompt) + [1] * len(sampled),
-                logprobs=[0.0] * len(prompt) + [rng.uniform(-4.0, -0.5) for _ in sampled],
-                versions=[-1] * len(prompt) + [0] * len(sampled),
-            )
-        )
-    return out
-
-
 def _update_run(
     model: str, micro: int | Literal["auto"], episodes: int, steps: int, cap_mib: float | None
 ) -> dict[str, Any]:
     """``steps`` updates of a fresh learner on CUDA; ``cap_mib`` caps this process's GPU memory."""
     import torch
 
-    from openenv.train import TrainConfig
+    from openenv.train import TrainConfig, synthetic_episodes
     from openenv.train._learner import Learner
 
     torch.cuda.empty_cache()
@@ -134,7 +112,7 @@ def _update_run(
             TrainConfig(env=["http://127.0.0.1:9"], model=model, device="cuda", micro_batch=micro, lr=1e-5)
         )
         emb = next(m for m in learner.policy.model.modules() if isinstance(m, torch.nn.Embedding))
-        batch = _synthetic_episodes(episodes, emb.num_embeddings)
+        batch = synthetic_episodes(episodes, emb.num_embeddings)
         adv = [random.Random(i).uniform(-1, 1) for i in range(episodes)]
         torch.cuda.reset_peak_memory_stats()
         times, chosen = [], []

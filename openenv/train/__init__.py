@@ -30,6 +30,7 @@ from ._plot import plot_rewards  # noqa: E402
 from ._preflight import TrainingFailed  # noqa: E402
 from ._render import CharRenderer, HFRenderer  # noqa: E402
 from ._rollout import Episode, RolloutSettings, run_wave  # noqa: E402
+from ._synthetic import synthetic_episodes  # noqa: E402
 from ._text import NotATextEnv, TextEnv, action_field, observation_text, text_env  # noqa: E402
 from ._trainer import advantages, train  # noqa: E402
 from ._trl_env import trl_environment  # noqa: E402
@@ -67,6 +68,7 @@ __all__ = [
     "read_metrics",
     "rloo_advantages",
     "run_wave",
+    "synthetic_episodes",
     "text_env",
     "token_logprobs",
     "train",

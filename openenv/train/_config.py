@@ -18,6 +18,9 @@ from typing import Any, Literal
 
 from ._algos import ADVANTAGES, LOSSES, AdvantageFn, PolicyLoss, clipped_token_loss, grpo_advantages
 
+CPU_MICRO_BATCH = 64
+"""``micro_batch``'s default on CPU: episodes per forward/backward pass."""
+
 
 @dataclass
 class TrainConfig:
@@ -54,9 +57,11 @@ class TrainConfig:
     """Sessions open at once on one env connection (the rest wait for the next wave)."""
     env_timeout_s: float = 30.0
     episode_timeout_s: float = 300.0
-    micro_batch: int | Literal["auto"] = 64
+    micro_batch: int | Literal["auto"] | None = None
     """Episodes per forward/backward pass; ``"auto"``: the whole step in one pass, halved
-    after each out-of-memory error until it fits (the size kept for later steps)."""
+    after each out-of-memory error until it fits (the size kept for later steps);
+    ``None`` (the default): ``"auto"`` on CUDA, 64 on CPU (where nothing signals out of
+    memory)."""
     logprob_chunk: int = 1024
     max_staleness: int = 0
     """Rollouts run up to this many steps ahead of training (0: each step waits for its
@@ -76,6 +81,13 @@ class TrainConfig:
     progress: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def micro_batch_mode(self) -> int | Literal["auto"]:
+        """``micro_batch`` with its default resolved for ``device``."""
+        if self.micro_batch is None:
+            return "auto" if self.device == "cuda" else CPU_MICRO_BATCH
+        return self.micro_batch
+
     def __post_init__(self) -> None:
         if not self.env:
             raise ValueError("at least one --env URL is needed")
@@ -85,7 +97,7 @@ class TrainConfig:
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
         mb = self.micro_batch
-        if mb != "auto" and (isinstance(mb, bool) or not isinstance(mb, int) or mb < 1):
+        if mb is not None and mb != "auto" and (isinstance(mb, bool) or not isinstance(mb, int) or mb < 1):
             raise ValueError(f"micro_batch must be 'auto' or an integer of at least 1, not {mb!r}")
         if self.group_size < 2:
             raise ValueError("group_size must be at least 2 (advantages compare episodes of a group)")

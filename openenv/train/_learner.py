@@ -58,14 +58,15 @@ def update(
 ) -> dict[str, float]:
     """One optimizer step on ``episodes`` (``adv[i]`` is episode ``i``'s advantage).
 
-    With ``cfg.micro_batch == "auto"`` the passes take ``micro_batch`` episodes each (a
+    With ``cfg.micro_batch_mode == "auto"`` the passes take ``micro_batch`` episodes each (a
     size an earlier step was forced down to; ``None``: the whole step), halved after each
     out-of-memory error until the step fits; the size used is returned as the
     ``micro_batch`` metric. The loss is normalised over the whole step (``n_tokens``,
     ``n_sequences``), so the step does not depend on the size.
     """
-    if cfg.micro_batch != "auto":
-        acc = _passes(cfg, policy, ref, opt, episodes, adv, device, int(cfg.micro_batch))
+    mode = cfg.micro_batch_mode
+    if mode != "auto":
+        acc = _passes(cfg, policy, ref, opt, episodes, adv, device, mode)
         return _apply(cfg, policy, ref, opt, acc)
     size = min(micro_batch or len(episodes), len(episodes))
     while True:

@@ -10,30 +10,14 @@ from typing import Any, Literal
 import pytest
 import torch
 
-from openenv.train import TrainConfig, _learner, load_policy
+from openenv.train import TrainConfig, _learner, load_policy, synthetic_episodes
 from openenv.train._learner import Learner, update
 from openenv.train._model import hidden_and_head
 from openenv.train._rollout import Episode
 
 
 def _episodes(n: int, vocab: int) -> list[Episode]:
-    rng = random.Random(0)
-    out = []
-    for i in range(n):
-        prompt = [rng.randrange(4, vocab) for _ in range(rng.randint(2, 5))]
-        sampled = [rng.randrange(4, vocab) for _ in range(rng.randint(1, 4))]
-        out.append(
-            Episode(
-                group=i // 4,
-                seed=i,
-                session=f"s{i}",
-                tokens=prompt + sampled,
-                mask=[0] * len(prompt) + [1] * len(sampled),
-                logprobs=[0.0] * len(prompt) + [rng.uniform(-4.0, -0.5) for _ in sampled],
-                versions=[-1] * len(prompt) + [0] * len(sampled),
-            )
-        )
-    return out
+    return synthetic_episodes(n, vocab, group_size=4, prompt_tokens=(2, 5), sampled_tokens=(1, 4))
 
 
 @pytest.mark.parametrize("kl_beta", [0.0, 0.1])
@@ -79,7 +63,7 @@ class _OomAbove:
         return self.real(policy, ids, attn)
 
 
-def _learners(*micro: int | Literal["auto"]) -> list[Learner]:
+def _learners(*micro: int | Literal["auto"] | None) -> list[Learner]:
     return [Learner(TrainConfig(env=["http://127.0.0.1:9"], micro_batch=m, seed=0)) for m in micro]
 
 
@@ -144,3 +128,15 @@ def test_micro_batch_config_takes_auto_and_refuses_other_words_and_zero() -> Non
         with pytest.raises(ValueError, match="micro_batch must be 'auto' or an integer") as info:
             TrainConfig.from_dict({"env": "http://127.0.0.1:9", "micro_batch": bad})
         assert "\n" not in str(info.value)
+
+
+def test_the_default_micro_batch_is_auto_on_cuda_and_64_on_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert TrainConfig(env=["http://127.0.0.1:9"], device="cuda").micro_batch_mode == "auto"
+    assert TrainConfig(env=["http://127.0.0.1:9"], device="cuda", micro_batch=8).micro_batch_mode == 8
+    (default,) = _learners(None)
+    assert default.cfg.micro_batch_mode == 64
+    episodes = _episodes(70, default.policy.renderer.vocab_size)
+    recorder = _OomAbove(1000)  # never raises here: records each pass's size
+    monkeypatch.setattr(_learner, "hidden_and_head", recorder)
+    assert "micro_batch" not in default.update(episodes, [0.5] * 35 + [-0.5] * 35)
+    assert recorder.sizes == [64, 6]
