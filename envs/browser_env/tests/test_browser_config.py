@@ -2,12 +2,30 @@
 
 from __future__ import annotations
 
-import time
+import asyncio
+from typing import Any
 
 import pytest
 from _browser_fixtures import needs_chromium
 from browser_env import NoopAction
+from browser_env import env as env_module
 from browser_env.env import BrowserEnv
+
+
+class _Waits:
+    """Stands for ``asyncio`` in ``browser_env.env``: records each ``sleep`` the env asks
+    for (the noop's wait), then sleeps it. The wait is read from the env's own request,
+    not from a clock a loaded host stretches."""
+
+    def __init__(self) -> None:
+        self.asked: list[float] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(asyncio, name)
+
+    async def sleep(self, seconds: float) -> None:
+        self.asked.append(seconds)
+        await asyncio.sleep(seconds)
 
 
 def test_max_wait_ms_is_validated() -> None:
@@ -19,25 +37,30 @@ def test_max_wait_ms_is_validated() -> None:
 
 @needs_chromium
 @pytest.mark.timeout(120)
-async def test_a_noop_waits_at_most_max_wait_ms() -> None:
+async def test_a_noop_waits_at_most_max_wait_ms(monkeypatch: pytest.MonkeyPatch) -> None:
+    waits = _Waits()
+    monkeypatch.setattr(env_module, "asyncio", waits)
     env = BrowserEnv(max_wait_ms=0)
     try:
         await env.reset(options={"task_id": "click-test"})
-        start = time.monotonic()
+        waits.asked.clear()
         obs = await env.step(NoopAction(wait_ms=10_000))
-        took = time.monotonic() - start
         assert obs.last_action_error is None
-        assert took < 8.0, took  # asked for 10 s, capped at 0: one observation (< 1 s unloaded)
+        assert waits.asked == [0.0]  # asked for 10 s, capped at max_wait_ms 0
     finally:
         await env.close()
 
 
 @needs_chromium
 @pytest.mark.timeout(120)
-async def test_a_step_deadline_bounds_a_noop_and_a_turk_task_has_a_text_goal() -> None:
+async def test_a_step_deadline_bounds_a_noop_and_a_turk_task_has_a_text_goal(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """A step's ``timeout_s`` (RFC 0001 section 4.5) caps a ``noop``'s wait, leaving time
     to read the page; and a natural-language MiniWoB task (its utterance an object) gives
     a text ``goal`` (its reset was a 500, found by the fuzzer walking every task id)."""
+    waits = _Waits()
+    monkeypatch.setattr(env_module, "asyncio", waits)
     env = BrowserEnv()  # max_wait_ms 10 s
     try:
         obs = await env.reset(options={"task_id": "email-inbox-nl-turk"})
@@ -48,10 +71,10 @@ async def test_a_step_deadline_bounds_a_noop_and_a_turk_task_has_a_text_goal() -
         assert "{" not in obs.goal
         assert "utterance" not in obs.goal
         assert obs.goal.split()[0] in obs.text  # the page shows it as the task's query
-        start = time.monotonic()
+        waits.asked.clear()
         obs = await env.step(NoopAction(wait_ms=10_000), timeout_s=0.5)
-        took = time.monotonic() - start
         assert obs.last_action_error is None
-        assert took < 8.0, took  # asked for 10 s, waited 0.25 s: one observation (< 1 s unloaded)
+        # asked for 10 s; the deadline leaves half of its 0.5 s to read the page
+        assert waits.asked == [pytest.approx(0.25)]
     finally:
         await env.close()
