@@ -29,6 +29,9 @@ from openenv.server._runner import EnvRunner
 from .._envs import TAction, make_env
 from .._wire import call, connect, expect_closed, masked_frame, raw_handshake, recv, send
 from ..conftest import wait_until
+from ._idle_clock import idle_clock
+
+__all__ = ["idle_clock"]  # the fixture, used by name
 
 
 def manager_for(env_class: Any, max_sessions: int = 8, idle_timeout_s: float = 0.0,
@@ -110,27 +113,31 @@ async def test_env_exception_is_execution_error_and_session_stays_active():
 
 
 async def test_a_second_call_on_a_busy_session_is_refused_and_not_applied():
-    env = make_env()
+    gate = threading.Event()  # the first step is held until the refusals are checked
+    env = make_env(step_gate=gate)
     manager = manager_for(env)
     session = await manager.open(owner=None)
     await session.reset(ResetData())
-    first = asyncio.ensure_future(session.step(TAction(message="first", sleep_s=0.3)))
-    for _ in range(200):  # until the step has started (bounded: 2 s)
-        if session.busy:
-            break
-        await asyncio.sleep(0.01)
-    assert session.busy == "step"
-    refused = [
-        (session.step, (TAction(message="second"),)),
-        (session.reset, (ResetData(),)),
-        (session.get_state, ()),
-    ]
-    for method, args in refused:
-        with pytest.raises(SessionBusy) as info:
-            await method(*args)
-        assert info.value.details["busy_with"] == "step"
-        assert info.value.details["applied"] is False
-    assert (await first).message == "first"
+    first = asyncio.ensure_future(session.step(TAction(message="hold")))
+    try:
+        for _ in range(600):  # until the step is in the env (bounded: 30 s)
+            if env.tracker.count("held"):
+                break
+            await asyncio.sleep(0.05)
+        assert session.busy == "step"
+        refused = [
+            (session.step, (TAction(message="second"),)),
+            (session.reset, (ResetData(),)),
+            (session.get_state, ()),
+        ]
+        for method, args in refused:
+            with pytest.raises(SessionBusy) as info:
+                await method(*args)
+            assert info.value.details["busy_with"] == "step"
+            assert info.value.details["applied"] is False
+    finally:
+        gate.set()
+    assert (await first).message == "hold"
     assert session.busy is None
     assert (await session.get_state()).step_count == 1  # only the first call was applied
     assert (await session.step(TAction(message="after"))).step == 2  # and the session goes on
@@ -358,16 +365,22 @@ def test_idle_http_session_is_reaped(serve):
         assert r.json()["error"]["code"] == "SESSION_NOT_FOUND"
 
 
-def test_http_session_kept_alive_by_use_is_not_reaped(serve):
-    server = serve(idle_timeout_s=0.4)
+def test_http_session_kept_alive_by_use_is_not_reaped(serve, idle_clock):
+    """Quiet time is the idle clock's (moved by the test), not the host's: each 0.15 s
+    gap is under the 0.2 s timeout, the five add up past it; a reaper pass follows each."""
+    server = serve(idle_timeout_s=0.2)
+    idle_clock.watch(server.manager)
     with httpx.Client(base_url=server.url, timeout=10) as http:
         sid = http.post("/sessions").json()["session_id"]
         http.post(f"/sessions/{sid}/reset", json={})
-        for _ in range(10):
+        for _ in range(5):
+            idle_clock.advance(0.15)
+            idle_clock.settle()
             assert http.post(f"/sessions/{sid}/step", json={"action": {}}).status_code == 200
-            time.sleep(0.1)
-        assert http.get(f"/sessions/{sid}/state").json()["step_count"] == 10
-    assert server.tracker.close_counts() == [0]
+        assert http.get(f"/sessions/{sid}/state").json()["step_count"] == 5
+        assert server.tracker.close_counts() == [0]
+        idle_clock.advance(0.3)  # and once quiet past the timeout, it goes
+        server.wait_closes([1], timeout_s=10)
 
 
 # --- teardown: env.close exactly once on every path ------------------------------------------------

@@ -23,6 +23,9 @@ from openenv.server._ws import CLOSE_CAPACITY, CLOSE_IDLE, CLOSE_NORMAL
 from .._envs import MODELS, TAction, make_env
 from .._wire import call, connect, expect_closed, expect_error, masked_frame, raw_handshake, recv, send
 from ..conftest import wait_until
+from ._idle_clock import idle_clock
+
+__all__ = ["idle_clock"]  # the fixture, used by name
 
 STEP = {"type": "step", "data": {"message": "hi"}}
 
@@ -451,16 +454,20 @@ def test_extended_connection_with_only_idle_sessions_is_closed(serve):
     server.wait_closes([1, 1])
 
 
-def test_idle_named_session_on_busy_connection_is_closed_alone(serve):
-    server = serve(idle_timeout_s=0.4)
+def test_idle_named_session_on_busy_connection_is_closed_alone(serve, idle_clock):
+    """Quiet time is the idle clock's (moved by the test), not the host's: "busy" steps
+    after each 0.15 s, under the 0.2 s timeout; "idle" is quiet 0.3 s after the second."""
+    server = serve(idle_timeout_s=0.2)
+    idle_clock.watch(server.manager)
     with connect(server.ws_url, extended=True) as ws:
         call(ws, {"type": "reset", "session": "idle"})
         call(ws, {"type": "reset", "session": "busy"})
-        deadline = time.monotonic() + 10
-        while server.tracker.close_counts()[0] == 0:  # keep "busy" active meanwhile
-            assert time.monotonic() < deadline, "the idle session was never reaped"
+        for _ in range(3):  # a reaper pass after each 0.15 s and after each of busy's steps
+            idle_clock.advance(0.15)
+            idle_clock.settle()
             assert call(ws, {"type": "step", "session": "busy", "data": {}})["type"] == "observation"
-            time.sleep(0.05)
+            idle_clock.settle()
+        assert server.tracker.close_counts()[:2] == [1, 0]
         expect_error(call(ws, {"type": "step", "session": "idle", "data": {}}), "SESSION_CLOSED")
         assert call(ws, {"type": "step", "session": "busy", "data": {}})["type"] == "observation"
         assert server.active == 1
