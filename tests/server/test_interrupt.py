@@ -100,7 +100,8 @@ def test_a_blocking_interrupt_stalls_no_other_session_nor_health(serve: Any) -> 
             assert env.entered.wait(STUCK_S / 2), "interrupt() was never called"
             assert http.get(f"{server.url}/health").status_code == 200
             assert call(ws, {"type": "step", "data": {}})["type"] == "observation"
-            assert env.lock.locked() and env.interrupts == [], "answered only once the interrupt ran"
+            assert env.lock.locked(), "answered only once the stuck step let go"
+            assert env.interrupts == [], "answered only once the interrupt ran"
         stuck.join(STUCK_S / 2)
         assert "error" in outcome, "the overrun was not answered while the interrupt blocked"
         error = outcome["error"]
