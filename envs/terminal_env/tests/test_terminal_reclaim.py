@@ -44,21 +44,28 @@ def _held_sandboxes(pid: int) -> list[str]:
     return names
 
 
-def _left(names: list[str]) -> list[str]:
-    """What is left of these sandboxes: directories, mounts, cgroups, live processes."""
+def _uid_of(name: str) -> int:
+    return int(name[1:].split("-", 1)[0])
+
+
+def _left(names: list[str], procs: dict[int, set[int]]) -> list[str]:
+    """What is left of these sandboxes: directories, mounts, cgroups, and which of
+    ``procs`` (per uid: the processes seen when the server was killed) still run. Only
+    those count: a uid given back may be leased at once by another server on this host
+    (a second suite), whose processes are not ours."""
     left = []
     root = default_root()
     mounts = Path("/proc/self/mountinfo").read_text()
     host, _ = cgroup_host()
     for name in names:
-        uid = int(name[1:].split("-", 1)[0])
+        uid = _uid_of(name)
         if (root / name).exists():
             left.append(f"directory {root / name}")
         if f"/{name} " in mounts:
             left.append(f"mount of {name}")
         if host is not None:
             left += [f"cgroup {path}" for path in host.dirs(name) if path.exists()]
-        left += [f"process {pid} of uid {uid}" for pid in pids_of_uid(uid)]
+        left += [f"process {pid} of uid {uid}" for pid in sorted(set(pids_of_uid(uid)) & procs[uid])]
     return left
 
 
@@ -81,14 +88,15 @@ def test_the_next_server_reclaims_what_a_sigkilled_one_left(level: str) -> None:
             names += pooled
             os.kill(first.proc.pid, signal.SIGKILL)
             first.proc.wait(timeout=10)
+            procs = {uid: set(pids_of_uid(uid)) for uid in map(_uid_of, names)}
         finally:
             for env in clients:
                 with contextlib.suppress(Exception):  # its server is gone
                     env.close()
     # At once: another server starting on the host (a second suite) may reclaim them too.
-    assert _left(names), "the SIGKILL left nothing to reclaim: the test shows nothing"
+    assert _left(names, procs), "the SIGKILL left nothing to reclaim: the test shows nothing"
     with served(level):
         deadline = time.monotonic() + 20
-        while (left := _left(names)) and time.monotonic() < deadline:
+        while (left := _left(names, procs)) and time.monotonic() < deadline:
             time.sleep(0.2)
         assert left == []
