@@ -96,8 +96,11 @@ class Tracker:
                 left.append(f"mount {name}")
             left += [f"cgroup {p}" for p in _cgroup_dirs(name)]
         for uid in sorted(gone):
-            if _uid_free(uid) and _procs_of(uid):
-                left.append(f"processes of uid {uid}: {_procs_of(uid)}")
+            # the processes first, then the lease: a uid leased meanwhile by another server on
+            # the host (a second suite) is held, and its processes are not this server's
+            procs = _procs_of(uid)
+            if procs and _uid_free(uid):
+                left.append(f"processes of uid {uid}: {procs}")
         return left
 
     def wait_clean(self, *, still_held: set[int], timeout_s: float = 20.0) -> list[str]:

@@ -35,10 +35,12 @@ def test_closing_a_worker_kills_its_processes_without_forking_the_server(monkeyp
         cell = "import subprocess\nsubprocess.Popen(['sleep', '60'], start_new_session=True).pid"
         assert worker.run(cell, timeout_s=5, grace_s=1).exception is None
         uid = worker.sandbox.uid
-        assert len(pids_of_uid(uid)) >= 2  # the worker and its sleep (outside its group)
+        ours = set(pids_of_uid(uid))
+        assert len(ours) >= 2  # the worker and its sleep (outside its group)
         monkeypatch.setattr(os, "fork", _no_fork)
         worker.close()
-        assert pids_of_uid(uid) == []
+        # only these: the uid, given back, may be leased at once by another server on the host
+        assert set(pids_of_uid(uid)) & ours == set()
 
 
 @as_root
