@@ -16,9 +16,10 @@ from openenv.server._guard import SPARE, ConnectionGuard
 
 from .._wire import call, connect, expect_closed, raw_handshake
 from ..conftest import wait_until
+from ._idle_clock import idle_clock
 from ._net import raise_nofile, read_until_closed, served
 
-__all__ = ["served"]  # the fixture, used by name
+__all__ = ["idle_clock", "served"]  # the fixtures, used by name
 
 
 def _closed_within(sock: socket.socket, timeout_s: float) -> float | None:
@@ -42,12 +43,34 @@ def test_a_request_head_not_finished_in_header_timeout_s_is_closed(serve, sent: 
     assert httpx.get(f"{server.url}/health", timeout=5).status_code == 200
 
 
+def _health_on(sock: socket.socket) -> bytes:
+    """One ``GET /health`` on a kept-alive socket; its response's head and body."""
+    sock.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    data = b""
+    while b"\r\n\r\n" not in data or len(data) < data.index(b"\r\n\r\n") + 4 + _length(data):
+        chunk = sock.recv(65536)
+        if not chunk:
+            break  # closed by the server
+        data += chunk
+    return data
+
+
+def _length(data: bytes) -> int:
+    head = data.split(b"\r\n\r\n", 1)[0].lower()
+    return int(head.split(b"content-length:", 1)[1].split(b"\r\n", 1)[0]) if b"content-length:" in head else 0
+
+
 def test_the_header_deadline_starts_again_after_each_response(serve) -> None:
-    server = serve(header_timeout_s=1.0)
-    with httpx.Client(base_url=server.url, timeout=5) as http:
-        for _ in range(3):  # one keep-alive connection, requests 0.6 s apart: each in time
-            assert http.get("/health").status_code == 200
-            time.sleep(0.6)
+    """Six requests 0.3 s apart on one socket (a bare one: a client library would open a
+    new connection unseen): 1.8 s in all, past the 1.5 s deadline had it run from the
+    first; each gap leaves the host 1.2 s of margin."""
+    server = serve(header_timeout_s=1.5)
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+        for i in range(6):
+            if i:
+                time.sleep(0.3)
+            answer = _health_on(sock)
+            assert answer.startswith(b"HTTP/1.1 200"), (i, answer[:200])
 
 
 def test_a_websocket_with_no_session_is_reaped_after_idle_timeout_s(serve) -> None:
@@ -56,12 +79,21 @@ def test_a_websocket_with_no_session_is_reaped_after_idle_timeout_s(serve) -> No
     started = time.monotonic()
     assert expect_closed(ws, timeout_s=10) == 4408
     assert time.monotonic() - started < 8
-    with connect(server.ws_url, extended=True) as busy:  # a socket with a live session is the session's
+
+def test_a_websocket_whose_session_is_in_use_is_not_reaped(serve, idle_clock) -> None:
+    """Quiet time on the idle clock (moved by the test): steps 0.3 s apart, past the 0.5 s
+    in all, a reaper pass after each gap; the session never idle, the socket is the session's."""
+    server = serve(idle_timeout_s=0.5)
+    idle_clock.watch(server.manager)
+    with connect(server.ws_url, extended=True) as busy:
         call(busy, {"type": "reset", "id": 1})
-        for i in range(6):  # past the 0.5 s in all, the session never idle: the socket is not reaped
-            time.sleep(0.1)
+        for i in range(3):
+            idle_clock.advance(0.3)
+            idle_clock.settle()
             step = {"type": "step", "id": 2 + i, "data": {"message": "x"}}
             assert call(busy, step)["type"] == "observation"
+        idle_clock.advance(0.6)  # then quiet past the timeout: the session goes, the socket with it
+        assert expect_closed(busy, timeout_s=10) == 4408
 
 
 def test_past_its_cap_a_client_may_only_ask_for_health(serve) -> None:
