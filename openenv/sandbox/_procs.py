@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import os
 import secrets
 import shutil
@@ -47,14 +48,20 @@ def lease_uid(lock_dir: Path, base: int, count: int) -> UidLease | None:
 
 def try_lease(lock_dir: Path, uid: int, *, zombies_ok: bool = False) -> UidLease | None:
     """``uid``'s lease when no live sandbox holds it (its leftover processes killed),
-    else None (also while zombies of it remain, unless ``zombies_ok``)."""
+    else None: also while a process of it runs in another world (``foreign_pids``: a
+    container's sandbox; never killed), and while zombies of it remain, unless
+    ``zombies_ok``."""
     fd = os.open(lock_dir / f"{uid}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         os.close(fd)
         return None
-    if pids_of_uid(uid, zombies=True):  # one scan of /proc for a clean uid (nearly all)
+    held = pids_of_uid(uid, zombies=True)  # one scan of /proc for a clean uid (nearly all)
+    if held:
+        if foreign_pids(uid, held):  # a live holder in another world: taken, never killed
+            os.close(fd)
+            return None
         kill_all_of_uid(uid)  # whatever a crashed server left under it
         if not zombies_ok and pids_of_uid(uid, zombies=True):  # zombies count against its nproc
             os.close(fd)
@@ -71,6 +78,76 @@ def pids_of_uid(uid: int, *, zombies: bool = False) -> list[int]:
                 if entry.stat().st_uid == uid and (zombies or not _is_zombie(entry.name)):
                     pids.append(int(entry.name))
     return pids
+
+
+def foreign_pids(uid: int, pids: list[int]) -> list[int]:
+    """Those of ``pids`` (processes of ``uid``) that live in another world: in a pid
+    namespace below ours that a process of another uid opened (a container's runtime,
+    ``unshare`` run as root) and that is not dying. Such a process is seen here (a
+    container's uids are the host's) but is no sandbox of ours: ours enter a pid
+    namespace only through bubblewrap started under the sandbox's own uid. Not
+    foreign: a process in our own namespace, a zombie, one gone, and one whose
+    namespace's first process is a zombie (the kernel kills the rest: a crashed
+    server's bubblewrap, reparented to init)."""
+    return [pid for pid in pids if _foreign(uid, pid)]
+
+
+#: How far up the parent chain a process may sit below our pid namespace.
+_MAX_DEPTH = 64
+
+
+def _foreign(uid: int, pid: int) -> bool:
+    """Whether ``pid`` lives in a live pid namespace entered from ours under another
+    uid than ``uid`` (by its nearest ancestor in our namespace: the gate). A gate out
+    of sight (a parent in a namespace above ours, or gone) counts as another's."""
+    own = _own_depth()
+    try:
+        ppid, _, depth, dead = _status(pid)
+    except (OSError, ValueError):
+        return False  # gone: nothing to spare
+    if dead:
+        return False
+    for _ in range(_MAX_DEPTH):
+        if depth <= own:
+            return False  # in our own pid namespace
+        if ppid == 0:
+            return True
+        try:
+            parent_ppid, parent_uid, depth, parent_dead = _status(ppid)
+        except (OSError, ValueError):
+            return True
+        if depth <= own:  # ppid is the gate; ``dead``: the namespace's first process
+            return parent_uid != uid and not dead
+        ppid, dead = parent_ppid, parent_dead
+    return True
+
+
+@functools.cache
+def _own_depth() -> int:
+    """How many pid namespaces this process's ``NSpid`` lists: 1 when ``/proc`` is
+    our namespace's, more when it was mounted in an ancestor's."""
+    return _status(os.getpid())[2]
+
+
+def _status(pid: int) -> tuple[int, int, int, bool]:
+    """(parent pid, real uid, how many pid namespaces it is in, whether it is a
+    zombie) from ``/proc/PID/status`` (world-readable: no ptrace access needed, unlike
+    ``ns/pid``). ``NSpid`` lists its pid in each namespace from ``/proc``'s down."""
+    ppid, real_uid, depth, dead = -1, -1, 1, False
+    with open(f"/proc/{pid}/status", "rb") as f:
+        for line in f:
+            key, _, value = line.partition(b":")
+            if key == b"State":
+                dead = value.split()[0] in (b"Z", b"X")
+            elif key == b"PPid":
+                ppid = int(value)
+            elif key == b"Uid":
+                real_uid = int(value.split()[0])
+            elif key == b"NSpid":
+                depth = len(value.split())
+    if ppid < 0 or real_uid < 0:
+        raise ValueError(f"no PPid or Uid in /proc/{pid}/status")
+    return ppid, real_uid, depth, dead
 
 
 def _is_zombie(pid: str) -> bool:
@@ -110,8 +187,10 @@ def kill_all_of_uid(uid: int) -> None:
     """SIGKILL every process of ``uid`` (as root): a child takes the uid and kills -1.
 
     ``kill(-1)`` reaches every process the caller may signal, which for an
-    unprivileged uid is exactly its own; repeated while any are left (a fork bomb
-    races the first pass). The child is spawned (``setpriv``, then ``sh``), never
+    unprivileged uid is exactly its own, in every pid namespace; repeated while any
+    are left (a fork bomb races the first pass). While the uid also runs processes in
+    another world (``foreign_pids``: a container's), those are spared and ours are
+    killed one by one instead. The child is spawned (``setpriv``, then ``sh``), never
     forked from this process: ``os.fork`` holds the GIL while the kernel copies the
     server's page tables, and under load that stalled every session's event loop.
     """
@@ -119,8 +198,17 @@ def kill_all_of_uid(uid: int) -> None:
         raise ValueError(f"refusing to kill every process of uid {uid}")
     argv: list[str] | None = None
     for _ in range(20):
-        if not pids_of_uid(uid):
+        pids = pids_of_uid(uid)
+        if not pids:
             return
+        foreign = foreign_pids(uid, pids)
+        if foreign:  # kill(-1) would reach them too: ours one by one
+            ours = [pid for pid in pids if pid not in foreign]
+            if not ours:
+                return
+            kill_pids(ours)
+            time.sleep(0.002)
+            continue
         if argv is None:
             setpriv = shutil.which("setpriv")
             if setpriv is None:
