@@ -520,19 +520,22 @@ def test_peer_that_never_answers_pings_is_dropped_and_its_slot_freed(serve):
 
 
 def test_peer_that_answers_pings_stays_connected(serve):
-    server = serve(ping_interval_s=0.2, ping_timeout_s=0.2)
+    """Quiet 1.5 s, past a ping's 0.2 s + 1.0 s: a peer that did not answer would be gone;
+    each pong has 1.0 s (a loaded host delayed one past 0.2 s)."""
+    server = serve(ping_interval_s=0.2, ping_timeout_s=1.0)
     with connect(server.ws_url) as ws:  # websockets answers pings in its own thread
         call(ws, {"type": "reset"})
-        time.sleep(1.0)
+        time.sleep(1.5)
         assert call(ws, STEP)["type"] == "observation"
         assert server.tracker.close_counts() == [0]
 
 
 def test_long_step_survives_pings(serve):
-    server = serve(ping_interval_s=0.2, ping_timeout_s=0.2)
+    """A 1.5 s step, past a ping's 0.2 s + 1.0 s; each pong has 1.0 s."""
+    server = serve(ping_interval_s=0.2, ping_timeout_s=1.0)
     with EnvClient(server.url, MODELS) as env:
         env.reset()
-        result = env.step(TAction(sleep_s=1.0, message="slow"))
+        result = env.step(TAction(sleep_s=1.5, message="slow"))
     assert result.observation.message == "slow"
 
 
