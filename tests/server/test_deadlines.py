@@ -184,13 +184,14 @@ def test_hung_async_env_is_cancelled_and_keeps_its_session(serve):
 
 
 def test_request_timeout_overrides_the_servers_up_to_its_cap(serve):
-    server = serve(fresh(AsyncHung), call_timeout_s=0.1, max_call_timeout_s=0.5)
+    # A 0.2 s step: 4x the server's default, 0.8 s under the cap (a loaded host's margin).
+    server = serve(fresh(AsyncHung), call_timeout_s=0.05, max_call_timeout_s=1.0)
     with EnvClient(server.url) as client:
         client.reset()
-        assert client.step({"sleep_s": 0.3}, timeout_s=5.0).observation["slept"] == 0.3  # > server default
+        assert client.step({"sleep_s": 0.2}, timeout_s=5.0).observation["slept"] == 0.2  # > server default
         with pytest.raises(DeadlineExceeded) as info:
-            client.step({"sleep_s": 3.0}, timeout_s=60.0)
-        assert info.value.details["timeout_s"] == 0.5  # capped by max_call_timeout_s
+            client.step({"sleep_s": 30.0}, timeout_s=60.0)
+        assert info.value.details["timeout_s"] == 1.0  # capped by max_call_timeout_s
 
 
 def test_env_declares_its_own_deadline(serve):
@@ -283,11 +284,15 @@ async def test_pipelined_requests_on_one_ws_session_get_busy_at_once(serve):
 
 
 def test_busy_error_is_typed_on_the_client(serve):
-    server = serve(fresh(Hung))
+    held_env = held()  # the step is held until the state call was refused (not a 0.5 s sleep)
+    server = serve(held_env)
     with EnvClient(server.url) as env:
         env.reply_margin_s = -4.9  # give up after 0.1 s while the server allows 5 s
         env.reset()
-        with pytest.raises(Exception, match="no reply"):
-            env.step({"sleep_s": 0.5}, timeout_s=5.0)
-        with pytest.raises(SessionBusy):
-            env.state(timeout_s=5.0)
+        try:
+            with pytest.raises(Exception, match="no reply"):
+                env.step({"hold": True}, timeout_s=5.0)
+            with pytest.raises(SessionBusy):
+                env.state(timeout_s=5.0)
+        finally:
+            held_env.gate.set()
