@@ -4,6 +4,8 @@ Anthropic Messages routes with replies a test decides, and counts what it was se
 ``ScriptedLLM(script)``: ``script(prompt, n)`` (n: the request's number, from 1) returns
 the reply text, or ``(status, text)`` to answer an HTTP error. ``delay_s`` holds every
 request that long, so concurrent requests overlap and ``max_in_flight`` shows the bound.
+``gate``: requests wait (10 s at most, once) until that many are in flight together, so
+an overlap is shown by the requests themselves, not by a delay a loaded host can outlast.
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ Script = Callable[[str, int], "str | tuple[int, str]"]
 
 
 class ScriptedLLM:
-    def __init__(self, script: Script, delay_s: float = 0.0, key: str = "k1") -> None:
-        self.script, self.delay_s, self.key = script, delay_s, key
+    def __init__(self, script: Script, delay_s: float = 0.0, key: str = "k1", gate: int = 0) -> None:
+        self.script, self.delay_s, self.key, self.gate = script, delay_s, key, gate
+        self._gate_open = threading.Event()
         self.prompts: list[str] = []
         self.bodies: list[dict[str, Any]] = []
         self.in_flight = self.max_in_flight = 0
@@ -59,7 +62,11 @@ class ScriptedLLM:
                     n = len(double.prompts)
                     double.in_flight += 1
                     double.max_in_flight = max(double.max_in_flight, double.in_flight)
+                    if double.in_flight >= double.gate:
+                        double._gate_open.set()
                 try:
+                    if not double._gate_open.wait(10):  # bounded: the others then pass at once
+                        double._gate_open.set()
                     time.sleep(double.delay_s)
                     if key != double.key:
                         self._send(401, {"error": {"message": "bad key", "type": "authentication_error"}})
