@@ -15,11 +15,10 @@ import websockets
 from terminal_env import TerminalEnv
 
 from openenv.harness import AGENTS, HarnessConfig, HarnessEnvironment, InImage, ScriptedModel, _served
+from tests._terminal_image import terminal_image
 
 from .conftest import AGENTS_DIR, BWRAP_WHY, TASK
 from .test_harness_env import _Echo
-
-TERMINAL_IMAGE = "openenv-terminal:latest"  # openenv build envs/terminal_env (test_terminal_docker.py)
 
 
 class EchoHarness(HarnessEnvironment):
@@ -131,34 +130,21 @@ async def test_the_terminal_envs_harness_runs_agents_in_the_image_its_setting_na
     server.stop()
 
 
-def _terminal_image_why() -> str:
-    """Why the terminal env's image cannot run here ('' when it can)."""
-    from openenv._exceptions import ProviderError
-    from openenv.containers._docker import docker_client
-
-    try:
-        client = docker_client()
-    except ProviderError as exc:
-        return f"agents in the image need a Docker engine: {exc}"
-    try:
-        if not client.api.images(name=TERMINAL_IMAGE):
-            return f"no {TERMINAL_IMAGE}: test_terminal_docker.py builds it (openenv build envs/terminal_env)"
-    finally:
-        client.close()
-    return ""
-
-
+@pytest.mark.docker
+@pytest.mark.timeout(400)  # the image's build, when this test is the run's first to need it
 async def test_claude_code_in_the_image_over_the_terminal_servers_harness_route(
     serve: Callable[..., Any], model: ScriptedModel, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``openenv serve terminal_env`` with ``OPENENV_HARNESS_IMAGE``: one turn told the task's
     own instruction runs Claude Code in a container of the image, and ``turn_complete``
-    carries the verifier's reward from inside it (about 3 s)."""
-    why = AGENTS["claude-code"].missing(AGENTS_DIR) or _terminal_image_why()
+    carries the verifier's reward from inside it (about 3 s, once the image is built: by
+    this test when it runs first, shared with envs/terminal_env's docker tests)."""
+    why = AGENTS["claude-code"].missing(AGENTS_DIR)
     if why:
         pytest.skip(why)
+    image = terminal_image()  # skips only without a Docker engine
     monkeypatch.setenv(_served.LLM_URL_VAR, model.url + "/v1")
-    monkeypatch.setenv(_served.IMAGE_VAR, TERMINAL_IMAGE)
+    monkeypatch.setenv(_served.IMAGE_VAR, image)
     monkeypatch.setenv("OPENENV_AGENTS_DIR", str(AGENTS_DIR))
     server = serve(TerminalEnv, env_kwargs={"pool_size": 0})
     before = len(model.calls)

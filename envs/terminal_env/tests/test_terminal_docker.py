@@ -5,11 +5,7 @@ Skipped only when no Docker engine answers (the reason says so); a failed build 
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -17,65 +13,14 @@ import pytest
 from terminal_env import MODELS, RunAction, SubmitAction
 
 from openenv import EnvClient
-from openenv._exceptions import ProviderError
+from tests._terminal_image import terminal_image
 
 pytestmark = [pytest.mark.docker, pytest.mark.timeout(400)]
-
-ENV_DIR = Path(__file__).resolve().parents[1]
-LOCAL_BASE_IMAGE = "openenv-local/python:3.11-bookworm"
 
 
 @pytest.fixture(scope="module")
 def image() -> str:
-    from openenv.containers import build_env_image
-    from openenv.containers._docker import docker_client
-
-    try:
-        client = docker_client()
-    except ProviderError as exc:
-        pytest.skip(f"the image test needs a Docker engine: {exc}")
-    base = os.environ.get("OPENENV_BASE_IMAGE") or (
-        LOCAL_BASE_IMAGE if client.images.list(name=LOCAL_BASE_IMAGE) else "python:3.11-slim"
-    )
-    lines: list[str] = []
-    try:
-        tag = build_env_image(ENV_DIR, base_image=base, client=client, progress=lines.append)
-        if _digest_in(client, tag) != local_digest():  # the shared base has an older openenv
-            tag = build_env_image(
-                ENV_DIR, base_image=base, client=client, progress=lines.append, rebuild_base=True
-            )
-    except ProviderError as exc:
-        pytest.fail(f"building the terminal image on {base} failed: {exc}\n" + "\n".join(lines[-30:]))
-    finally:
-        client.close()
-    return tag  # (not compared again: this tree may have changed meanwhile)
-
-
-#: A digest of the openenv package's sources: the base image is reused by tag alone, so
-#: compare what it holds with this tree's and rebuild it when they differ.
-DIGEST_CODE = (
-    "import hashlib, pathlib, openenv\n"
-    "root = pathlib.Path(openenv.__file__).parent\n"
-    "h = hashlib.sha256()\n"
-    "for p in sorted(root.rglob('*.py')):\n"
-    "    h.update(str(p.relative_to(root)).encode() + p.read_bytes())\n"
-    "print(h.hexdigest())\n"
-)
-
-
-def local_digest() -> str:
-    done = subprocess.run([sys.executable, "-c", DIGEST_CODE], capture_output=True, text=True, timeout=60)
-    return done.stdout.strip()
-
-
-def _digest_in(client: Any, tag: str) -> str:
-    import docker.errors
-
-    try:
-        out = client.containers.run(tag, ["python3", "-c", DIGEST_CODE], remove=True, network_mode="none")
-    except docker.errors.ContainerError:
-        return ""
-    return bytes(out).decode().strip()
+    return terminal_image()  # built once per run, shared with tests/harness (tests/_terminal_image.py)
 
 
 @pytest.fixture(scope="module")
