@@ -38,6 +38,12 @@ if TYPE_CHECKING:
     from ._container import ContainerBox
 
 _WINDOW = 4600  # longest marker: nonce, status, a PATH_MAX cwd
+#: After a Ctrl-C, the pauses between looks at who holds the terminal, then one every
+#: ``_RECHECK_EVERY_S``: a new foreground program gets a SIGINT of its own (``stop``), at
+#: most ``_MORE_CTRL_C``.
+_RECHECK_S = (0.02, 0.03, 0.05)
+_RECHECK_EVERY_S = 0.2
+_MORE_CTRL_C = 3
 _ENV = {
     "TERM": "dumb",
     "PAGER": "cat",
@@ -228,6 +234,58 @@ class PtyShell:
         terminal has room for it now: this never waits)."""
         with contextlib.suppress(ShellDied):
             self._write_some(memoryview(b"\x03"))
+
+    async def stop(self, grace_s: float) -> Chunk | None:
+        """Ctrl-C, and the output of the command it stopped once the shell prompts again
+        (None if it has not by ``grace_s``).
+
+        The terminal turns the byte into a SIGINT for whatever holds its foreground when
+        it handles it. One that comes as the shell hands the foreground to a command is
+        lost: the shell takes it after the fork (it waits for the command all the same),
+        or the child does before it runs the program (with the shell's handler), and the
+        command runs on. So until the prompt comes, each program that takes the
+        foreground after the Ctrl-C (a new process group, or a new program in it) gets a
+        SIGINT of its own: a program that handles Ctrl-C is not sent a second one. Only
+        a stopped command pays for the looks (a few ``tcgetpgrp``, no step's path).
+        """
+        sent = {self._foreground()}
+        self.interrupt()
+        if None in sent:  # the terminal is gone: the wait says so
+            return await self.wait_finished(grace_s)
+        deadline = time.monotonic() + grace_s
+        pauses = iter(_RECHECK_S)
+        while (left := deadline - time.monotonic()) > 0:
+            chunk = await self.wait_finished(min(next(pauses, _RECHECK_EVERY_S), left))
+            if chunk is not None:
+                return chunk
+            holder = self._foreground()
+            if holder is not None and holder not in sent and len(sent) <= _MORE_CTRL_C:
+                sent.add(holder)
+                self._signal_group(holder[0])
+        return await self.wait_finished(0.0)
+
+    def _foreground(self) -> tuple[int, bytes] | None:
+        """Who holds the terminal: its foreground process group and the program its
+        leader runs (None when the terminal is gone). Never waits: an ioctl and procfs."""
+        try:
+            group = os.tcgetpgrp(self._fd)
+        except OSError:
+            return None
+        try:
+            with open(f"/proc/{group}/comm", "rb") as comm:
+                return group, comm.read()
+        except OSError:
+            return group, b""  # the leader has exited (the first command of a pipeline)
+
+    def _signal_group(self, group: int) -> None:
+        """SIGINT to ``group`` itself, not through the terminal: no byte left in flight
+        to reach the shell once it prompts again."""
+        try:
+            os.killpg(group, signal.SIGINT)
+        except ProcessLookupError:
+            pass  # it ended meanwhile
+        except PermissionError:  # not ours to signal (a shell of another uid): the byte
+            self.interrupt()
 
     # ---- output ----------------------------------------------------------------------
     def take(self) -> Chunk:

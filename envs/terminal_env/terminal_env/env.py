@@ -373,8 +373,7 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
             chunk = await shell.wait_finished(max(0.0, deadline - time.monotonic()))
             if chunk is not None:
                 return self._observe(_join(earlier, chunk), exit_code=chunk.status)
-            shell.interrupt()
-            chunk = await shell.wait_finished(_GRACE_S)
+            chunk = await shell.stop(_GRACE_S)
             if chunk is not None:
                 return self._observe(_join(earlier, chunk), exit_code=chunk.status, timed_out=True)
             partial = _join(earlier, shell.take())
@@ -408,8 +407,7 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
 
     async def _do_interrupt(self) -> TerminalObservation:
         shell = self._live_shell()
-        shell.interrupt()
-        chunk = await shell.wait_finished(2.0)
+        chunk = await shell.stop(2.0)
         chunk = _join(chunk, shell.take()) if chunk else shell.take()
         return self._observe(chunk, exit_code=chunk.status)
 

@@ -1,0 +1,76 @@
+"""A Ctrl-C that misses the command it was meant for (the shell or a child not yet
+running the program took it) is sent again to the program that then holds the terminal."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+from _terminal_fixtures import terminal
+from terminal_env import InterruptAction, ReadAction, RunAction, SendKeysAction
+from terminal_env._pool import close_shell, new_shell
+from terminal_env._shell import PtyShell
+
+from openenv.sandbox import SandboxConfig
+
+
+def _catch_the_fork(shell: PtyShell, timeout_s: float = 2.0) -> bool:
+    """Spin until the shell has forked its command; True if the shell still held the
+    terminal then (the child had not taken it yet: a Ctrl-C now is the lost kind)."""
+    assert shell.proc is not None
+    pid = shell.proc.pid
+    children = f"/proc/{pid}/task/{pid}/children"
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        with open(children) as f:
+            if f.read().strip():
+                return os.tcgetpgrp(shell._fd) == os.getpgid(pid)
+    return False
+
+
+async def test_a_ctrl_c_sent_as_the_shell_starts_the_command_stops_it() -> None:
+    """The race of a short step deadline, made likely: the shell and its children share
+    one CPU (a child runs only once the shell waits), this loop spins on the other and
+    sends Ctrl-C the moment the child exists. Before the fix, about 1 in 7 of these
+    Ctrl-Cs was lost (``sleep 30`` ran on, the shell was restarted)."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        pytest.skip("needs two CPUs: the shell on one, the Ctrl-C sent from the other")
+    mine = os.sched_getaffinity(0)
+    shell = await new_shell(SandboxConfig.from_env(level="none"))
+    caught = 0
+    try:
+        assert shell.proc is not None
+        os.sched_setaffinity(shell.proc.pid, {cpus[0]})  # its children inherit it
+        os.sched_setaffinity(0, {cpus[1]})  # this thread: the event loop's
+        for _ in range(40):
+            await shell.send_command("sleep 30", 5)
+            caught += _catch_the_fork(shell)
+            chunk = await shell.stop(1.0)
+            assert chunk is not None, "Ctrl-C lost: the command ran on"
+            assert chunk.status == 130
+    finally:
+        os.sched_setaffinity(0, mine)
+        await close_shell(shell)
+    assert caught, "the Ctrl-C never came between the fork and the child taking the terminal"
+
+
+async def test_an_interrupt_reaches_the_command_started_after_it() -> None:
+    """Deterministic: the Ctrl-C reaches a command that ignores it (as one lost does),
+    and the shell goes on to start the next; that one is stopped too, the shell kept."""
+    async with terminal("none") as env:
+        await env.step(RunAction(command="V=kept"))
+        keys = "trap '' INT; echo armed; sleep 1; trap - INT; sleep 30"
+        output = (await env.step(SendKeysAction(keys=keys, enter=True, timeout_s=0.5))).output
+        for _ in range(50):  # bounded: until the trap is set
+            if "armed" in output:
+                break
+            output += (await env.step(ReadAction(timeout_s=0.2))).output
+        assert "armed" in output
+        stopped = await env.step(InterruptAction())
+        assert stopped.exit_code == 130
+        after = await env.step(RunAction(command='echo "$V"', timeout_s=5))
+        assert after.output == "kept\n"
+        assert not after.session_restarted
+        assert (await env.state()).restarts == 0
