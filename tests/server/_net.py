@@ -96,18 +96,6 @@ def cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-#: A latency bound (a victim's p99) is asserted only on a host this quiet: a 1-minute
-#: load of at most this a core (the env chaos tests' gate too). Past it the figure is
-#: printed, not asserted; what load cannot break (CPU seconds, memory) is asserted always.
-QUIET_LOAD = 2.0
-
-
-def quiet_host() -> tuple[bool, str]:
-    """Whether the host is quiet enough for a latency bound, and its load in words."""
-    load, cores = os.getloadavg()[0], os.cpu_count() or 1
-    return load <= QUIET_LOAD * cores, f"load {load:.1f} on {cores} cores (quiet: <= {QUIET_LOAD:g} a core)"
-
-
 def open_fds(pid: int) -> int:
     """How many descriptors ``pid`` holds (its connections among them)."""
     return len(os.listdir(f"/proc/{pid}/fd"))

@@ -17,21 +17,11 @@ import pytest
 from openenv.server import _direct
 from openenv.server._direct import DirectWebSocketsProtocol
 
+from .._quiet import quiet_host
 from .._wire import call, connect, raw_handshake
 from ..conftest import wait_until
 from . import _chaos_net
-from ._net import (
-    CONT,
-    TEXT,
-    close_code,
-    cpu_s,
-    frame,
-    quiet_host,
-    read_until_closed,
-    rss_kib,
-    served,
-    server_frames,
-)
+from ._net import CONT, TEXT, close_code, cpu_s, frame, read_until_closed, rss_kib, served, server_frames
 
 __all__ = ["served"]  # the fixture, used by name
 
@@ -275,7 +265,7 @@ def test_a_16_mib_batch_frame_is_refused_quickly_while_another_client_steps(serv
     # step costs the server about 0.07 ms of CPU (0.15 ms allowed).
     frames_cpu = cpu - len(took) * 0.00015
     assert frames_cpu <= 8 * 0.3, f"the server spent {cpu:.1f} s of CPU ({len(took)} victim steps)"
-    if quiet:  # latency on a quiet host only (see QUIET_LOAD); the CPU bound above holds on any
+    if quiet:  # latency on a quiet host only (tests/_quiet.py); the CPU bound above holds on any
         assert refusals[-1] < 1.0  # from the frame's last byte sent to its error reply
         assert p99(took) <= 0.050, f"victim p99 {p99(took) * 1000:.1f} ms"
         # Before the bound each frame held the loop 1.5-1.8 s; 1 s leaves page faults their
