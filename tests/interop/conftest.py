@@ -315,7 +315,10 @@ def wait_upstream_slots_free(server: UpstreamServer, timeout_s: float = 10.0) ->
     """Wait until ``server.max_sessions`` plain sockets can be held at once.
 
     Upstream has no session-count route; a socket at capacity gets an unsolicited
-    CAPACITY_REACHED frame right after accept, so hold all slots and look for one.
+    CAPACITY_REACHED frame right after accept, so hold all slots, then end each with
+    upstream's ``close`` message. Upstream destroys the session before it closes the
+    socket, so a socket's close also says that its slot is free again: no frame arriving
+    in a window (a loaded host can outlast it) is taken as an answer.
     """
     from websockets.exceptions import ConnectionClosed
     from websockets.sync.client import connect
@@ -324,19 +327,20 @@ def wait_upstream_slots_free(server: UpstreamServer, timeout_s: float = 10.0) ->
     while True:
         full = False
         with contextlib.ExitStack() as stack:
-            for _ in range(server.max_sessions):
-                ws = stack.enter_context(connect(server.ws_url, open_timeout=5, close_timeout=2))
+            held = [
+                stack.enter_context(connect(server.ws_url, open_timeout=10, close_timeout=10))
+                for _ in range(server.max_sessions)
+            ]
+            for ws in held:
+                with contextlib.suppress(ConnectionClosed):
+                    ws.send('{"type": "close"}')
                 try:
-                    frame = ws.recv(timeout=0.15)
-                    full = '"CAPACITY_REACHED"' in str(frame)
-                except TimeoutError:
-                    pass
+                    for _ in range(10):  # bounded: a refused socket's error frame, then the close
+                        full |= '"CAPACITY_REACHED"' in str(ws.recv(timeout=30))
+                    pytest.fail("upstream answered frames to a close message")
                 except ConnectionClosed:
-                    full = True
-                if full:
-                    break
+                    pass  # closed by the server: this socket's session (if any) is destroyed
         if not full:
-            time.sleep(0.1)  # let the probe's own sessions go
             return
         if time.monotonic() > deadline:
             pytest.fail("upstream server still at capacity after the test released its sessions")
