@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import time
 from collections.abc import Iterator
 from types import SimpleNamespace
 from typing import Any
@@ -304,9 +303,7 @@ def test_capacity_frame(servers: SimpleNamespace, interop: SimpleNamespace) -> N
                 ws.send('{"type": "reset"}')
                 assert json.loads(ws.recv(timeout=RECV_TIMEOUT_S))["type"] == "observation"
             with plain_ws(server.ws_url) as extra:
-                t0 = time.monotonic()
-                frames[name] = extra.recv(timeout=RECV_TIMEOUT_S)  # nothing was sent
-                assert time.monotonic() - t0 < 2
+                frames[name] = extra.recv(timeout=RECV_TIMEOUT_S)  # unsolicited: nothing was sent
                 codes[name] = expect_close(extra)
     interop.wait_upstream_slots_free(servers.up)
     assert frames["ours"] == frames["up"], frames
