@@ -87,13 +87,15 @@ def _started(argv: list[str], uid: int, *, foreign: bool) -> Iterator[int]:
             assert time.monotonic() < deadline, f"no process of uid {uid} after {_WAIT_S} s"
             time.sleep(0.01)
         yield new[0]
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
+    finally:  # its processes under the uid first: unshare reaps its child and exits
         for pid in set(pids_of_uid(uid, zombies=True)) - before:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-        proc.wait(timeout=_WAIT_S)
+        try:
+            proc.wait(timeout=_WAIT_S)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=_WAIT_S)
 
 
 def _namespaces_deep(pid: int) -> int:
