@@ -144,7 +144,7 @@ async def test_timeout_on_extended_connection_does_not_desync(serve):
         env.reply_margin_s = 0.0
         await env.reset()
         with pytest.raises(RequestTimeout, match="may have been applied"):
-            await env.step(TAction(message="slow", sleep_s=0.6), timeout_s=0.2)
+            await env.step(TAction(message="slow", sleep_s=1.2), timeout_s=0.2)  # 1 s of margin
         after = await env.step(TAction(message="next"), timeout_s=10)
         assert (after.observation.message, after.observation.step) == ("next", 2)
         assert (await env.state()).step_count == 2
@@ -210,10 +210,11 @@ async def test_idle_reap_surfaces_as_connection_closed_4408(serve):
 
 
 async def test_idle_async_client_answers_pings(serve):
-    server = serve(ping_interval_s=0.2, ping_timeout_s=0.2)
+    # quiet 1.5 s, past a ping's 0.2 s + 1.0 s; each pong has 1.0 s on a loaded host
+    server = serve(ping_interval_s=0.2, ping_timeout_s=1.0)
     async with AsyncEnvClient(server.url, MODELS) as env:
         await env.reset()
-        await asyncio.sleep(1.0)
+        await asyncio.sleep(1.5)
         assert (await env.step(TAction(message="alive"))).observation.message == "alive"
 
 

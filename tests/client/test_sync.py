@@ -189,7 +189,7 @@ def test_timeout_on_extended_connection_does_not_desync(serve):
         env.reply_margin_s = 0.0
         env.reset()
         with pytest.raises(RequestTimeout, match="may have been applied") as info:
-            env.step(TAction(message="slow", sleep_s=0.6), timeout_s=0.2)
+            env.step(TAction(message="slow", sleep_s=1.2), timeout_s=0.2)  # 1 s of margin
         assert info.value.details == {"timeout_s": 0.2, "applied": "unknown"}
         # the late reply to "slow" arrives first and must be dropped
         after = env.step(TAction(message="next"), timeout_s=10)
