@@ -124,7 +124,7 @@ async def test_the_harness_websocket_route() -> None:
             assert "exceeded" in frames[-1]["data"]["message"]
             with pytest.raises(websockets.ConnectionClosed):
                 await ws.recv()
-        for _ in range(100):  # the env is closed once the socket is gone
+        for _ in range(1000):  # the env is closed once the socket is gone (bounded: 20 s)
             if made[0].stops >= 2:
                 break
             await asyncio.sleep(0.02)

@@ -154,7 +154,7 @@ async def test_no_process_survives_the_session(server: Any) -> None:
     await env.reset(free_shell=True)
     await sh(env, f"sleep {_SLEEP} & nohup sleep {_SLEEP} >/dev/null 2>&1 &")
     await sh(env, f"setsid sleep {_SLEEP} & disown -a; echo ok")
-    for _ in range(100):
+    for _ in range(400):  # bounded: 20 s
         if _sleepers() >= 3:
             break
         await asyncio.sleep(0.05)

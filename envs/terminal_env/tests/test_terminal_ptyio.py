@@ -64,7 +64,7 @@ async def test_the_loop_never_polls_a_terminal_nor_starts_a_shell(monkeypatch: p
     assert [how for how, _, _ in started] == ["popen", "popen"]  # the first shell, the restart's
     assert all(thread != loop_thread for _, thread, _ in started)
     for _, _, pid in started:  # killed with their sandboxes, and reaped
-        for _ in range(100):
+        for _ in range(400):  # bounded: 20 s
             if not psutil.pid_exists(pid):
                 break
             await asyncio.sleep(0.05)
