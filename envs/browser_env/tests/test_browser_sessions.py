@@ -108,16 +108,30 @@ def test_hung_page_ends_only_its_session(server: BrowserServer) -> None:
             assert _solve(fresh, "click-test", 2) == 1.0
 
 
+async def _send_unanswered(cdp: Any, method: str, until: asyncio.Future[None]) -> None:
+    """Send a CDP command that is never answered (it crashes what would answer) and wait
+    for ``until``, the event that shows it took effect (bounded: 30 s)."""
+    sent = asyncio.ensure_future(cdp.send(method))
+    try:
+        await asyncio.wait_for(until, 30)
+    finally:
+        sent.cancel()
+        with contextlib.suppress(BaseException):
+            await sent
+
+
 def test_crashed_renderer_ends_only_its_session(server: BrowserServer) -> None:
     with _two_sessions(server, "crash") as (healthy, doomed):
         env = server.env_of("crash")
 
         async def crash() -> None:
+            # until the page's crash event (the env's own handler, added first, has run by then)
+            crashed = asyncio.get_running_loop().create_future()
+            env._page.once("crash", lambda _page: crashed.done() or crashed.set_result(None))
             cdp = await env._context.new_cdp_session(env._page)
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(cdp.send("Page.crash"), 2)
+            await _send_unanswered(cdp, "Page.crash", crashed)
 
-        server.on_loop(crash)
+        server.on_loop(crash, timeout_s=40)
         with pytest.raises(SessionClosed, match="crashed"):
             doomed.step(NoopAction())
         with pytest.raises(SessionClosed, match="crashed"):
@@ -149,11 +163,12 @@ def test_a_dead_browser_ends_its_sessions_and_the_next_gets_a_new_one() -> None:
             host = srv.env_of("doomed-browser")._host
 
             async def crash_browser() -> None:
+                gone = asyncio.get_running_loop().create_future()
+                host.browser.once("disconnected", lambda _b: gone.done() or gone.set_result(None))
                 cdp = await host.browser.new_browser_cdp_session()
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(cdp.send("Browser.crash"), 2)
+                await _send_unanswered(cdp, "Browser.crash", gone)
 
-            srv.on_loop(crash_browser)
+            srv.on_loop(crash_browser, timeout_s=40)
             with pytest.raises(SessionClosed, match=r"closed under it|crashed"):
                 old.step(NoopAction())
             with EnvClient(srv.url, MODELS) as new:
