@@ -57,7 +57,8 @@ def test_the_whole_tree_stays_under_the_session_memory_limit() -> None:
 
 @needs_limits
 def test_process_count_is_limited_for_the_tree() -> None:
-    spawn = "for i in $(seq 200); do sleep 2 & done 2>/dev/null; wait"
+    # Each child lives until all were started (not 2 s: a loaded host forks slowly), then goes.
+    spawn = 'p=""; for i in $(seq 200); do sleep 60 & p="$p $!"; done 2>/dev/null; kill $p 2>/dev/null; wait'
     with Sandbox(LIMITED) as box:
         box.run(["sh", "-c", spawn], timeout_s=30)
         hits = box.usage()["pids_max_hits"]
