@@ -110,9 +110,9 @@ def test_local_provider_stop_reaches_a_child_the_server_does_not_stop(tmp_path: 
 
 def test_bad_target_fails_fast_with_the_server_log_lines() -> None:
     t0 = time.monotonic()
-    with pytest.raises(StartupFailed) as info:
-        LocalProcessProvider("openenv_test_no_such_module:Env", start_timeout_s=30).start()
-    assert time.monotonic() - t0 < 20, "a crashed server must be reported at once, not at the timeout"
+    with pytest.raises(StartupFailed) as info:  # the crash takes a Python start (1-2 s; 10 s loaded)
+        LocalProcessProvider("openenv_test_no_such_module:Env", start_timeout_s=120).start()
+    assert time.monotonic() - t0 < 45, "a crashed server must be reported at once, not at the timeout"
     message = str(info.value)
     assert "exited before it became healthy" in message
     assert "--- last log lines ---" in message
