@@ -133,7 +133,7 @@ async def test_no_network_by_default_and_no_neighbour_with_one(base: str, tmp_pa
         await sh(a, "python3 -m http.server 8088 --bind 0.0.0.0 >/dev/null 2>&1 &")
         ip = (await sh(a, "hostname -I")).output.split()[0]
         serving = ""
-        for _ in range(40):  # it serves (python's start takes a moment on a loaded machine)
+        for _ in range(120):  # it serves (python's start takes seconds on a loaded machine; 30 s+)
             serving = (await sh(a, probe + f"{ip} 8088")).output
             if "CONNECTED" in serving:
                 break
