@@ -11,6 +11,9 @@ from _terminal_fixtures import run
 from terminal_env import TerminalEnv
 
 LONG = "sleep 1.5; echo done"
+#: for the cut ones: far past their bound (0.5 s, 1 s) and well inside the command's own
+#: 10 s, so a loaded host's lag cannot turn a cut into a finish or a finish into a cut
+SLOW = "sleep 5; echo done"
 
 
 def _task(tasks: Path, agent_timeout_s: float | None) -> str:
@@ -34,10 +37,10 @@ async def test_the_agent_timeout_lifts_the_command_cap(tmp_path: Path) -> None:
         assert not lifted.timed_out, lifted.output
         assert "done" in lifted.output
         # the step request's deadline still bounds it: 2 s less the wrap-up (half of it) is 1 s
-        bounded = await env.step(run(LONG, timeout_s=10), timeout_s=2.0)
+        bounded = await env.step(run(SLOW, timeout_s=10), timeout_s=2.0)
         assert bounded.timed_out
         await env.reset(options={"task_id": plain})  # no agent limit: max_timeout_s as before
-        capped = await env.step(run(LONG, timeout_s=10))
+        capped = await env.step(run(SLOW, timeout_s=10))
         assert capped.timed_out
     finally:
         await env.close()
