@@ -134,7 +134,9 @@ def _other_session_steps(server: Any, steps: int = 5) -> None:
 
 def test_hung_sync_env_session_is_closed_and_its_slot_freed(serve):
     env = held()
-    server = serve(env, max_sessions=2, call_timeout_s=0.3, interrupt_grace_s=0.1)
+    # The server's default deadline, 1 s: the other session's calls keep it too, and a
+    # loaded host must not push them past it.
+    server = serve(env, max_sessions=2, call_timeout_s=1.0, interrupt_grace_s=0.1)
     with EnvClient(server.url, extensions=False) as hung:  # the server's default deadline
         hung.reset()
         try:  # everything below happens while the hung call is still held

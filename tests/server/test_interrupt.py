@@ -73,15 +73,15 @@ def test_a_blocking_interrupt_stalls_no_other_session_nor_health(serve: Any) -> 
         "release": threading.Event(), "lock": threading.Lock(), "entered": threading.Event(),
         "closes": [], "interrupts": [],
     })
-    server = serve(env, max_sessions=4, call_timeout_s=0.3, interrupt_grace_s=0.3)
+    server = serve(env, max_sessions=4, interrupt_grace_s=0.3)
     outcome: dict[str, Any] = {}
 
     def stuck_client() -> None:
-        with EnvClient(server.url, extensions=False) as client:
+        with EnvClient(server.url) as client:
             client.reset()
             started = time.monotonic()
-            try:
-                client.step({"stuck": True})  # the server's deadline
+            try:  # its own deadline: the other session's calls keep the server's (300 s)
+                client.step({"stuck": True}, timeout_s=0.3)
             except DeadlineExceeded as e:
                 outcome["error"], outcome["after_s"] = e, time.monotonic() - started
             try:
@@ -147,11 +147,13 @@ def test_an_interrupt_that_returns_keeps_the_session(serve: Any, raises: bool) -
             if raises:
                 raise RuntimeError("interrupt failed after stopping the call")
 
-    server = serve(Stoppable, call_timeout_s=0.2, interrupt_grace_s=2.0)
-    with EnvClient(server.url, extensions=False) as client:
+    server = serve(Stoppable, interrupt_grace_s=2.0)
+    with EnvClient(server.url) as client:
         client.reset()
+        # the stuck step's own deadline: the other calls keep the server's (300 s), so a
+        # loaded host cannot push them past one
         with pytest.raises(DeadlineExceeded, match="interrupted; the session is still usable") as info:
-            client.step({"stuck": True})
+            client.step({"stuck": True}, timeout_s=0.2)
         assert info.value.details["session_closed"] is False
         assert client.state()["step_count"] == 1
         client.step({})
