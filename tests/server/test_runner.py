@@ -141,16 +141,17 @@ def test_auto_env_slow_first_call_never_blocks_the_loop(serve):
 
 
 def test_auto_env_method_slow_on_the_loop_goes_back_to_threads(serve, caplog):
-    # slow_call_s 0.05: a fast step preempted on a loaded host stays under it; a slow one
-    # (0.15 s) is 3x it, and 1.1 s under being demoted at once (DEMOTE_AT_ONCE, 25x).
-    server = serve(make_env(execution=Execution.AUTO), slow_call_s=0.05)
+    # slow_call_s 0.1: a fast step preempted on a loaded host stays under it (8 in a row
+    # promote it); a slow one (0.25 s) is 2.5x it, and 2.25 s under being demoted at once
+    # (DEMOTE_AT_ONCE, 25x).
+    server = serve(make_env(execution=Execution.AUTO), slow_call_s=0.1)
     with caplog.at_level(logging.WARNING, logger="openenv.server"), EnvClient(server.url, MODELS) as env:
         env.reset()
         for _ in range(PROMOTE_AFTER):
             env.step(TAction())
         assert env.step(TAction()).observation.thread == server.loop_thread
         # Slow on the loop, but not so slow as to be demoted at once: one strike each.
-        slow = [env.step(TAction(sleep_s=0.15)).observation.thread for _ in range(int(DEMOTE_STRIKES))]
+        slow = [env.step(TAction(sleep_s=0.25)).observation.thread for _ in range(int(DEMOTE_STRIKES))]
         assert slow == [server.loop_thread] * int(DEMOTE_STRIKES)
         after = [env.step(TAction()).observation.thread for _ in range(PROMOTE_AFTER * PROMOTE_BACKOFF - 1)]
     assert server.loop_thread not in after  # demoted, and not yet proven fast again
