@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
 import random
+import threading
 import time
+from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any
 
@@ -17,10 +21,36 @@ def seeded_echo(observation: dict[str, Any], episode: Any) -> dict[str, Any]:
     return {"message": "x" * rng.randint(1, 12)}
 
 
-def slow_seeded_echo(observation: dict[str, Any], episode: Any) -> dict[str, Any]:
-    """``seeded_echo`` that takes 50 ms (a run lasts long enough to be killed halfway)."""
+def slow_seeded_echo(observation: dict[str, Any], episode: Any) -> dict[str, Any] | Awaitable[dict[str, Any]]:
+    """``seeded_echo`` that takes 50 ms. With ``OPENENV_TEST_HOLD_AFTER=N`` in the
+    environment, the episodes this process meets after its first N are held (their action
+    comes after 300 s): a run a test kills halfway cannot end meanwhile, however long the
+    test's own poll waits for a CPU."""
     time.sleep(0.05)
-    return seeded_echo(observation, episode)
+    action = seeded_echo(observation, episode)
+    if _held(episode):
+        return _after(300.0, action)
+    return action
+
+
+_met: list[tuple[int, int]] = []
+_met_lock = threading.Lock()
+
+
+def _held(episode: Any) -> bool:
+    hold_after = int(os.environ.get("OPENENV_TEST_HOLD_AFTER", "0"))
+    if not hold_after:
+        return False
+    key = (episode.seed, episode.sample)
+    with _met_lock:
+        if key not in _met:
+            _met.append(key)
+        return _met.index(key) >= hold_after
+
+
+async def _after(seconds: float, action: dict[str, Any]) -> dict[str, Any]:
+    await asyncio.sleep(seconds)
+    return action
 
 
 def ten_chars(observation: dict[str, Any], episode: Any) -> dict[str, Any]:
