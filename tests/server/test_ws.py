@@ -363,16 +363,22 @@ def test_factory_error_on_extended_connection_is_per_request(serve):
     assert server.active == 0
 
 
-def test_client_vanishing_mid_step_closes_its_env_and_frees_the_slot(server):
+def test_client_vanishing_mid_step_closes_its_env_and_frees_the_slot(serve):
+    gate = threading.Event()  # the step is held until the client is gone (not a 1 s sleep)
+    server = serve(make_env(step_gate=gate))
     other = open_episode(server)
     sock = raw_handshake(server.port)
     sock.sendall(masked_frame(b'{"type": "reset"}'))
     wait_until(lambda: server.tracker.count("reset") == 2, what="reset on the raw socket")
-    sock.sendall(masked_frame(orjson.dumps({"type": "step", "data": {"sleep_s": 1.0}})))
-    wait_until(lambda: server.tracker.count("step") == 2, what="the slow step to start")
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-    sock.close()  # RST: gone without a close frame, mid-step
-    assert server.active == 2
+    sock.sendall(masked_frame(orjson.dumps({"type": "step", "data": {"message": "hold"}})))
+    try:
+        wait_until(lambda: server.tracker.count("held") == 1, what="the held step to start")
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        sock.close()  # RST: gone without a close frame, mid-step
+        assert server.active == 2
+        assert server.tracker.close_counts() == [0, 0]  # never closed under its running step
+    finally:
+        gate.set()
     server.wait_closes([0, 1], timeout_s=10)
     wait_until(lambda: server.http_active() == 1, what="GET /sessions to show the slot free")
     assert_unaffected(server, other)
