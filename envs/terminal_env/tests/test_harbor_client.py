@@ -95,6 +95,10 @@ def job(tmp_path_factory: pytest.TempPathFactory) -> Job:
     tmp = tmp_path_factory.mktemp("harbor")
     try:
         env = harbor_env(tmp)
+        if BUILTIN:  # the git tasks' base is made from the terminal image (_harbor_job.git_base)
+            from tests._terminal_image import terminal_image
+
+            terminal_image()  # built here when no earlier test of this run built it
         base = engine_base(BUILTIN)
     except HarborUnavailable as exc:
         unavailable(str(exc))
