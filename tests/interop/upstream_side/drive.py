@@ -213,7 +213,25 @@ def run_plan(parser: argparse.ArgumentParser, plan_arg: str, base: argparse.Name
     return {"kind": "plan", "results": results, "ok": all(r.get("ok") for r in results)}
 
 
+def _wait_sessions_at_most(url: str, n: int, timeout_s: float = 30.0) -> None:
+    """Until our server's ``GET /sessions`` counts at most ``n`` (a closed session ends on
+    the server a moment after the client's close; a loaded host: longer)."""
+    import urllib.request
+
+    base = url.replace("ws://", "http://", 1).rstrip("/")
+    deadline = time.monotonic() + timeout_s
+    while True:
+        with urllib.request.urlopen(base + "/sessions", timeout=10) as reply:
+            active = json.loads(reply.read())["active_sessions"]
+        if active <= n:
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{url}: {active} sessions active after {timeout_s:g} s, expected {n} at most")
+        time.sleep(0.05)
+
+
 def run_capacity_probe(args) -> Dict[str, Any]:
+    """Against our server (its ``/sessions`` route): hold every slot, then an extra client."""
     out: Dict[str, Any] = {
         "kind": "capacity_probe",
         "mode": args.mode,
@@ -224,6 +242,7 @@ def run_capacity_probe(args) -> Dict[str, Any]:
     }
     holders: List[Any] = []
     try:
+        _wait_sessions_at_most(args.url, 0)  # an earlier probe's sessions have ended
         for _ in range(args.hold):
             c, res = _open_holder(args)
             holders.append(c)
@@ -241,7 +260,7 @@ def run_capacity_probe(args) -> Dict[str, Any]:
         # Does the same client object work again once a slot frees up?
         if args.retry_after_free and holders:
             holders.pop().close()
-            time.sleep(0.3)
+            _wait_sessions_at_most(args.url, len(holders))  # its session has ended on the server
             try:
                 res = extra.reset()
                 out["extra_after_free"] = {"raised": False, "result": _result(res)}
