@@ -6,6 +6,7 @@ event in the agent's dialect, keeping what it had as an incomplete call."""
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import httpx
@@ -67,6 +68,11 @@ def test_the_first_event_comes_while_the_backend_still_decodes(
             assert reply.status_code == 200
             lines = reply.iter_lines()
             first = next(line for line in lines if line.startswith("data: "))
+            # the backend goes on to its hold (mid-stream) a moment after its first chunk
+            for _ in range(1000):  # bounded: 10 s (the backend's own hold ends then)
+                if backend.holding:
+                    break
+                time.sleep(0.01)
             assert backend.holding, "the first event waited for the backend's last token"
             assert session.graph.nodes() == []  # recorded only once the backend's stream ends
             backend.release.set()
