@@ -40,10 +40,11 @@ if TYPE_CHECKING:
 _WINDOW = 4600  # longest marker: nonce, status, a PATH_MAX cwd
 #: After a Ctrl-C, the pauses between looks at who holds the terminal, then one every
 #: ``_RECHECK_EVERY_S``: a new foreground program gets a SIGINT of its own (``stop``), at
-#: most ``_MORE_CTRL_C``.
+#: most ``_MORE_CTRL_C``; the shell, holding it with no prompt from ``_SHELL_HELD_S`` on.
 _RECHECK_S = (0.02, 0.03, 0.05)
 _RECHECK_EVERY_S = 0.2
 _MORE_CTRL_C = 3
+_SHELL_HELD_S = 0.05
 _ENV = {
     "TERM": "dumb",
     "PAGER": "cat",
@@ -113,6 +114,7 @@ class PtyShell:
         self._eof = False
         self._exited = False
         self._room: asyncio.Future[None] | None = None  # a writer waiting for room
+        self._own_group = -1  # the shell's process group
         self.cwd = sandbox.inner_workdir
 
     # ---- lifecycle -----------------------------------------------------------------
@@ -138,6 +140,8 @@ class PtyShell:
             if await self.wait_finished(max(0.0, deadline - time.monotonic())) is None:
                 raise ShellDied("the shell did not start")
         self.take()
+        with contextlib.suppress(OSError):  # at its prompt, the shell holds the terminal
+            self._own_group = os.tcgetpgrp(self._fd)
 
     def _on_exit(self) -> None:
         # The exit, not an end of file, ends the shell: the server holds the terminal's
@@ -243,24 +247,38 @@ class PtyShell:
         it handles it. One that comes as the shell hands the foreground to a command is
         lost: the shell takes it after the fork (it waits for the command all the same),
         or the child does before it runs the program (with the shell's handler), and the
-        command runs on. So until the prompt comes, each program that takes the
+        command runs on; or bash, interrupted as the command ended, reads the next line
+        without prompting. So until the prompt comes, each program that takes the
         foreground after the Ctrl-C (a new process group, or a new program in it) gets a
-        SIGINT of its own: a program that handles Ctrl-C is not sent a second one. Only
-        a stopped command pays for the looks (a few ``tcgetpgrp``, no step's path).
+        SIGINT of its own (a program that handles Ctrl-C is not sent a second one), and
+        so, once, does the shell if it holds the terminal with no prompt at two looks
+        ``_SHELL_HELD_S`` apart (a prompt on its way takes far less). Only a stopped
+        command pays for the looks (a few ``tcgetpgrp``), no step's path.
         """
-        sent = {self._foreground()}
+        sent = {self._foreground()}  # who held the terminal at each Ctrl-C
         self.interrupt()
         if None in sent:  # the terminal is gone: the wait says so
             return await self.wait_finished(grace_s)
         deadline = time.monotonic() + grace_s
         pauses = iter(_RECHECK_S)
+        held: float | None = None  # since when the shell holds the terminal, unprompted
+        nudged = False
         while (left := deadline - time.monotonic()) > 0:
             chunk = await self.wait_finished(min(next(pauses, _RECHECK_EVERY_S), left))
             if chunk is not None:
                 return chunk
             holder = self._foreground()
-            if holder is not None and holder not in sent and len(sent) <= _MORE_CTRL_C:
-                sent.add(holder)
+            if holder is None or len(sent) + nudged > _MORE_CTRL_C:
+                continue
+            if holder[0] != self._own_group:
+                held = None
+                if holder not in sent:
+                    sent.add(holder)
+                    self._signal_group(holder[0])
+                continue
+            held = time.monotonic() if held is None else held
+            if not nudged and time.monotonic() - held >= _SHELL_HELD_S:
+                nudged = True
                 self._signal_group(holder[0])
         return await self.wait_finished(0.0)
 

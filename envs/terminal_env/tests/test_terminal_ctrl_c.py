@@ -8,7 +8,7 @@ import time
 
 import pytest
 from _terminal_fixtures import LEVELS, terminal
-from terminal_env import InterruptAction, ReadAction, RunAction, SendKeysAction
+from terminal_env import InterruptAction, ReadAction, RunAction, SendKeysAction, TerminalEnv
 from terminal_env._pool import close_shell, new_shell
 from terminal_env._shell import PtyShell
 
@@ -63,16 +63,36 @@ async def test_an_interrupt_reaches_the_command_started_after_it(level: str) -> 
     and the shell goes on to start the next; that one is stopped too, the shell kept."""
     async with terminal(level) as env:
         await env.step(RunAction(command="V=kept"))
-        keys = "trap '' INT; echo armed; sleep 1; trap - INT; sleep 30"
-        output = (await env.step(SendKeysAction(keys=keys, enter=True, timeout_s=0.5))).output
-        for _ in range(50):  # bounded: until the trap is set
-            if "armed" in output:
-                break
-            output += (await env.step(ReadAction(timeout_s=0.2))).output
-        assert "armed" in output
+        await _armed(env, "trap '' INT; echo armed; sleep 1; trap - INT; sleep 30")
         stopped = await env.step(InterruptAction())
         assert stopped.exit_code == 130
         after = await env.step(RunAction(command='echo "$V"', timeout_s=5))
         assert after.output == "kept\n"
         assert not after.session_restarted
+        assert (await env.state()).restarts == 0
+
+
+async def _armed(env: TerminalEnv, keys: str) -> None:
+    """Type ``keys`` and wait (bounded) until they print ``armed``."""
+    output = (await env.step(SendKeysAction(keys=keys, enter=True, timeout_s=0.5))).output
+    for _ in range(50):
+        if "armed" in output:
+            return
+        output += (await env.step(ReadAction(timeout_s=0.2))).output
+    raise AssertionError(f"never armed: {output!r}")
+
+
+async def test_the_rest_of_the_line_is_stopped_too() -> None:
+    """A command that handles the Ctrl-C and exits lets bash go on with the line, here with
+    a builtin that waits: bash holds the terminal with no prompt (as when a Ctrl-C that
+    came as the command ended left it reading without one) and gets a Ctrl-C of its own."""
+    async with terminal("none") as env:
+        await _armed(
+            env, "( trap 'kill $!; exit 0' INT; sleep 30 & echo armed; wait ); read -t 30; echo done"
+        )
+        stopped = await env.step(InterruptAction())
+        assert stopped.exit_code == 130
+        assert "done" not in stopped.output
+        after = await env.step(RunAction(command="echo after", timeout_s=5))
+        assert after.output == "after\n"
         assert (await env.state()).restarts == 0
