@@ -244,29 +244,51 @@ class PtyShell:
         (None if it has not by ``grace_s``).
 
         The terminal turns the byte into a SIGINT for whatever holds its foreground when
-        it handles it. One that comes as the shell hands the foreground to a command is
-        lost: the shell takes it after the fork (it waits for the command all the same),
-        or the child does before it runs the program (with the shell's handler), and the
-        command runs on; or bash, interrupted as the command ended, reads the next line
-        without prompting. So until the prompt comes, each program that takes the
-        foreground after the Ctrl-C (a new process group, or a new program in it) gets a
-        SIGINT of its own (a program that handles Ctrl-C is not sent a second one), and
-        so, once, does the shell if it holds the terminal with no prompt at two looks
-        ``_SHELL_HELD_S`` apart (a prompt on its way takes far less). Only a stopped
+        it handles it, and one that comes as bash reads or starts the command can miss
+        it (with the shell and this loop on CPUs of their own, 1 in 7 did): bash prompts
+        and then runs the line it had read all the same; bash takes it after the fork and
+        waits for the command; the child takes it before it runs the program (with bash's
+        handler); or bash, interrupted as the command ended, reads on without prompting.
+        So until the prompt comes, each program that takes the foreground after the
+        Ctrl-C (a new process group, or a new program in it) gets a SIGINT of its own (a
+        program that handles Ctrl-C is not sent a second one), and the shell one if it
+        holds the terminal unprompted for ``_SHELL_HELD_S`` (a prompt on its way takes
+        far less). A prompt after a Ctrl-C the shell took counts once a line typed after
+        it, a probe, has its prompt: bash has then read all it had before. Only a stopped
         command pays for the looks (a few ``tcgetpgrp``), no step's path.
         """
-        sent = {self._foreground()}  # who held the terminal at each Ctrl-C
+        first = self._foreground()
+        sent = {first}  # who held the terminal at each Ctrl-C
         self.interrupt()
-        if None in sent:  # the terminal is gone: the wait says so
+        if first is None or self._own_group < 0:  # the terminal is gone: the wait says so
             return await self.wait_finished(grace_s)
+        probe = f"stopped:{self._nonce}".encode()
+        need_probe = first[0] == self._own_group  # else bash had started the command
+        probed = False
         deadline = time.monotonic() + grace_s
         pauses = iter(_RECHECK_S)
         held: float | None = None  # since when the shell holds the terminal, unprompted
         nudged = False
+        result: Chunk | None = None  # the command's prompt (the probe's may be to come)
         while (left := deadline - time.monotonic()) > 0:
             chunk = await self.wait_finished(min(next(pauses, _RECHECK_EVERY_S), left))
             if chunk is not None:
-                return chunk
+                held = None
+                if result is not None and probe in chunk.output:  # bash has read all it had
+                    rest = chunk.output.replace(probe, b"")
+                    return Chunk(
+                        result.output + rest, result.omitted + chunk.omitted, result.status, result.cwd
+                    )
+                result = chunk if result is None else _joined(result, chunk)
+                if not need_probe:
+                    return result
+                if not probed:
+                    probed = True
+                    try:
+                        await self.write(b"builtin printf %s " + probe + b"\n", left)
+                    except TerminalStalled:
+                        return result
+                continue
             holder = self._foreground()
             if holder is None or len(sent) + nudged > _MORE_CTRL_C:
                 continue
@@ -280,6 +302,9 @@ class PtyShell:
             if not nudged and time.monotonic() - held >= _SHELL_HELD_S:
                 nudged = True
                 self._signal_group(holder[0])
+        if result is not None:
+            self._done.appendleft(result)  # for take(): the shell is restarted
+            return None
         return await self.wait_finished(0.0)
 
     def _foreground(self) -> tuple[int, bytes] | None:
@@ -406,6 +431,16 @@ class PtyShell:
             if self._io is not None:
                 self._io.read(False)
             self._reading = False
+
+
+def _joined(first: Chunk, second: Chunk) -> Chunk:
+    """Two chunks as one: the status and cwd of the later, if it has them."""
+    return Chunk(
+        first.output + second.output,
+        first.omitted + second.omitted,
+        second.status if second.status is not None else first.status,
+        second.cwd or first.cwd,
+    )
 
 
 def _open(
