@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from typing import Any
 
 import pytest
 
@@ -338,10 +339,14 @@ async def test_dedicated_thread_is_released_after_close():
 
 
 @pytest.mark.parametrize("reuse", [True, False], ids=["reused-lanes", "fresh-lanes"])
-async def test_dedicated_thread_failing_constructor_gives_its_thread_back(reuse: bool):
+async def test_dedicated_thread_failing_constructor_gives_its_thread_back(reuse: bool, monkeypatch):
     """A session whose env fails to build gives its lane back: a reusable lane goes idle
     and serves the next open; a fresh one (an env that does not say its thread may be
-    reused) ends. Either way three failed opens leave no thread behind."""
+    reused) ends. Either way three failed opens leave no thread behind.
+
+    Only the lanes this test's opens took are looked at (recorded at ``take``): other
+    tests' sessions in this process start and end lanes of the same name meanwhile (a
+    count of every such thread saw one of theirs end: "0 == 1" with two suites at once)."""
     import asyncio
 
     from openenv.server._threads import FRESH_SESSIONS, SESSIONS
@@ -350,23 +355,30 @@ async def test_dedicated_thread_failing_constructor_gives_its_thread_back(reuse:
     lanes.prestart()  # as a server's start does: its spares, and the thread that keeps them
     env = make_env(execution=Execution.DEDICATED_THREAD, fail_on_init=True, reuse_session_thread=reuse)
     runner = EnvRunner(env, env, slow_call_s=1, thread_workers=2)
+    taken: list[Any] = []
+    take = lanes.take
 
-    def busy() -> int:
-        """The lanes' threads that are not idle (in use by another test's session, or
-        ended and not yet gone)."""
-        return sum(t.name == lanes.name for t in threading.enumerate()) - lanes.idle
+    def recording() -> Any:
+        taken.append(take())
+        return taken[-1]
 
-    async def at_rest(busy_before: int | None) -> int:
-        """``busy()`` once the spares are made again (and, given ``busy_before``, once it
-        is back to that: an ended lane's thread goes a moment after it ended)."""
-        for _ in range(500):
-            if lanes.idle >= max(lanes.spare, 1) and busy_before in (None, busy()):
-                break
-            await asyncio.sleep(0.01)
-        return busy()
-
-    before = await at_rest(None)
+    monkeypatch.setattr(lanes, "take", recording)
     for _ in range(3):
         with pytest.raises(RuntimeError, match="cannot build"):
             await runner.open()
-    assert await at_rest(before) == before  # nothing kept: each lane went idle or ended
+    monkeypatch.undo()
+    assert len(taken) == 3
+
+    def kept() -> list[Any]:
+        """Taken lanes neither idle (reused) nor ended (fresh)."""
+        with lanes.lock:
+            idle = list(lanes._idle)
+        if reuse:
+            return [lane for lane in taken if lane not in idle and lane._thread.is_alive()]
+        return [lane for lane in taken if lane._thread.is_alive()]
+
+    for _ in range(500):  # an ended lane's thread goes a moment after it ended
+        if not kept():
+            break
+        await asyncio.sleep(0.01)
+    assert kept() == []  # nothing kept: each lane went idle or ended
