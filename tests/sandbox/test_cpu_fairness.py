@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import subprocess
-import threading
 import time
 from pathlib import Path
 
@@ -173,11 +172,13 @@ def test_a_sandbox_is_watched_from_its_start_to_its_close() -> None:
     finally:
         box.close()
     assert name not in monitor.weights()
-    if not monitor.weights():  # no other sandbox in this process: the thread ends
-        deadline = time.monotonic() + 5
-        while any(t.name == "openenv-cpu-fairness" for t in threading.enumerate()):
-            assert time.monotonic() < deadline, "the monitor thread outlived its last session"
-            time.sleep(0.05)
+    thread = monitor._thread  # this monitor's own thread, not any of that name
+    deadline = time.monotonic() + 5
+    while thread is not None and thread.is_alive():
+        if monitor.weights():
+            break  # another sandbox of this process is watched now: the thread runs on for it
+        assert time.monotonic() < deadline, "the monitor thread outlived its last session"
+        time.sleep(0.05)
 
 
 def policy_base(box: Sandbox) -> str:
