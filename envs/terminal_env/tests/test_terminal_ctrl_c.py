@@ -102,3 +102,18 @@ async def test_the_rest_of_the_line_is_stopped_too() -> None:
         after = await env.step(RunAction(command="echo after", timeout_s=5))
         assert after.output == "after\n"
         assert (await env.state()).restarts == 0
+
+
+async def test_a_line_read_before_the_ctrl_c_is_stopped_too() -> None:
+    """Deterministic: bash has read two lines and runs a builtin of the first when the
+    Ctrl-C comes: it prompts, then runs the second all the same (as when the Ctrl-C of a
+    short deadline comes as bash has read the command). The stop waits for that one too,
+    so the next command runs at once."""
+    async with terminal("none") as env:
+        await _armed(env, "echo armed; read -t 30 x\nsleep 30")
+        stopped = await env.step(InterruptAction())
+        assert stopped.exit_code == 130
+        after = await env.step(RunAction(command="echo after", timeout_s=5))
+        assert after.output == "after\n"
+        assert not after.timed_out
+        assert (await env.state()).restarts == 0
