@@ -114,7 +114,7 @@ class PtyShell:
         self._eof = False
         self._exited = False
         self._room: asyncio.Future[None] | None = None  # a writer waiting for room
-        self._own_group = -1  # the shell's process group
+        self._own_group = -1  # the shell's process group (-1: none known)
         self.cwd = sandbox.inner_workdir
 
     # ---- lifecycle -----------------------------------------------------------------
@@ -140,8 +140,11 @@ class PtyShell:
             if await self.wait_finished(max(0.0, deadline - time.monotonic())) is None:
                 raise ShellDied("the shell did not start")
         self.take()
-        with contextlib.suppress(OSError):  # at its prompt, the shell holds the terminal
-            self._own_group = os.tcgetpgrp(self._fd)
+        # At its prompt, the shell holds its terminal. A container's shell is on the
+        # engine's terminal: this one is its client's (a process group 0, or the client's,
+        # which a SIGINT would end), and ``stop`` just types Ctrl-C and waits.
+        if isinstance(box, Sandbox):
+            self._own_group = (self._foreground() or (-1, b""))[0]
 
     def _on_exit(self) -> None:
         # The exit, not an end of file, ends the shell: the server holds the terminal's
@@ -260,7 +263,7 @@ class PtyShell:
         first = self._foreground()
         sent = {first}  # who held the terminal at each Ctrl-C
         self.interrupt()
-        if first is None or self._own_group < 0:  # the terminal is gone: the wait says so
+        if first is None or self._own_group < 0:  # the terminal is gone, or not the shell's
             return await self.wait_finished(grace_s)
         probe = f"stopped:{self._nonce}".encode()
         need_probe = first[0] == self._own_group  # else bash had started the command
@@ -314,6 +317,8 @@ class PtyShell:
             group = os.tcgetpgrp(self._fd)
         except OSError:
             return None
+        if group <= 0:  # no process group holds it (a terminal no session controls)
+            return None
         try:
             with open(f"/proc/{group}/comm", "rb") as comm:
                 return group, comm.read()
@@ -323,6 +328,8 @@ class PtyShell:
     def _signal_group(self, group: int) -> None:
         """SIGINT to ``group`` itself, not through the terminal: no byte left in flight
         to reach the shell once it prompts again."""
+        if group <= 0 or group == os.getpgrp():  # never this server's own
+            return
         try:
             os.killpg(group, signal.SIGINT)
         except ProcessLookupError:

@@ -4,7 +4,11 @@ running the program took it) is sent again to the program that then holds the te
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
 import time
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from _terminal_fixtures import LEVELS, terminal
@@ -117,3 +121,27 @@ async def test_a_line_read_before_the_ctrl_c_is_stopped_too() -> None:
         assert after.output == "after\n"
         assert not after.timed_out
         assert (await env.state()).restarts == 0
+
+
+def test_a_terminal_no_session_controls_is_never_signalled_from_here(tmp_path: Any) -> None:
+    """A process started in a session of its own on a terminal it does not open (as
+    ``docker exec -t``'s client) leaves the terminal to no session: its process group is
+    then 0, and ``killpg(0)`` is this process's own group. No holder is seen there, and
+    neither 0 nor this process's group is ever signalled."""
+    master, slave = os.openpty()
+    proc = subprocess.Popen(["sleep", "30"], stdin=slave, stdout=slave, start_new_session=True)
+    got: list[int] = []
+    before = signal.signal(signal.SIGINT, lambda signum, frame: got.append(signum))
+    try:
+        shell = PtyShell(SimpleNamespace(inner_workdir=str(tmp_path)))  # type: ignore[arg-type]
+        shell._fd = master
+        assert shell._foreground() is None
+        shell._signal_group(0)
+        shell._signal_group(os.getpgrp())
+    finally:
+        signal.signal(signal.SIGINT, before)
+        proc.kill()
+        proc.wait()
+        os.close(master)
+        os.close(slave)
+    assert got == []
