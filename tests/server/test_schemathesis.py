@@ -124,7 +124,14 @@ def schemathesis_run(
         "--max-examples", str(examples), "--request-timeout", "30", "--workers", "1", "--no-color",
         "--generation-database", "none", *extra,
     ]
-    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=270)
+    try:
+        return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=270)
+    except subprocess.TimeoutExpired as exc:  # the report then shows how far it got, and the server's log
+        def text(out: bytes | str | None) -> str:
+            return out.decode(errors="replace") if isinstance(out, bytes) else out or ""
+
+        note = "\n[schemathesis did not finish within 270 s and was killed]\n"
+        return subprocess.CompletedProcess(command, -9, text(exc.stdout) + note, text(exc.stderr))
 
 
 def assert_passed(done: subprocess.CompletedProcess[str], server_log: str = "") -> None:
