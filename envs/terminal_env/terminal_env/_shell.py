@@ -115,6 +115,7 @@ class PtyShell:
         self._exited = False
         self._room: asyncio.Future[None] | None = None  # a writer waiting for room
         self._own_group = -1  # the shell's process group (-1: none known)
+        self._probe: bytes | None = None  # what a probe typed by ``stop`` prints, till it prompts
         self.cwd = sandbox.inner_workdir
 
     # ---- lifecycle -----------------------------------------------------------------
@@ -265,33 +266,38 @@ class PtyShell:
         self.interrupt()
         if first is None or self._own_group < 0:  # the terminal is gone, or not the shell's
             return await self.wait_finished(grace_s)
-        probe = f"stopped:{self._nonce}".encode()
         need_probe = first[0] == self._own_group  # else bash had started the command
         probed = False
         deadline = time.monotonic() + grace_s
         pauses = iter(_RECHECK_S)
+        look = time.monotonic() + next(pauses)
         held: float | None = None  # since when the shell holds the terminal, unprompted
         nudged = False
         result: Chunk | None = None  # the command's prompt (the probe's may be to come)
-        while (left := deadline - time.monotonic()) > 0:
-            chunk = await self.wait_finished(min(next(pauses, _RECHECK_EVERY_S), left))
-            if chunk is not None:
-                held = None
-                if result is not None and probe in chunk.output:  # bash has read all it had
-                    rest = chunk.output.replace(probe, b"")
-                    return Chunk(
-                        result.output + rest, result.omitted + chunk.omitted, result.status, result.cwd
-                    )
+        while (now := time.monotonic()) < deadline:
+            if not self._done and (result is None or self._probe is not None):
+                if self._eof or self._exited:
+                    raise ShellDied("the shell exited")
+                await self._wait_event(min(look, deadline) - now)
+            while self._done:
+                chunk = self._done.popleft()
                 result = chunk if result is None else _joined(result, chunk)
-                if not need_probe:
+                held = None
+            if result is not None:
+                if result.cwd:
+                    self.cwd = result.cwd
+                if not need_probe or (probed and self._probe is None):
                     return result
-                if not probed:
+                if not probed:  # bash prompted: has it run all it had read? a probe says
                     probed = True
+                    self._probe = f"stopped:{self._nonce}".encode()
                     try:
-                        await self.write(b"builtin printf %s " + probe + b"\n", left)
+                        await self.write(b"builtin printf %s " + self._probe + b"\n", deadline - now)
                     except TerminalStalled:
                         return result
+            if (now := time.monotonic()) < look:
                 continue
+            look = now + next(pauses, _RECHECK_EVERY_S)
             holder = self._foreground()
             if holder is None or len(sent) + nudged > _MORE_CTRL_C:
                 continue
@@ -301,8 +307,8 @@ class PtyShell:
                     sent.add(holder)
                     self._signal_group(holder[0])
                 continue
-            held = time.monotonic() if held is None else held
-            if not nudged and time.monotonic() - held >= _SHELL_HELD_S:
+            held = now if held is None else held
+            if not nudged and result is None and now - held >= _SHELL_HELD_S:
                 nudged = True
                 self._signal_group(holder[0])
         if result is not None:
@@ -404,7 +410,13 @@ class PtyShell:
             return
         self._window += data
         while match := self._mark.search(self._window):
-            self._out.feed(bytes(self._window[: match.start()]))
+            before = bytes(self._window[: match.start()])
+            if self._probe is not None and self._probe in before:  # a probe's prompt (``stop``)
+                self._out.feed(before.replace(self._probe, b""))  # no command's end
+                self._probe = None
+                del self._window[: match.end()]
+                continue
+            self._out.feed(before)
             output, omitted = self._out.take()
             cwd = match[2].decode("utf-8", errors="replace")
             self._done.append(Chunk(output, omitted, int(match[1]), cwd))
