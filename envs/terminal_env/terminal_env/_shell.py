@@ -258,8 +258,9 @@ class PtyShell:
         program that handles Ctrl-C is not sent a second one), and the shell one if it
         holds the terminal unprompted for ``_SHELL_HELD_S`` (a prompt on its way takes
         far less). A prompt after a Ctrl-C the shell took counts once a line typed after
-        it, a probe, has its prompt: bash has then read all it had before. Only a stopped
-        command pays for the looks (a few ``tcgetpgrp``), no step's path.
+        it, a probe, has its prompt: bash has then run all it had read. That prompt ends
+        no command (``_on_data`` takes it out), even one that comes after this gave up.
+        Only a stopped command pays for the looks (a few ``tcgetpgrp``), no step's path.
         """
         first = self._foreground()
         sent = {first}  # who held the terminal at each Ctrl-C
