@@ -12,6 +12,7 @@ import contextlib
 import os
 import subprocess
 import sys
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,8 @@ from openenv.authoring import init_env, validate_url
 pytestmark = [pytest.mark.docker, pytest.mark.timeout(300)]
 
 LOCAL_BASE_IMAGE = "openenv-local/python:3.11-bookworm"
+#: this run's own names: two suites at once on one engine each build, run and remove theirs
+RUN = uuid.uuid4().hex[:8]
 
 
 @pytest.fixture(scope="module")
@@ -65,6 +68,7 @@ def test_init_build_run_validate(tmp_path: Path, base_image: str, remove_images:
     from openenv.containers import DockerProvider
 
     folder = init_env("tiles", tmp_path)
+    tag = f"openenv-tiles-test-{RUN}"
     out = subprocess.run(
         [
             sys.executable,
@@ -75,16 +79,16 @@ def test_init_build_run_validate(tmp_path: Path, base_image: str, remove_images:
             "--base-image",
             base_image,
             "-t",
-            "openenv-tiles-test",
+            tag,
         ],
         capture_output=True,
         text=True,
         timeout=280,
     )
     assert out.returncode == 0, out.stderr[-3000:]
-    assert out.stdout.strip() == "openenv-tiles-test"
-    remove_images.append("openenv-tiles-test")
-    replica = DockerProvider("openenv-tiles-test").start()
+    assert out.stdout.strip() == tag
+    remove_images.append(tag)
+    replica = DockerProvider(tag).start()
     try:
         report = validate_url(replica.base_url, deterministic=True)
     finally:
@@ -99,17 +103,18 @@ def test_from_hub_builds_and_runs_the_space_image(tmp_path: Path, base_image: st
     from tests.hub.fake_hub import FakeHub
 
     folder = init_env("lights", tmp_path)
+    repo = f"alice/lights-{RUN}"  # the image's tag is named after the repo: this run's own
     hub = FakeHub().start()
     try:
-        push(folder, "alice/lights", private=True, token=hub.token, endpoint=hub.url)
-        remove_images.append(image_tag("alice/lights"))
+        push(folder, repo, private=True, token=hub.token, endpoint=hub.url)
+        remove_images.append(image_tag(repo))
         sys.path.insert(0, str(folder))
         try:
             from lights import MODELS, LightsAction
         finally:
             sys.path.remove(str(folder))
         with EnvClient.from_hub(
-            "alice/lights",
+            repo,
             MODELS,
             use_docker=True,
             trust_remote_code=True,

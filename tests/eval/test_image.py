@@ -38,7 +38,10 @@ def _ours() -> list[str]:
     client = docker.from_env()
     try:
         return [
-            c.name for c in client.containers.list(all=True, filters={"label": f"openenv.owner={_owner()}"})
+            c.name
+            for c in client.containers.list(
+                all=True, filters={"label": f"openenv.owner={_owner()}"}, ignore_removed=True
+            )
         ]
     finally:
         client.close()

@@ -1,8 +1,8 @@
 """A real agent CLI in the terminal env's Docker image, against the capture proxy.
 
-The image is the one ``test_terminal_docker.py`` builds just before (this file sorts
-after it; nothing is built here: without the image, or without a Docker engine, or
-without the agent installed by scripts/setup.d/57-agents.sh, it skips, saying which).
+The image is built once per run by whichever test needs it first (tests/_terminal_image.py;
+here too, when this file runs alone): without a Docker engine, or without the agent
+installed by scripts/setup.d/57-agents.sh, it skips, saying which.
 One container per run, ``--network none``: the session's endpoint socket is bound in and
 relayed to ``127.0.0.1:8000`` inside (``openenv.harness.run_agent_in_image``; RFC 005's
 ``HarnessEnvironment`` over a ``CLIAgentAdapter`` placed ``InImage``, served on
@@ -52,25 +52,15 @@ from tests._envs import MODELS, TAction, make_env
 
 pytestmark = [pytest.mark.docker, pytest.mark.timeout(300)]
 
-IMAGE = "openenv-terminal:latest"  # openenv build envs/terminal_env (test_terminal_docker.py)
+IMAGE = "openenv-terminal:latest"  # named only by the tests refused before any container starts
 TASK = "count-errors"
 
 
 @pytest.fixture(scope="module")
 def image() -> str:
-    from openenv._exceptions import ProviderError
-    from openenv.containers._docker import docker_client
+    from tests._terminal_image import terminal_image
 
-    try:
-        client = docker_client()
-    except ProviderError as exc:
-        pytest.skip(f"agents in the image need a Docker engine: {exc}")
-    try:
-        if not client.images.list(name=IMAGE):
-            pytest.skip(f"no {IMAGE}: test_terminal_docker.py builds it (openenv build envs/terminal_env)")
-    finally:
-        client.close()
-    return IMAGE
+    return terminal_image()  # built here when no earlier test of this run built it
 
 
 @pytest.fixture(scope="module")
