@@ -78,7 +78,10 @@ def owned(owner: str) -> list[str]:
 
     client = docker_client()
     try:
-        found = client.containers.list(all=True, filters={"label": f"{OWNER_LABEL}={owner}"})
+        # one being removed meanwhile (by this server) is gone: skipped, not a NotFound
+        found = client.containers.list(
+            all=True, filters={"label": f"{OWNER_LABEL}={owner}"}, ignore_removed=True
+        )
         found += client.networks.list(filters={"label": f"{OWNER_LABEL}={owner}"})
         return [x.name for x in found]
     finally:

@@ -117,6 +117,7 @@ def _containers_of(task_id: str, owner: str) -> list[str]:
     client = docker_client()
     try:
         labels = [f"{LABEL}={task_id}", f"{OWNER_LABEL}={owner}"]
-        return [c.name for c in client.containers.list(all=True, filters={"label": labels})]
+        found = client.containers.list(all=True, filters={"label": labels}, ignore_removed=True)
+        return [c.name for c in found]
     finally:
         client.close()

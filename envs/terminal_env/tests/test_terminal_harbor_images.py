@@ -189,7 +189,8 @@ async def test_pooled_containers_are_fresh_never_shared_and_removed_at_close(bas
         assert len(set(seen)) == 3
     client = docker_client()
     try:
-        left = client.containers.list(all=True, filters={"label": f"openenv.terminal.owner={owner}"})
+        label = f"openenv.terminal.owner={owner}"
+        left = client.containers.list(all=True, filters={"label": label}, ignore_removed=True)
     finally:
         client.close()
     assert left == []
@@ -266,7 +267,8 @@ async def test_the_pool_keeps_the_images_used_last(base: str) -> None:
     def owned(owner: str) -> int:
         client = docker_client()
         try:
-            return len(client.containers.list(all=True, filters={"label": f"openenv.terminal.owner={owner}"}))
+            label = f"openenv.terminal.owner={owner}"
+            return len(client.containers.list(all=True, filters={"label": label}, ignore_removed=True))
         finally:
             client.close()
 
