@@ -1,8 +1,10 @@
 """Chaos, the network half (issue 34; issue 27 has the env half): slow clients,
 fragment floods, 16 MiB frames, a ping flood that never reads and a page of another origin
 (its WebSocket upgrade and no-cors POSTs, each refused 403), all at once, against
-``openenv serve`` at its defaults, while a victim session steps. The victim's p99 stays
-at most 50 ms, and the server's memory comes back within 10% of where it started."""
+``openenv serve`` at its defaults, while a victim session steps. On a quiet host (see
+``tests/_quiet.py``; the load is measured before the chaos) the victim's p99 stays at most
+50 ms; on a loaded one it is printed, not asserted. On any host the server's memory comes
+back within 10% of where it started and every attack is refused."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import time
 
 import pytest
 
+from .._quiet import quiet_host
 from .._wire import call, connect
 from ._chaos_net import attack
 from ._net import open_fds, rss_kib, served
@@ -34,6 +37,7 @@ def test_the_network_chaos_leaves_a_victim_fast_and_memory_where_it_was(served) 
         for _ in range(300):  # warm: the baseline is a server that has served
             call(victim, {"type": "step", "data": {"message": "warm"}})
         time.sleep(0.5)
+        quiet, load = quiet_host()
         before = rss_kib(server.pid)
         ctx = multiprocessing.get_context("spawn")
         out = ctx.Queue()
@@ -60,8 +64,9 @@ def test_the_network_chaos_leaves_a_victim_fast_and_memory_where_it_was(served) 
         victim.close()
     print(f"chaos: {report}; victim {len(took)} steps, p50 {_p(took, 0.5) * 1000:.2f} ms, "
           f"p99 {_p(took, 0.99) * 1000:.2f} ms, max {max(took) * 1000:.1f} ms; "
-          f"RSS {before} KiB before, {peak} peak, {after} after")
-    assert _p(took, 0.99) <= 0.050, f"victim p99 {_p(took, 0.99) * 1000:.1f} ms"
+          f"RSS {before} KiB before, {peak} peak, {after} after; before the chaos {load}")
+    if quiet:  # a latency bound on a quiet host only: two suites at once (load 4-20) break it
+        assert _p(took, 0.99) <= 0.050, f"victim p99 {_p(took, 0.99) * 1000:.1f} ms; {load}"
     assert after <= before * 1.1, (
         f"RSS {before} KiB before, {after} KiB after; the server holds {open_fds(server.pid)} descriptors")
     assert not report["errors"], report["errors"]
