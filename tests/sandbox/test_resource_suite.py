@@ -10,10 +10,11 @@ every sandbox level this machine supports, under real cgroups and a real tmpfs:
   untouched;
 * four busy loops in one session are held to its one-core quota (the cgroup's CPU
   counter) and, where sessions are pinned, to its own core (every process's affinity;
-  B's core is another), and B's p99 step stays under 200 ms: a bound load on a shared
-  machine cannot break, where the ratio to B's idle p99 could (the ratio is recorded
-  and printed, a benchmark figure: ``docs/benchmarks.md``);
-* 40 coding sessions blocked in their cells leave a 41st session's step under 50 ms
+  B's core is another), and on a quiet host (``tests/_quiet.py``) B's p99 step stays
+  under 200 ms (the ratio to B's idle p99 is recorded and printed, a benchmark figure:
+  ``docs/benchmarks.md``);
+* 40 coding sessions blocked in their cells leave a 41st session stepping while they
+  are blocked (its steps ran before they ended), its p99 under 50 ms on a quiet host
   (``envs/coding_env/tests/test_coding_fairness.py`` checks the order of the same case);
 * 2,000 session creations from one client stop at its quota while another client
   (another loopback address) still gets a session.
@@ -57,6 +58,7 @@ from openenv.sandbox._cpuset import parse_cpu_list
 from openenv.sandbox._sandbox import default_root
 from openenv.sandbox._tmpfs import tmpfs_works
 
+from .._quiet import quiet_host
 from .._served import stop_child
 
 pytestmark = pytest.mark.timeout(240)
@@ -115,7 +117,10 @@ def terminal(request: pytest.FixtureRequest) -> Iterator[Server]:
 @pytest.fixture(scope="module", autouse=True)
 def report() -> Iterator[None]:
     yield
-    REPORT.write_text(json.dumps(RESULTS, indent=1))
+    # Whole or not at all: another suite on this host may write it at the same time.
+    written = REPORT.with_name(f"{REPORT.name}.{os.getpid()}")
+    written.write_text(json.dumps(RESULTS, indent=1))
+    written.replace(REPORT)
 
 
 @asynccontextmanager
@@ -340,12 +345,14 @@ async def test_four_spinners_are_held_to_their_session_core(terminal: Server) ->
         if not (pinned and set(pinned) & set(pinned_b)):
             break
         await asyncio.sleep(2)  # for the earlier sessions to close
+    quiet, load = quiet_host()
     assert cores_used <= 1.1  # four spinners, held to the session's one core by its quota
     if pinned:
         assert spinners_on == set(pinned)  # not one of them may run on another core
         assert pinned_b
         assert not set(pinned) & set(pinned_b), "A and B on one core three times"
-    assert figures["during"] < SPIN_BOUND_MS
+    if quiet:  # a latency bound on a quiet host only; the kernel's figures above on any
+        assert figures["during"] < SPIN_BOUND_MS, load
 
 
 async def test_2000_creations_stop_at_the_client_quota_while_another_client_gets_one(
@@ -401,13 +408,17 @@ async def test_40_blocked_cells_leave_a_41st_session_step_under_50_ms(level: str
         try:
             await asyncio.gather(*(c.reset(task_id="two_sum") for c in clients))
             *sleepers, probe = clients
+            sleeping: list[asyncio.Future[Any]] = []
+            blocked_steps = 0  # B's steps that ended while none of the 40 cells had
 
             async def step() -> None:
+                nonlocal blocked_steps
                 assert (await probe.step(CodeAction(code="1 + 1"))).observation.result == "2"
+                blocked_steps += bool(sleeping) and not any(t.done() for t in sleeping)
 
             bystander = Bystander(step)
             await bystander.run("before", IDLE_S)
-            sleeping = [asyncio.ensure_future(c.step(SLEEP)) for c in sleepers]
+            sleeping += [asyncio.ensure_future(c.step(SLEEP)) for c in sleepers]
             await asyncio.sleep(1.0)  # the 40 cells have started
             await bystander.run("during", LOAD_S, asyncio.gather(*sleeping))
             still_sleeping = sum(not t.done() for t in sleeping)
@@ -416,6 +427,12 @@ async def test_40_blocked_cells_leave_a_41st_session_step_under_50_ms(level: str
             await bystander.run("after", IDLE_S)
         finally:
             await asyncio.gather(*(c.close() for c in clients), return_exceptions=True)
-    figures = bystander.record("blocked40", level, still_sleeping_at_end=still_sleeping)
-    assert still_sleeping > 0  # B's "during" steps all ran while cells were blocked
-    assert figures["during"] < 50.0
+    figures = bystander.record(
+        "blocked40", level, still_sleeping_at_end=still_sleeping, steps_while_all_blocked=blocked_steps
+    )
+    # B stepped while all 40 cells were blocked (an order, not a window: "during" may
+    # outlast the cells' 6 s on a loaded host; B's first 20 steps are what is counted)
+    assert blocked_steps >= 20, (blocked_steps, still_sleeping)
+    quiet, load = quiet_host()
+    if quiet:  # a latency bound on a quiet host only (tests/_quiet.py); the order above on any
+        assert figures["during"] < 50.0, load
