@@ -11,7 +11,9 @@ reach neither its address nor that published port (which the host's loopback hol
 
 from __future__ import annotations
 
+import contextlib
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 from .._exceptions import ProviderError
@@ -95,6 +97,29 @@ def _firewall(tool: str, action: str) -> tuple[int, str]:
     return done.returncode, (done.stderr or done.stdout).decode(errors="replace").strip()
 
 
+#: Held (``flock``) while a server checks for and inserts ``HOST_RULE``: two servers
+#: starting at once would both find it missing and insert it twice.
+FIREWALL_LOCK = "/run/lock/openenv-task-firewall.lock"
+
+
+@contextlib.contextmanager
+def _host_lock(take: bool) -> Iterator[None]:
+    """``FIREWALL_LOCK``, exclusively, when ``take`` (as root); else nothing to hold."""
+    if not take:
+        yield
+        return
+    import fcntl
+    import os
+
+    os.makedirs(os.path.dirname(FIREWALL_LOCK), exist_ok=True)
+    fd = os.open(FIREWALL_LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # held for two iptables calls at most
+        yield
+    finally:
+        os.close(fd)
+
+
 def guard_host() -> str:
     """Install ``HOST_RULE`` (``iptables``, and ``ip6tables`` where IPv6 is on) once per
     process, checking with ``-C`` before inserting with ``-I``; ``""`` when it is in place,
@@ -111,18 +136,19 @@ def guard_host() -> str:
         why = ""
         if os.geteuid() != 0:
             why = "this process is not root"
-        for tool in tools:
-            if why:
-                break
-            if shutil.which(tool) is None:
-                why = f"no {tool} on PATH"
-                break
-            rc, out = _firewall(tool, "-C")
-            if rc == 0:
-                continue
-            rc, out = _firewall(tool, "-I")
-            if rc != 0:
-                why = f"{tool} refused the rule: {out or f'exit status {rc}'}"
+        with _host_lock(not why):  # check-then-insert is one step across this host's servers
+            for tool in tools:
+                if why:
+                    break
+                if shutil.which(tool) is None:
+                    why = f"no {tool} on PATH"
+                    break
+                rc, out = _firewall(tool, "-C")
+                if rc == 0:
+                    continue
+                rc, out = _firewall(tool, "-I")
+                if rc != 0:
+                    why = f"{tool} refused the rule: {out or f'exit status {rc}'}"
         if why:
             logging.getLogger("openenv.containers").warning(
                 "task containers with the network allowed can reach this host (%s): no firewall rule "

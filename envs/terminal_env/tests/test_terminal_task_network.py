@@ -95,3 +95,36 @@ def test_the_rule_is_installed_once(monkeypatch: pytest.MonkeyPatch) -> None:
     for tool in tools:
         listed = subprocess.run([tool, "-S", "INPUT"], capture_output=True, text=True, check=True).stdout
         assert listed.count(f"-i {_network.TASK_BRIDGE} ") == 1, (tool, listed)
+
+
+def test_the_check_and_insert_wait_for_the_hosts_firewall_lock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Check-then-insert is one step across processes: while another server holds
+    ``FIREWALL_LOCK`` (it may be between its ``-C`` and its ``-I``), no ``iptables`` call is
+    made; two servers starting at once would otherwise both insert the rule."""
+    import fcntl
+    import shutil
+    import threading
+
+    from openenv.containers import _network
+
+    if os.geteuid() != 0 or shutil.which("iptables") is None:
+        pytest.skip("the firewall rule is installed only as root with iptables")
+    calls: list[tuple[str, str]] = []
+    monkeypatch.setattr(_network, "_firewall", lambda tool, op: (calls.append((tool, op)), (0, ""))[1])
+    monkeypatch.setattr(_network, "_guarded", {})
+    fd = os.open(_network.FIREWALL_LOCK, os.O_RDWR | os.O_CREAT, 0o600)  # "another server"
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        result: list[str] = []
+        worker = threading.Thread(target=lambda: result.append(_network.guard_host()), daemon=True)
+        worker.start()
+        worker.join(0.5)  # bounded: time enough to have called iptables were it not waiting
+        assert worker.is_alive()
+        assert calls == []
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        worker.join(30)
+    finally:
+        os.close(fd)
+    assert result == [""]
+    assert calls
+    assert all(op == "-C" for _, op in calls)
