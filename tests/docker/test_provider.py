@@ -85,7 +85,8 @@ def test_killed_container_gives_the_sync_client_a_typed_error(docker: Any, echo_
         elapsed = time.monotonic() - t0
         assert isinstance(info.value, TransportError)
         assert isinstance(info.value, OpenEnvError)
-        assert elapsed < timeout_s + 2, f"the error took {elapsed:.1f} s"
+        # a hang bound: closed at once normally, at worst the timeout and its reply margin
+        assert elapsed < timeout_s + env.reply_margin_s + 10, f"the error took {elapsed:.1f} s"
         # The client is done with; a later call says so at once instead of hanging.
         with pytest.raises(OpenEnvError):
             env.step(EchoAction(message="again"))
@@ -104,7 +105,7 @@ async def test_killed_container_gives_the_async_client_a_typed_error(docker: Any
         t0 = time.monotonic()
         with pytest.raises((ConnectionClosed, RequestTimeout)):
             await env.step(EchoAction(message="after"))
-        assert time.monotonic() - t0 < timeout_s + 2
+        assert time.monotonic() - t0 < timeout_s + env.reply_margin_s + 10  # a hang bound
     finally:
         await env.close()
     assert wait_gone(docker, container.id)
@@ -128,7 +129,7 @@ def test_frozen_container_gives_request_timeout_not_a_hang(docker: Any, echo_ima
         # The client's timeout is the server's deadline; it waits reply_margin_s longer for
         # the server's own DEADLINE_EXCEEDED, which a paused container never sends.
         waited = timeout_s + env.reply_margin_s
-        assert waited - 0.2 < elapsed < waited + 2, elapsed
+        assert waited - 0.2 < elapsed < waited + 10, elapsed  # not early; late only by load
     finally:
         if paused:
             container.unpause()
@@ -161,7 +162,7 @@ def test_startup_failure_reports_the_container_logs_and_leaves_nothing(
     docker: Any, echo_image: str, via: str
 ) -> None:
     before = _mine(docker)
-    options: dict[str, Any] = {"env": {"OPENENV_PORT": "notanumber"}, "start_timeout_s": 60}
+    options: dict[str, Any] = {"env": {"OPENENV_PORT": "notanumber"}, "start_timeout_s": 180}
     t0 = time.monotonic()
     with pytest.raises(StartupFailed) as info:
         start_via(via, echo_image, options)
@@ -171,7 +172,8 @@ def test_startup_failure_reports_the_container_logs_and_leaves_nothing(
     assert "--- last log lines ---" in message
     assert "OPENENV_PORT='notanumber' is not a valid int" in message, message
     assert "OPENENV_PORT='notanumber'" in info.value.logs
-    assert elapsed < 30, f"a crashing container took {elapsed:.1f} s to be reported"
+    # at once (a container's and a Python's start), not at the 180 s timeout
+    assert elapsed < 60, f"a crashing container took {elapsed:.1f} s to be reported"
     assert not _left_behind(docker, before), "a container was left behind"
 
 
@@ -198,7 +200,7 @@ def test_startup_timeout_reports_and_leaves_nothing(docker: Any, echo_image: str
     t0 = time.monotonic()
     with pytest.raises(StartupFailed, match=r"not healthy at http://127\.0\.0\.1:\d+/health within 3"):
         DockerProvider(echo_image, env={"OPENENV_HOST": "127.0.0.1"}, start_timeout_s=3).start()
-    assert time.monotonic() - t0 < 15
+    assert time.monotonic() - t0 < 30  # a hang bound: 3 s and a container's start and stop
     assert not _left_behind(docker, before), "a container was left behind"
 
 
