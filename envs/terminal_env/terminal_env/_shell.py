@@ -282,7 +282,7 @@ class PtyShell:
                 await self._wait_event(min(look, deadline) - now)
             while self._done:
                 chunk = self._done.popleft()
-                result = chunk if result is None else _joined(result, chunk)
+                result = chunk if result is None else join_chunks(result, chunk)
                 held = None
             if result is not None:
                 if result.cwd:
@@ -453,7 +453,7 @@ class PtyShell:
             self._reading = False
 
 
-def _joined(first: Chunk, second: Chunk) -> Chunk:
+def join_chunks(first: Chunk, second: Chunk) -> Chunk:
     """Two chunks as one: the status and cwd of the later, if it has them."""
     return Chunk(
         first.output + second.output,

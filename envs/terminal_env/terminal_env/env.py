@@ -31,7 +31,7 @@ from ._container import ContainerBox
 from ._container_verifier import verify_in_container
 from ._pool import ShellPool, close_shell, reclaim_leftovers
 from ._ptyio import off_loop, shared
-from ._shell import Chunk, PtyShell, ShellDied, TerminalStalled
+from ._shell import Chunk, PtyShell, ShellDied, TerminalStalled, join_chunks
 from ._task_images import TaskImages
 from ._tasks import TASKS_DIR, HarborTaskSet, TerminalTask
 from ._text import clean, clip
@@ -372,16 +372,16 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
             await shell.send_command(action.command, timeout)
             chunk = await shell.wait_finished(max(0.0, deadline - time.monotonic()))
             if chunk is not None:
-                return self._observe(_join(earlier, chunk), exit_code=chunk.status)
+                return self._observe(join_chunks(earlier, chunk), exit_code=chunk.status)
             chunk = await shell.stop(_GRACE_S)
             if chunk is not None:
-                return self._observe(_join(earlier, chunk), exit_code=chunk.status, timed_out=True)
-            partial = _join(earlier, shell.take())
+                return self._observe(join_chunks(earlier, chunk), exit_code=chunk.status, timed_out=True)
+            partial = join_chunks(earlier, shell.take())
             note = f"[timed out after {timeout:g}s; Ctrl-C did not stop it: the shell was restarted]"
         except TerminalStalled as exc:
-            partial, note = _join(earlier, shell.take()), f"[{exc}: the shell was restarted]"
+            partial, note = join_chunks(earlier, shell.take()), f"[{exc}: the shell was restarted]"
         except ShellDied:
-            partial, note = _join(earlier, shell.take()), "[the shell exited: a new one was started]"
+            partial, note = join_chunks(earlier, shell.take()), "[the shell exited: a new one was started]"
             timeout = 0.0
         await self._restart()
         return self._observe(partial, note=note, timed_out=timeout > 0, restarted=True)
@@ -408,7 +408,7 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
     async def _do_interrupt(self) -> TerminalObservation:
         shell = self._live_shell()
         chunk = await shell.stop(2.0)
-        chunk = _join(chunk, shell.take()) if chunk else shell.take()
+        chunk = join_chunks(chunk, shell.take()) if chunk else shell.take()
         return self._observe(chunk, exit_code=chunk.status)
 
     async def _do_restart(self) -> TerminalObservation:
@@ -526,15 +526,6 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
         elif box is not None:
             # a container's engine calls may take seconds: not on the shell starters
             await (asyncio.to_thread(box.close) if isinstance(box, ContainerBox) else off_loop(box.close))
-
-
-def _join(first: Chunk, second: Chunk) -> Chunk:
-    return Chunk(
-        first.output + second.output,
-        first.omitted + second.omitted,
-        second.status if second.status is not None else first.status,
-        second.cwd or first.cwd,
-    )
 
 
 def _render(obs: TerminalObservation) -> str:
