@@ -97,13 +97,18 @@ class TerminalResources:
         return cls(config, isolation, task_set, ShellPool(config, pool_size), images)
 
 
+#: ``max_timeout_s`` when not given: the longest a command, keys or a read waits.
+DEFAULT_MAX_TIMEOUT_S = 120.0
+
+
 class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, TerminalState]):  # type: ignore[type-var]
     """A persistent bash on a PTY per session, in a sandbox, with verifiable tasks.
 
     Constructor arguments (``--env-kwargs``): ``sandbox`` (``strict``/``auto``/``none``;
     default ``OPENENV_SANDBOX`` or ``auto``), ``tasks_dir`` (a folder of Harbor-layout
     tasks; default the shipped ones), ``default_timeout_s`` (30), ``max_timeout_s``
-    (120), ``output_limit`` (characters per observation, 16000), ``max_steps`` (None),
+    (120, lifted by a task's ``[agent] timeout_sec``; a value given is a hard cap),
+    ``output_limit`` (characters per observation, 16000), ``max_steps`` (None),
     ``session_limits`` (each session's memory, CPU, processes and disk, as
     ``openenv serve --session-limits`` takes them: ``"memory=512M,cpus=0.5"``; default
     ``OPENENV_SANDBOX_LIMITS`` or the sandbox's defaults; a task with an image of its own
@@ -178,7 +183,7 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
         sandbox: str | None = None,
         tasks_dir: str | None = None,
         default_timeout_s: float = 30.0,
-        max_timeout_s: float = 120.0,
+        max_timeout_s: float | None = None,
         output_limit: int = 16_000,
         max_steps: int | None = None,
         pool_size: int = 2,
@@ -191,8 +196,10 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
             sandbox, tasks_dir, pool_size, session_limits, base_images, image_pool_size, type(self).task_set
         )
         self.default_timeout_s = default_timeout_s
-        self.max_timeout_s = max_timeout_s
-        self._step_cap = max_timeout_s  # this step's wait bound: the request's deadline, if it has one
+        self.max_timeout_s = DEFAULT_MAX_TIMEOUT_S if max_timeout_s is None else max_timeout_s
+        # Only the default cap gives way to a task's agent time limit: one the operator set is kept.
+        self.task_lifts_cap = max_timeout_s is None
+        self._step_cap = self.max_timeout_s  # this step's wait bound: the request's deadline, if it has one
         self.output_limit = output_limit
         self.default_max_steps = max_steps
         self._sandbox: Sandbox | ContainerBox | None = None
@@ -283,12 +290,13 @@ class TerminalEnv(AsyncEnvironment[TerminalAction, TerminalObservation, Terminal
     ) -> TerminalObservation:
         """``timeout_s``: the step request's deadline, kept here: a command, keys or read
         waits at most that long and is then an observation (``timed_out``), not an error.
-        A task with an ``[agent] timeout_sec`` lifts the cap ``max_timeout_s`` to the time
-        left to that limit (a long build or solve runs as one command, as in Harbor)."""
+        A task with an ``[agent] timeout_sec`` lifts the default cap (``max_timeout_s`` not
+        given) to the time left to that limit (a long build or solve runs as one command, as
+        in Harbor); a ``max_timeout_s`` the operator gave is kept."""
         if self._shell is None or self._sandbox is None or self._done:
             raise RuntimeError("reset first: no episode is running")
         cap = self.max_timeout_s
-        if self._task_deadline is not None:  # never below max_timeout_s: the task only lifts it
+        if self._task_deadline is not None and self.task_lifts_cap:  # never below: it only lifts it
             cap = max(cap, self._task_deadline - time.monotonic())
         if timeout_s is not None:  # the wait ends early enough for the answer to come by the deadline
             cap = min(cap, timeout_s - min(_WRAP_UP_S, timeout_s / 2))

@@ -1,5 +1,5 @@
-"""A task's ``[agent] timeout_sec`` lifts the env's per-command cap ``max_timeout_s`` to the
-time left to that limit (a Terminal-Bench solve or a long build runs as one command, as in
+"""A task's ``[agent] timeout_sec`` lifts the env's default per-command cap (``max_timeout_s``
+not given) to the time left to that limit (a Terminal-Bench solve or a long build runs as one command, as in
 Harbor); the step request's own deadline still bounds it. Sandboxed task, no Docker."""
 
 from __future__ import annotations
@@ -30,7 +30,9 @@ def _task(tasks: Path, agent_timeout_s: float | None) -> str:
 async def test_the_agent_timeout_lifts_the_command_cap(tmp_path: Path) -> None:
     os.chmod(tmp_path, 0o755)
     limited, plain = _task(tmp_path, 60.0), _task(tmp_path, None)
-    env = TerminalEnv(sandbox="none", tasks_dir=str(tmp_path), max_timeout_s=0.5, pool_size=1)
+    env = TerminalEnv(sandbox="none", tasks_dir=str(tmp_path), pool_size=1)  # the default cap...
+    assert env.task_lifts_cap
+    env.max_timeout_s = 0.5  # ...made short enough to see it lifted
     try:
         await env.reset(options={"task_id": limited})
         lifted = await env.step(run(LONG, timeout_s=10))
@@ -42,5 +44,20 @@ async def test_the_agent_timeout_lifts_the_command_cap(tmp_path: Path) -> None:
         await env.reset(options={"task_id": plain})  # no agent limit: max_timeout_s as before
         capped = await env.step(run(SLOW, timeout_s=10))
         assert capped.timed_out
+    finally:
+        await env.close()
+
+
+async def test_a_cap_the_operator_gave_is_kept_under_an_agent_timeout(tmp_path: Path) -> None:
+    """``max_timeout_s`` given (as the schemathesis fuzz gives 5 s) is a hard cap: a task's
+    600 s agent limit lifted it, and a fuzzed read or command waited minutes."""
+    os.chmod(tmp_path, 0o755)
+    limited = _task(tmp_path, 60.0)
+    env = TerminalEnv(sandbox="none", tasks_dir=str(tmp_path), max_timeout_s=0.5, pool_size=1)
+    try:
+        await env.reset(options={"task_id": limited})
+        capped = await env.step(run(SLOW, timeout_s=10))
+        assert capped.timed_out
+        assert "done" not in capped.output
     finally:
         await env.close()
